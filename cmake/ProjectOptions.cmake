@@ -1,0 +1,12 @@
+# Flags for the project's own programs (tests, examples, benchmarks); the tpudsl target itself
+# imposes none.
+add_library(tpudsl_project_options INTERFACE)
+target_link_libraries(tpudsl_project_options INTERFACE tpudsl::tpudsl)
+target_compile_options(tpudsl_project_options INTERFACE
+    $<$<CXX_COMPILER_ID:GNU,Clang>:-Wall -Wextra -Wpedantic>)
+if(TPUDSL_NATIVE)
+    target_compile_options(tpudsl_project_options INTERFACE $<$<CXX_COMPILER_ID:GNU,Clang>:-march=native>)
+endif()
+if(NOT CMAKE_BUILD_TYPE AND NOT CMAKE_CONFIGURATION_TYPES)
+    set(CMAKE_BUILD_TYPE Release CACHE STRING "Build type" FORCE)
+endif()

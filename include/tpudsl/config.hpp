@@ -1,0 +1,27 @@
+/// @file Defines tpudsl's version macros and library-wide configuration.
+#ifndef TPUDSL_CONFIG_HPP
+#define TPUDSL_CONFIG_HPP
+
+#define TPUDSL_VERSION_MAJOR 0
+#define TPUDSL_VERSION_MINOR 1
+#define TPUDSL_VERSION_PATCH 0
+#define TPUDSL_VERSION (TPUDSL_VERSION_MAJOR * 10000 + TPUDSL_VERSION_MINOR * 100 + TPUDSL_VERSION_PATCH)
+
+#if __cplusplus < 202002L
+#error "tpudsl requires C++20 (compile with -std=c++20 or link tpudsl::tpudsl, which asks for it)"
+#endif
+
+#include <cstddef>
+
+namespace tpudsl {
+
+/// Alignment, in bytes, of every tensor in the parameter, gradient and workspace buffers:
+/// one cache line, which is also one AVX-512 register.
+inline constexpr std::size_t buffer_alignment = 64;
+
+/// The same alignment counted in floats: every tensor offset is a multiple of it.
+inline constexpr std::size_t buffer_alignment_floats = buffer_alignment / sizeof(float);
+
+} // namespace tpudsl
+
+#endif // !TPUDSL_CONFIG_HPP

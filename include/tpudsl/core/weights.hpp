@@ -1,0 +1,65 @@
+/// @file Defines the descriptors of a layer's weights (Keras' layouts) and the tensor spec that
+/// flows from layer to layer.
+#ifndef TPUDSL_CORE_WEIGHTS_HPP
+#define TPUDSL_CORE_WEIGHTS_HPP
+
+#include <tpudsl/config.hpp>
+#include <tpudsl/core/shape.hpp>
+
+#include <cstddef>
+#include <string_view>
+
+namespace tpudsl {
+
+/// What a weight tensor is to its layer; its name in Keras (`dense/kernel`, `embedding/embeddings`).
+enum class weight_role { kernel, bias, embeddings };
+
+[[nodiscard]] constexpr std::string_view
+weight_role_name(weight_role r) noexcept
+{
+    switch (r) {
+    case weight_role::kernel: return "kernel";
+    case weight_role::bias: return "bias";
+    case weight_role::embeddings: return "embeddings";
+    }
+    return "?";
+}
+
+/// One weight tensor of a layer in Keras' layout: Dense kernel (in, out), Conv1D kernel (k, in, out),
+/// Conv2D kernel (kh, kw, in, out), Embedding (vocab, dim), biases (out).
+/// @tparam R its role
+/// @tparam S its shape
+template <weight_role R, class S>
+struct weight {
+    static constexpr weight_role role = R;
+    using shape = S;
+    static constexpr std::size_t size = S::size;
+};
+
+/// The weights of a layer, in Keras' order (`layer.weights`).
+template <class... W>
+struct weight_list {
+    static constexpr std::size_t count = sizeof...(W);
+    static constexpr std::size_t param_count = (std::size_t{0} + ... + W::size);
+};
+
+/// Rounds a float count up to the buffer alignment.
+[[nodiscard]] constexpr std::size_t
+aligned_floats(std::size_t n) noexcept
+{
+    return (n + buffer_alignment_floats - 1) / buffer_alignment_floats * buffer_alignment_floats;
+}
+
+namespace detail {
+/// What flows between layers: the per-sample shape and the element type.
+template <class S, class T = float>
+struct tensor {
+    using shape = S;
+    using value_type = T;
+    static constexpr bool valid = true;
+};
+} // namespace detail
+
+} // namespace tpudsl
+
+#endif // !TPUDSL_CORE_WEIGHTS_HPP

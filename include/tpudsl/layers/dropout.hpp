@@ -1,0 +1,51 @@
+/// @file Defines tpudsl::Dropout, Keras' inverted dropout.
+#ifndef TPUDSL_LAYERS_DROPOUT_HPP
+#define TPUDSL_LAYERS_DROPOUT_HPP
+
+#include <tpudsl/core/weights.hpp>
+#include <tpudsl/detail/diagnostics.hpp>
+
+#include <cstddef>
+#include <string_view>
+#include <type_traits>
+
+namespace tpudsl {
+
+/// `Dropout(rate)`: in training each element is zeroed with probability Rate and the others are
+/// scaled by 1 / (1 - Rate); outside training it is the identity. The shape is kept.
+/// @tparam Rate the drop probability, in [0, 1)
+template <float Rate>
+struct Dropout {
+    static constexpr std::string_view class_name = "Dropout";
+    static constexpr std::string_view base_name = "dropout";
+    static constexpr float rate = Rate;
+
+    template <class In, std::size_t Index>
+    [[nodiscard]] static consteval detail::rule
+    check() noexcept
+    {
+        // Written so that NaN fails too.
+        if (!(Rate >= 0.0f && Rate < 1.0f))
+            return detail::rule::dropout_rate;
+        if (!std::is_floating_point_v<typename In::value_type>)
+            return detail::rule::needs_float_input;
+        return detail::rule::ok;
+    }
+
+    template <class In>
+    using expects = typename In::shape;
+
+    template <class In>
+    using output = detail::tensor<typename In::shape>;
+
+    template <class In>
+    using weights = weight_list<>;
+
+    /// The keep mask of one sample.
+    template <class In>
+    static constexpr std::size_t scratch_size = In::shape::size;
+};
+
+} // namespace tpudsl
+
+#endif // !TPUDSL_LAYERS_DROPOUT_HPP

@@ -1,0 +1,67 @@
+/// @file Defines tpudsl::Embedding, Keras' lookup table from token ids to vectors.
+#ifndef TPUDSL_LAYERS_EMBEDDING_HPP
+#define TPUDSL_LAYERS_EMBEDDING_HPP
+
+#include <tpudsl/core/shape.hpp>
+#include <tpudsl/core/weights.hpp>
+#include <tpudsl/detail/diagnostics.hpp>
+
+#include <cstddef>
+#include <string_view>
+#include <type_traits>
+
+namespace tpudsl {
+
+namespace detail {
+template <class S, std::size_t Dim>
+struct append_dim;
+template <std::size_t... D, std::size_t Dim>
+struct append_dim<Shape<D...>, Dim> {
+    using type = Shape<D..., Dim>;
+};
+} // namespace detail
+
+/// `Embedding(input_dim, output_dim)`: each integer id in `[0, Vocab)` becomes row `id` of a
+/// (Vocab, Dim) table; an input of shape (L) gives (L, Dim). It must come first, on integer input.
+/// Weights: embeddings (Vocab, Dim), uniform(-0.05, 0.05).
+/// @tparam Vocab number of token ids, > 0
+/// @tparam Dim   width of each vector, > 0
+template <std::size_t Vocab, std::size_t Dim>
+struct Embedding {
+    static constexpr std::string_view class_name = "Embedding";
+    static constexpr std::string_view base_name = "embedding";
+    static constexpr std::size_t input_dim = Vocab;
+    static constexpr std::size_t output_dim = Dim;
+
+    template <class In, std::size_t Index>
+    [[nodiscard]] static consteval detail::rule
+    check() noexcept
+    {
+        using enum detail::rule;
+        if (Vocab == 0)
+            return embedding_zero_vocab;
+        if (Dim == 0)
+            return embedding_zero_dim;
+        if (Index != 0)
+            return embedding_not_first;
+        if (!std::is_integral_v<typename In::value_type>)
+            return embedding_needs_integer_input;
+        return ok;
+    }
+
+    template <class In>
+    using expects = typename In::shape;
+
+    template <class In>
+    using output = detail::tensor<typename detail::append_dim<typename In::shape, Dim>::type>;
+
+    template <class In>
+    using weights = weight_list<weight<weight_role::embeddings, Shape<Vocab, Dim>>>;
+
+    template <class In>
+    static constexpr std::size_t scratch_size = 0;
+};
+
+} // namespace tpudsl
+
+#endif // !TPUDSL_LAYERS_EMBEDDING_HPP

@@ -1,0 +1,135 @@
+/// @file Defines tpudsl::Sequential, a model as a type: `Sequential<Input<...>, Layers...>`.
+#ifndef TPUDSL_MODEL_SEQUENTIAL_HPP
+#define TPUDSL_MODEL_SEQUENTIAL_HPP
+
+#include <tpudsl/core/input.hpp>
+#include <tpudsl/core/weights.hpp>
+#include <tpudsl/detail/diagnostics.hpp>
+#include <tpudsl/detail/type_list.hpp>
+#include <tpudsl/model/layout.hpp>
+
+#include <algorithm>
+#include <array>
+#include <cstddef>
+#include <string>
+#include <string_view>
+#include <type_traits>
+
+namespace tpudsl {
+
+namespace detail {
+
+template <class InputArg>
+struct input_check {
+    static constexpr bool is_input_v = is_input<InputArg>::value;
+    static_assert(is_input_v, "tpudsl::Sequential<Input, Layers...>: the first argument must be "
+                              "tpudsl::Input<Shape<...>, T> [TPUDSL_SEQUENTIAL_NEEDS_INPUT]");
+    static constexpr bool shape_ok = [] {
+        if constexpr (is_input_v) {
+            if constexpr (!nonempty_shape<typename InputArg::shape>())
+                return sizeof(layer_error<rule::input_empty_shape, 0, InputArg, typename InputArg::shape,
+                                          any_shape_of_rank<1>>) == 0;
+            return true;
+        } else {
+            return false;
+        }
+    }();
+    static constexpr bool valid = is_input_v && shape_ok;
+};
+
+template <class Layers>
+struct layer_totals;
+template <class... B>
+struct layer_totals<type_list<B...>> {
+    static constexpr std::size_t param_count = (std::size_t{0} + ... + B::param_count);
+    static constexpr std::size_t activation_size =
+        (std::size_t{0} + ... + aligned_floats(B::output_shape::size));
+    static constexpr std::size_t scratch_size = (std::size_t{0} + ... + aligned_floats(B::scratch_size));
+    static constexpr std::size_t widest = std::max({std::size_t{0}, B::input_shape::size..., B::output_shape::size...});
+};
+
+} // namespace detail
+
+/// A model as a type. `Sequential<Input<Shape<28, 28, 1>>, Conv2D<64, 3>, ..., Dense<10>>` binds each
+/// layer to the shape coming in and checks it when the type is used; a layer that does not fit
+/// fails to compile with one message naming the layer, its position and the shapes.
+///
+/// Every member is a constant of the type: shapes, parameter counts, Keras weight shapes, the offset
+/// of each weight in one flat aligned parameter buffer, and the per-sample workspace.
+/// @tparam In     `Input<Shape<...>, T>`
+/// @tparam Layers the layers, in data-flow order
+template <class In, class... Layers>
+struct Sequential {
+private:
+    using in_check = detail::input_check<In>;
+    static_assert(sizeof...(Layers) > 0 || !in_check::valid,
+                  "tpudsl::Sequential<Input, Layers...>: requires at least one layer after the Input "
+                  "[TPUDSL_SEQUENTIAL_EMPTY]");
+    using chain = std::conditional_t<in_check::valid,
+                                     detail::chain<true, 0, 0, detail::input_tensor_t<In>, Layers...>,
+                                     detail::chain<true, 0, 0, detail::invalid_tensor>>;
+    using totals = detail::layer_totals<typename chain::layers>;
+
+    static constexpr std::array<std::string_view, sizeof...(Layers)> base_names_ = [] {
+        if constexpr (chain::valid)
+            return std::array<std::string_view, sizeof...(Layers)>{Layers::base_name...};
+        else
+            return std::array<std::string_view, sizeof...(Layers)>{};
+    }();
+
+public:
+    /// True when every layer fits (false only while a diagnostic is being reported).
+    static constexpr bool valid = chain::valid;
+
+    using input = In;
+    using input_shape = typename detail::input_tensor_t<In>::shape;
+    using input_type = typename detail::input_tensor_t<In>::value_type;
+    using output_shape = typename chain::output::shape;
+
+    /// Layers after the Input (`len(model.layers)`).
+    static constexpr std::size_t layer_count = sizeof...(Layers);
+
+    /// The I-th layer, bound: `layer<I>::output_shape`, `::param_count`, `::weight<J>::offset`, ...
+    template <std::size_t I>
+    using layer = detail::type_at_t<I, typename chain::layers>;
+
+    /// All weights are trainable: `param_count == trainable_param_count`.
+    static constexpr std::size_t param_count = totals::param_count;
+    static constexpr std::size_t trainable_param_count = totals::param_count;
+    static constexpr std::size_t non_trainable_param_count = 0;
+
+    /// Floats in the flat parameter buffer (and in each gradient arena): every weight starts on
+    /// a `buffer_alignment`-byte boundary, so this is param_count plus alignment padding.
+    static constexpr std::size_t param_buffer_size = chain::param_end;
+
+    /// Per-sample floats of the forward activations kept for backward (each layer's output, aligned).
+    static constexpr std::size_t activation_size = totals::activation_size;
+    /// Per-sample floats of layer scratch (im2col rows, pooling argmax, dropout masks), aligned.
+    static constexpr std::size_t scratch_size = totals::scratch_size;
+    /// Per-sample floats of the two ping-pong gradient buffers of backward, each as wide as the
+    /// widest tensor of the model.
+    static constexpr std::size_t delta_size = 2 * aligned_floats(totals::widest);
+    /// Per-sample workspace in floats: a replica running B samples needs `B * workspace_size`.
+    static constexpr std::size_t workspace_size = activation_size + scratch_size + delta_size;
+
+    /// Keras' auto-name of the I-th layer, zero-based per class: `conv1d`, `conv1d_1`, ...
+    template <std::size_t I>
+    [[nodiscard]] static std::string
+    layer_name()
+    {
+        static_assert(I < sizeof...(Layers), "tpudsl::Sequential::layer_name<I>: I is past the last layer");
+        std::size_t same = 0;
+        for (std::size_t j = 0; j < I; ++j)
+            same += base_names_[j] == base_names_[I];
+        std::string name{base_names_[I]};
+        if (same > 0) {
+            name += '_';
+            name += std::to_string(same);
+        }
+        return name;
+    }
+};
+
+} // namespace tpudsl
+
+#endif // !TPUDSL_MODEL_SEQUENTIAL_HPP

@@ -1,0 +1,93 @@
+#include "fashion_mnist_cnn/model.hpp"
+#include "mnist_mlp/model.hpp"
+#include "reuters_conv1d/model.hpp"
+
+#include <catch2/catch.hpp>
+
+#include <sstream>
+#include <string>
+
+// Keras' table for the Reuters seed, as tf.keras prints it, trailing spaces included.
+static const std::string reuters_expected =
+    // [reuters_summary]
+    "Model: \"sequential\"\n"
+    "_________________________________________________________________\n"
+    "Layer (type)                 Output Shape              Param #   \n"
+    "=================================================================\n"
+    "embedding (Embedding)        (None, 300, 7)            216874    \n"
+    "_________________________________________________________________\n"
+    "conv1d (Conv1D)              (None, 296, 64)           2304      \n"
+    "_________________________________________________________________\n"
+    "max_pooling1d (MaxPooling1D) (None, 148, 64)           0         \n"
+    "_________________________________________________________________\n"
+    "conv1d_1 (Conv1D)            (None, 146, 32)           6176      \n"
+    "_________________________________________________________________\n"
+    "max_pooling1d_1 (MaxPooling1 (None, 73, 32)            0         \n"
+    "_________________________________________________________________\n"
+    "flatten (Flatten)            (None, 2336)              0         \n"
+    "_________________________________________________________________\n"
+    "dense (Dense)                (None, 46)                107502    \n"
+    "=================================================================\n"
+    "Total params: 332,856\n"
+    "Trainable params: 332,856\n"
+    "Non-trainable params: 0\n"
+    "_________________________________________________________________\n"
+    // [reuters_summary]
+    ;
+
+TEST_CASE("summary of the Reuters seed matches Keras byte for byte", "[summary]")
+{
+    std::ostringstream out;
+    // [summary_call]
+    tpudsl::summary<seeds::Reuters>(out);
+    // [summary_call]
+    CHECK(out.str() == reuters_expected);
+}
+
+TEST_CASE("summary of the Fashion-MNIST and MNIST seeds", "[summary]")
+{
+    std::ostringstream fashion;
+    tpudsl::summary<seeds::FashionCnn>(fashion);
+    CHECK(fashion.str() == "Model: \"sequential\"\n"
+                           "_________________________________________________________________\n"
+                           "Layer (type)                 Output Shape              Param #   \n"
+                           "=================================================================\n"
+                           "conv2d (Conv2D)              (None, 26, 26, 64)        640       \n"
+                           "_________________________________________________________________\n"
+                           "max_pooling2d (MaxPooling2D) (None, 13, 13, 64)        0         \n"
+                           "_________________________________________________________________\n"
+                           "activation (Activation)      (None, 13, 13, 64)        0         \n"
+                           "_________________________________________________________________\n"
+                           "flatten (Flatten)            (None, 10816)             0         \n"
+                           "_________________________________________________________________\n"
+                           "dense (Dense)                (None, 10)                108170    \n"
+                           "_________________________________________________________________\n"
+                           "activation_1 (Activation)    (None, 10)                0         \n"
+                           "=================================================================\n"
+                           "Total params: 108,810\n"
+                           "Trainable params: 108,810\n"
+                           "Non-trainable params: 0\n"
+                           "_________________________________________________________________\n");
+
+    std::ostringstream mnist;
+    tpudsl::summary<seeds::MnistMlp>(mnist, "mnist_mlp");
+    const std::string s = mnist.str();
+    CHECK(s.rfind("Model: \"mnist_mlp\"\n", 0) == 0);
+    CHECK(s.find("dropout_1 (Dropout)          (None, 512)               0         \n") != std::string::npos);
+    CHECK(s.find("dense_2 (Dense)              (None, 10)                5130      \n") != std::string::npos);
+    CHECK(s.find("Total params: 669,706\n") != std::string::npos);
+}
+
+TEST_CASE("summary rows cut and pad as Keras' print_row", "[summary]")
+{
+    using tpudsl::detail::summary_row;
+    const std::array<std::size_t, 3> ends{29, 55, 65};
+    // A name longer than its column is cut, and keeps one space before the next column.
+    CHECK(summary_row({"a_very_long_layer_name_indeed (Conv2D)", "(None, 1)", "7"}, ends) ==
+          "a_very_long_layer_name_indee (None, 1)                 7         ");
+    CHECK(summary_row({"x", "y", "z"}, ends).size() == 65);
+    CHECK(tpudsl::detail::with_thousands(0) == "0");
+    CHECK(tpudsl::detail::with_thousands(999) == "999");
+    CHECK(tpudsl::detail::with_thousands(1000) == "1,000");
+    CHECK(tpudsl::detail::with_thousands(1250858) == "1,250,858");
+}
