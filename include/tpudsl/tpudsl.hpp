@@ -15,6 +15,7 @@
 #include <tpudsl/layers/dropout.hpp>
 #include <tpudsl/layers/embedding.hpp>
 #include <tpudsl/layers/flatten.hpp>
+#include <tpudsl/layers/layer_base.hpp>
 #include <tpudsl/layers/layer_concepts.hpp>
 #include <tpudsl/layers/max_pool1d.hpp>
 #include <tpudsl/layers/max_pool2d.hpp>

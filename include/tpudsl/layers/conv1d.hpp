@@ -7,11 +7,12 @@
 #include <tpudsl/core/shape.hpp>
 #include <tpudsl/core/weights.hpp>
 #include <tpudsl/detail/diagnostics.hpp>
+#include <tpudsl/detail/sliding_window.hpp>
+#include <tpudsl/layers/layer_base.hpp>
 
-#include <algorithm>
+#include <array>
 #include <cstddef>
 #include <string_view>
-#include <type_traits>
 
 namespace tpudsl {
 
@@ -25,7 +26,7 @@ namespace tpudsl {
 /// @tparam Stride  step of the window, > 0
 template <std::size_t Filters, std::size_t Kernel, ActivationType Act = Linear, PaddingType Pad = Valid,
           std::size_t Stride = 1>
-struct Conv1D {
+struct Conv1D : layer_base {
     static constexpr std::string_view class_name = "Conv1D";
     static constexpr std::string_view base_name = "conv1d";
     static constexpr std::size_t filters = Filters;
@@ -33,44 +34,30 @@ struct Conv1D {
     static constexpr std::size_t stride = Stride;
     using activation = Act;
     using padding = Pad;
+    using window =
+        detail::sliding_window<Pad, 1, std::array<std::size_t, 1>{Kernel}, std::array<std::size_t, 1>{Stride}>;
 
     template <class In, std::size_t Index>
     [[nodiscard]] static consteval detail::rule
     check() noexcept
     {
         using enum detail::rule;
-        using S = typename In::shape;
         if (Filters == 0)
             return conv_zero_filters;
-        if (Kernel == 0)
+        if (window::has_zero_window())
             return conv_zero_kernel;
-        if (Stride == 0)
+        if (window::has_zero_stride())
             return conv_zero_stride;
-        if (!std::is_floating_point_v<typename In::value_type>)
-            return needs_float_input;
-        if constexpr (S::rank != 2)
-            return conv1d_needs_rank2;
-        else if (detail::window_output<Pad>(S::dims[0], Kernel, Stride) == 0)
-            return conv_kernel_too_large;
-        return ok;
+        if (const auto r = layer_base::check<In, Index>(); r != ok)
+            return r;
+        return window::template check_input<typename In::shape>(conv1d_needs_rank2, conv_kernel_too_large);
     }
 
     template <class In>
-    static consteval auto
-    expects_impl() noexcept
-    {
-        using S = typename In::shape;
-        if constexpr (S::rank == 2)
-            return std::type_identity<Shape<std::max(S::dims[0], Kernel), S::dims[1]>>{};
-        else
-            return std::type_identity<detail::any_shape_of_rank<2>>{};
-    }
-    template <class In>
-    using expects = typename decltype(expects_impl<In>())::type;
+    using expects = typename window::template expects<typename In::shape>;
 
     template <class In>
-    using output =
-        detail::tensor<Shape<detail::window_output<Pad>(In::shape::dims[0], Kernel, Stride), Filters>>;
+    using output = detail::tensor<typename window::template output_shape<typename In::shape, Filters>>;
 
     template <class In>
     using weights = weight_list<weight<weight_role::kernel, Shape<Kernel, In::shape::dims[1], Filters>>,
@@ -79,7 +66,7 @@ struct Conv1D {
     /// im2col rows of one sample: (out_steps, Kernel * in_channels).
     template <class In>
     static constexpr std::size_t scratch_size =
-        detail::window_output<Pad>(In::shape::dims[0], Kernel, Stride) * Kernel * In::shape::dims[1];
+        window::template positions<typename In::shape> * Kernel * In::shape::dims[1];
 };
 
 } // namespace tpudsl

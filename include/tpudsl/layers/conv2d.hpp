@@ -7,11 +7,12 @@
 #include <tpudsl/core/shape.hpp>
 #include <tpudsl/core/weights.hpp>
 #include <tpudsl/detail/diagnostics.hpp>
+#include <tpudsl/detail/sliding_window.hpp>
+#include <tpudsl/layers/layer_base.hpp>
 
-#include <algorithm>
+#include <array>
 #include <cstddef>
 #include <string_view>
-#include <type_traits>
 
 namespace tpudsl {
 
@@ -26,7 +27,7 @@ namespace tpudsl {
 /// @tparam Stride  step: an integer or a `Size2{rows, cols}`
 template <std::size_t Filters, auto Kernel, ActivationType Act = Linear, PaddingType Pad = Valid, auto Stride = 1>
     requires detail::WindowArg<Kernel> && detail::WindowArg<Stride>
-struct Conv2D {
+struct Conv2D : layer_base {
     static constexpr std::string_view class_name = "Conv2D";
     static constexpr std::string_view base_name = "conv2d";
     static constexpr std::size_t filters = Filters;
@@ -36,47 +37,30 @@ struct Conv2D {
     static constexpr std::size_t stride_cols = detail::cols_of<Stride>;
     using activation = Act;
     using padding = Pad;
+    using window = detail::sliding_window<Pad, 2, std::array<std::size_t, 2>{kernel_rows, kernel_cols},
+                                          std::array<std::size_t, 2>{stride_rows, stride_cols}>;
 
     template <class In, std::size_t Index>
     [[nodiscard]] static consteval detail::rule
     check() noexcept
     {
         using enum detail::rule;
-        using S = typename In::shape;
         if (Filters == 0)
             return conv_zero_filters;
-        if (kernel_rows == 0 || kernel_cols == 0)
+        if (window::has_zero_window())
             return conv_zero_kernel;
-        if (stride_rows == 0 || stride_cols == 0)
+        if (window::has_zero_stride())
             return conv_zero_stride;
-        if (!std::is_floating_point_v<typename In::value_type>)
-            return needs_float_input;
-        if constexpr (S::rank != 3)
-            return conv2d_needs_rank3;
-        else if (detail::window_output<Pad>(S::dims[0], kernel_rows, stride_rows) == 0 ||
-                 detail::window_output<Pad>(S::dims[1], kernel_cols, stride_cols) == 0)
-            return conv_kernel_too_large;
-        return ok;
+        if (const auto r = layer_base::check<In, Index>(); r != ok)
+            return r;
+        return window::template check_input<typename In::shape>(conv2d_needs_rank3, conv_kernel_too_large);
     }
 
     template <class In>
-    static consteval auto
-    expects_impl() noexcept
-    {
-        using S = typename In::shape;
-        if constexpr (S::rank == 3)
-            return std::type_identity<
-                Shape<std::max(S::dims[0], kernel_rows), std::max(S::dims[1], kernel_cols), S::dims[2]>>{};
-        else
-            return std::type_identity<detail::any_shape_of_rank<3>>{};
-    }
-    template <class In>
-    using expects = typename decltype(expects_impl<In>())::type;
+    using expects = typename window::template expects<typename In::shape>;
 
     template <class In>
-    using output = detail::tensor<Shape<detail::window_output<Pad>(In::shape::dims[0], kernel_rows, stride_rows),
-                                        detail::window_output<Pad>(In::shape::dims[1], kernel_cols, stride_cols),
-                                        Filters>>;
+    using output = detail::tensor<typename window::template output_shape<typename In::shape, Filters>>;
 
     template <class In>
     using weights =
@@ -85,8 +69,8 @@ struct Conv2D {
 
     /// im2col rows of one sample: (out_rows * out_cols, kh * kw * in_channels).
     template <class In>
-    static constexpr std::size_t scratch_size = output<In>::shape::size / Filters * kernel_rows * kernel_cols *
-                                                In::shape::dims[2];
+    static constexpr std::size_t scratch_size =
+        window::template positions<typename In::shape> * window::window_size * In::shape::dims[2];
 };
 
 } // namespace tpudsl

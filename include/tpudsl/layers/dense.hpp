@@ -6,6 +6,7 @@
 #include <tpudsl/core/shape.hpp>
 #include <tpudsl/core/weights.hpp>
 #include <tpudsl/detail/diagnostics.hpp>
+#include <tpudsl/layers/layer_base.hpp>
 
 #include <cstddef>
 #include <string_view>
@@ -18,7 +19,7 @@ namespace tpudsl {
 /// @tparam Units output width, > 0
 /// @tparam Act   activation fused into the layer, `Linear` by default
 template <std::size_t Units, ActivationType Act = Linear>
-struct Dense {
+struct Dense : layer_base {
     static constexpr std::string_view class_name = "Dense";
     static constexpr std::string_view base_name = "dense";
     static constexpr std::size_t units = Units;
@@ -31,8 +32,8 @@ struct Dense {
         using enum detail::rule;
         if (Units == 0)
             return dense_zero_units;
-        if (!std::is_floating_point_v<typename In::value_type>)
-            return needs_float_input;
+        if (const auto r = layer_base::check<In, Index>(); r != ok)
+            return r;
         if (In::shape::rank != 1)
             return dense_needs_rank1;
         return ok;
@@ -48,9 +49,6 @@ struct Dense {
     template <class In>
     using weights = weight_list<weight<weight_role::kernel, Shape<In::shape::size, Units>>,
                                 weight<weight_role::bias, Shape<Units>>>;
-
-    template <class In>
-    static constexpr std::size_t scratch_size = 0;
 };
 
 } // namespace tpudsl

@@ -4,6 +4,7 @@
 
 #include <tpudsl/core/weights.hpp>
 #include <tpudsl/detail/diagnostics.hpp>
+#include <tpudsl/layers/layer_base.hpp>
 
 #include <cstddef>
 #include <string_view>
@@ -15,7 +16,7 @@ namespace tpudsl {
 /// scaled by 1 / (1 - Rate); outside training it is the identity. The shape is kept.
 /// @tparam Rate the drop probability, in [0, 1)
 template <float Rate>
-struct Dropout {
+struct Dropout : layer_base {
     static constexpr std::string_view class_name = "Dropout";
     static constexpr std::string_view base_name = "dropout";
     static constexpr float rate = Rate;
@@ -27,19 +28,8 @@ struct Dropout {
         // Written so that NaN fails too.
         if (!(Rate >= 0.0f && Rate < 1.0f))
             return detail::rule::dropout_rate;
-        if (!std::is_floating_point_v<typename In::value_type>)
-            return detail::rule::needs_float_input;
-        return detail::rule::ok;
+        return layer_base::check<In, Index>();
     }
-
-    template <class In>
-    using expects = typename In::shape;
-
-    template <class In>
-    using output = detail::tensor<typename In::shape>;
-
-    template <class In>
-    using weights = weight_list<>;
 
     /// The keep mask of one sample.
     template <class In>

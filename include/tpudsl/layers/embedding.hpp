@@ -5,6 +5,7 @@
 #include <tpudsl/core/shape.hpp>
 #include <tpudsl/core/weights.hpp>
 #include <tpudsl/detail/diagnostics.hpp>
+#include <tpudsl/layers/layer_base.hpp>
 
 #include <cstddef>
 #include <string_view>
@@ -27,7 +28,7 @@ struct append_dim<Shape<D...>, Dim> {
 /// @tparam Vocab number of token ids, > 0
 /// @tparam Dim   width of each vector, > 0
 template <std::size_t Vocab, std::size_t Dim>
-struct Embedding {
+struct Embedding : layer_base {
     static constexpr std::string_view class_name = "Embedding";
     static constexpr std::string_view base_name = "embedding";
     static constexpr std::size_t input_dim = Vocab;
@@ -50,16 +51,10 @@ struct Embedding {
     }
 
     template <class In>
-    using expects = typename In::shape;
-
-    template <class In>
     using output = detail::tensor<typename detail::append_dim<typename In::shape, Dim>::type>;
 
     template <class In>
     using weights = weight_list<weight<weight_role::embeddings, Shape<Vocab, Dim>>>;
-
-    template <class In>
-    static constexpr std::size_t scratch_size = 0;
 };
 
 } // namespace tpudsl

@@ -6,11 +6,12 @@
 #include <tpudsl/core/shape.hpp>
 #include <tpudsl/core/weights.hpp>
 #include <tpudsl/detail/diagnostics.hpp>
+#include <tpudsl/detail/sliding_window.hpp>
+#include <tpudsl/layers/layer_base.hpp>
 
-#include <algorithm>
+#include <array>
 #include <cstddef>
 #include <string_view>
-#include <type_traits>
 
 namespace tpudsl {
 
@@ -20,50 +21,34 @@ namespace tpudsl {
 /// @tparam Stride step, > 0 (Pool by default)
 /// @tparam Pad    `Valid` (default) or `Same`
 template <std::size_t Pool = 2, std::size_t Stride = Pool, PaddingType Pad = Valid>
-struct MaxPool1D {
+struct MaxPool1D : layer_base {
     static constexpr std::string_view class_name = "MaxPooling1D";
     static constexpr std::string_view base_name = "max_pooling1d";
     static constexpr std::size_t pool_size = Pool;
     static constexpr std::size_t stride = Stride;
     using padding = Pad;
+    using window =
+        detail::sliding_window<Pad, 1, std::array<std::size_t, 1>{Pool}, std::array<std::size_t, 1>{Stride}>;
 
     template <class In, std::size_t Index>
     [[nodiscard]] static consteval detail::rule
     check() noexcept
     {
         using enum detail::rule;
-        using S = typename In::shape;
-        if (Pool == 0)
+        if (window::has_zero_window())
             return pool_zero_size;
-        if (Stride == 0)
+        if (window::has_zero_stride())
             return pool_zero_stride;
-        if (!std::is_floating_point_v<typename In::value_type>)
-            return needs_float_input;
-        if constexpr (S::rank != 2)
-            return pool1d_needs_rank2;
-        else if (detail::window_output<Pad>(S::dims[0], Pool, Stride) == 0)
-            return pool_window_too_large;
-        return ok;
+        if (const auto r = layer_base::check<In, Index>(); r != ok)
+            return r;
+        return window::template check_input<typename In::shape>(pool1d_needs_rank2, pool_window_too_large);
     }
 
     template <class In>
-    static consteval auto
-    expects_impl() noexcept
-    {
-        using S = typename In::shape;
-        if constexpr (S::rank == 2)
-            return std::type_identity<Shape<std::max(S::dims[0], Pool), S::dims[1]>>{};
-        else
-            return std::type_identity<detail::any_shape_of_rank<2>>{};
-    }
-    template <class In>
-    using expects = typename decltype(expects_impl<In>())::type;
+    using expects = typename window::template expects<typename In::shape>;
 
     template <class In>
-    using output = detail::tensor<Shape<detail::window_output<Pad>(In::shape::dims[0], Pool, Stride), In::shape::dims[1]>>;
-
-    template <class In>
-    using weights = weight_list<>;
+    using output = detail::tensor<typename window::template output_shape<typename In::shape, In::shape::dims[1]>>;
 
     /// Index of each output's maximum, for the backward pass.
     template <class In>

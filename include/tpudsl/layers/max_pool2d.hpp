@@ -6,11 +6,12 @@
 #include <tpudsl/core/shape.hpp>
 #include <tpudsl/core/weights.hpp>
 #include <tpudsl/detail/diagnostics.hpp>
+#include <tpudsl/detail/sliding_window.hpp>
+#include <tpudsl/layers/layer_base.hpp>
 
-#include <algorithm>
+#include <array>
 #include <cstddef>
 #include <string_view>
-#include <type_traits>
 
 namespace tpudsl {
 
@@ -21,7 +22,7 @@ namespace tpudsl {
 /// @tparam Pad    `Valid` (default) or `Same`
 template <auto Pool = 2, auto Stride = Pool, PaddingType Pad = Valid>
     requires detail::WindowArg<Pool> && detail::WindowArg<Stride>
-struct MaxPool2D {
+struct MaxPool2D : layer_base {
     static constexpr std::string_view class_name = "MaxPooling2D";
     static constexpr std::string_view base_name = "max_pooling2d";
     static constexpr std::size_t pool_rows = detail::rows_of<Pool>;
@@ -29,48 +30,28 @@ struct MaxPool2D {
     static constexpr std::size_t stride_rows = detail::rows_of<Stride>;
     static constexpr std::size_t stride_cols = detail::cols_of<Stride>;
     using padding = Pad;
+    using window = detail::sliding_window<Pad, 2, std::array<std::size_t, 2>{pool_rows, pool_cols},
+                                          std::array<std::size_t, 2>{stride_rows, stride_cols}>;
 
     template <class In, std::size_t Index>
     [[nodiscard]] static consteval detail::rule
     check() noexcept
     {
         using enum detail::rule;
-        using S = typename In::shape;
-        if (pool_rows == 0 || pool_cols == 0)
+        if (window::has_zero_window())
             return pool_zero_size;
-        if (stride_rows == 0 || stride_cols == 0)
+        if (window::has_zero_stride())
             return pool_zero_stride;
-        if (!std::is_floating_point_v<typename In::value_type>)
-            return needs_float_input;
-        if constexpr (S::rank != 3)
-            return pool2d_needs_rank3;
-        else if (detail::window_output<Pad>(S::dims[0], pool_rows, stride_rows) == 0 ||
-                 detail::window_output<Pad>(S::dims[1], pool_cols, stride_cols) == 0)
-            return pool_window_too_large;
-        return ok;
+        if (const auto r = layer_base::check<In, Index>(); r != ok)
+            return r;
+        return window::template check_input<typename In::shape>(pool2d_needs_rank3, pool_window_too_large);
     }
 
     template <class In>
-    static consteval auto
-    expects_impl() noexcept
-    {
-        using S = typename In::shape;
-        if constexpr (S::rank == 3)
-            return std::type_identity<
-                Shape<std::max(S::dims[0], pool_rows), std::max(S::dims[1], pool_cols), S::dims[2]>>{};
-        else
-            return std::type_identity<detail::any_shape_of_rank<3>>{};
-    }
-    template <class In>
-    using expects = typename decltype(expects_impl<In>())::type;
+    using expects = typename window::template expects<typename In::shape>;
 
     template <class In>
-    using output = detail::tensor<Shape<detail::window_output<Pad>(In::shape::dims[0], pool_rows, stride_rows),
-                                        detail::window_output<Pad>(In::shape::dims[1], pool_cols, stride_cols),
-                                        In::shape::dims[2]>>;
-
-    template <class In>
-    using weights = weight_list<>;
+    using output = detail::tensor<typename window::template output_shape<typename In::shape, In::shape::dims[2]>>;
 
     /// Index of each output's maximum, for the backward pass.
     template <class In>
