@@ -61,9 +61,11 @@ static_assert(std::is_same_v<Cifar10Cnn::layer<6>::output_shape, Shape<6, 6, 64>
 // [workspace]
 static_assert(FashionCnn::activation_size == aligned_floats(26 * 26 * 64) + 2 * aligned_floats(13 * 13 * 64) +
                                                  aligned_floats(10816) + 2 * aligned_floats(10));
-static_assert(FashionCnn::scratch_size == aligned_floats(26 * 26 * 9) + aligned_floats(13 * 13 * 64));
+// scratch: the im2col rows of the convolution, the pooling argmax, the softmax logits
+static_assert(FashionCnn::scratch_size ==
+              aligned_floats(26 * 26 * 9) + aligned_floats(13 * 13 * 64) + aligned_floats(10));
 static_assert(FashionCnn::delta_size == 2 * 26 * 26 * 64);
 static_assert(FashionCnn::workspace_size ==
               FashionCnn::activation_size + FashionCnn::scratch_size + FashionCnn::delta_size);
-static_assert(MnistMlp::scratch_size == 2 * aligned_floats(512));   // two dropout masks
+static_assert(MnistMlp::scratch_size == 2 * aligned_floats(512) + aligned_floats(10));   // masks, logits
 // [workspace]

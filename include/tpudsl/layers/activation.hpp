@@ -18,6 +18,10 @@ struct Activation : layer_base {
     static constexpr std::string_view class_name = "Activation";
     static constexpr std::string_view base_name = "activation";
     using activation = Act;
+
+    /// The logits, when the activation is Softmax.
+    template <class In>
+    static constexpr std::size_t scratch_size = detail::logits_size<Act, In::shape::size>;
 };
 
 } // namespace tpudsl

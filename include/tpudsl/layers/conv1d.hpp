@@ -63,10 +63,11 @@ struct Conv1D : layer_base {
     using weights = weight_list<weight<weight_role::kernel, Shape<Kernel, In::shape::dims[1], Filters>>,
                                 weight<weight_role::bias, Shape<Filters>>>;
 
-    /// im2col rows of one sample: (out_steps, Kernel * in_channels).
+    /// im2col rows of one sample, then the logits when the activation is Softmax: (out_steps, Kernel * in_channels).
     template <class In>
     static constexpr std::size_t scratch_size =
-        window::template positions<typename In::shape> * Kernel * In::shape::dims[1];
+        window::template positions<typename In::shape> * Kernel * In::shape::dims[1] +
+        detail::logits_size<Act, output<In>::shape::size>;
 };
 
 } // namespace tpudsl

@@ -67,10 +67,11 @@ struct Conv2D : layer_base {
         weight_list<weight<weight_role::kernel, Shape<kernel_rows, kernel_cols, In::shape::dims[2], Filters>>,
                     weight<weight_role::bias, Shape<Filters>>>;
 
-    /// im2col rows of one sample: (out_rows * out_cols, kh * kw * in_channels).
+    /// im2col rows of one sample, then the logits when the activation is Softmax: (out_rows * out_cols, kh * kw * in_channels).
     template <class In>
     static constexpr std::size_t scratch_size =
-        window::template positions<typename In::shape> * window::window_size * In::shape::dims[2];
+        window::template positions<typename In::shape> * window::window_size * In::shape::dims[2] +
+        detail::logits_size<Act, output<In>::shape::size>;
 };
 
 } // namespace tpudsl

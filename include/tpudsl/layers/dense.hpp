@@ -49,6 +49,10 @@ struct Dense : layer_base {
     template <class In>
     using weights = weight_list<weight<weight_role::kernel, Shape<In::shape::size, Units>>,
                                 weight<weight_role::bias, Shape<Units>>>;
+
+    /// The logits, when the activation is Softmax.
+    template <class In>
+    static constexpr std::size_t scratch_size = detail::logits_size<Act, Units>;
 };
 
 } // namespace tpudsl

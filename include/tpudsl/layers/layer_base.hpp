@@ -3,6 +3,7 @@
 #ifndef TPUDSL_LAYERS_LAYER_BASE_HPP
 #define TPUDSL_LAYERS_LAYER_BASE_HPP
 
+#include <tpudsl/core/activations.hpp>
 #include <tpudsl/core/weights.hpp>
 #include <tpudsl/detail/diagnostics.hpp>
 
@@ -10,6 +11,13 @@
 #include <type_traits>
 
 namespace tpudsl {
+
+namespace detail {
+/// A layer whose activation is Softmax keeps its logits (`N` floats per sample) for the loss, which
+/// then works on logits exactly (log-sum-exp) as modern Keras does.
+template <class Act, std::size_t N>
+inline constexpr std::size_t logits_size = std::is_same_v<Act, Softmax> ? N : 0;
+} // namespace detail
 
 /// Defaults for a layer spec; a layer redefines what differs. A user-defined layer derives from it too.
 struct layer_base {

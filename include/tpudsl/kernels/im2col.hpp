@@ -1,0 +1,65 @@
+/// @file Defines im2col and col2im over a compile-time window geometry: a convolution becomes a GEMM
+/// of (positions, patch) rows by the (patch, filters) kernel.
+#ifndef TPUDSL_KERNELS_IM2COL_HPP
+#define TPUDSL_KERNELS_IM2COL_HPP
+
+#include <tpudsl/kernels/window_geometry.hpp>
+
+#include <cstddef>
+#include <cstring>
+
+namespace tpudsl::kernels {
+
+/// cols(positions, patch) <- the windows of one sample x(in_h, in_w, channels); padding reads as 0.
+template <window_geometry G>
+inline void
+im2col(const float* x, float* cols) noexcept
+{
+    constexpr std::size_t C = G.channels;
+    for (std::size_t oh = 0; oh < G.out_h; ++oh)
+        for (std::size_t ow = 0; ow < G.out_w; ++ow) {
+            float* row = cols + (oh * G.out_w + ow) * G.patch();
+            for (std::size_t kh = 0; kh < G.k_h; ++kh) {
+                const std::size_t ih = oh * G.s_h + kh;   // in padded coordinates
+                for (std::size_t kw = 0; kw < G.k_w; ++kw) {
+                    const std::size_t iw = ow * G.s_w + kw;
+                    float* dst = row + (kh * G.k_w + kw) * C;
+                    if (ih < G.pad_top || ih - G.pad_top >= G.in_h || iw < G.pad_left || iw - G.pad_left >= G.in_w)
+                        std::memset(dst, 0, C * sizeof(float));
+                    else
+                        std::memcpy(dst, x + ((ih - G.pad_top) * G.in_w + (iw - G.pad_left)) * C, C * sizeof(float));
+                }
+            }
+        }
+}
+
+/// dx(in_h, in_w, channels) <- the sum of every window's gradient in dcols(positions, patch).
+template <window_geometry G>
+inline void
+col2im(const float* dcols, float* dx) noexcept
+{
+    constexpr std::size_t C = G.channels;
+    std::memset(dx, 0, G.in_size() * sizeof(float));
+    for (std::size_t oh = 0; oh < G.out_h; ++oh)
+        for (std::size_t ow = 0; ow < G.out_w; ++ow) {
+            const float* row = dcols + (oh * G.out_w + ow) * G.patch();
+            for (std::size_t kh = 0; kh < G.k_h; ++kh) {
+                const std::size_t ih = oh * G.s_h + kh;
+                if (ih < G.pad_top || ih - G.pad_top >= G.in_h)
+                    continue;
+                for (std::size_t kw = 0; kw < G.k_w; ++kw) {
+                    const std::size_t iw = ow * G.s_w + kw;
+                    if (iw < G.pad_left || iw - G.pad_left >= G.in_w)
+                        continue;
+                    float* dst = dx + ((ih - G.pad_top) * G.in_w + (iw - G.pad_left)) * C;
+                    const float* src = row + (kh * G.k_w + kw) * C;
+                    for (std::size_t c = 0; c < C; ++c)
+                        dst[c] += src[c];
+                }
+            }
+        }
+}
+
+} // namespace tpudsl::kernels
+
+#endif // !TPUDSL_KERNELS_IM2COL_HPP

@@ -1,0 +1,25 @@
+/// @file Defines window_geometry: a 2-D sliding window over a channels-last sample, as a constant
+/// (a 1-D window is the case in_h = k_h = 1).
+#ifndef TPUDSL_KERNELS_WINDOW_GEOMETRY_HPP
+#define TPUDSL_KERNELS_WINDOW_GEOMETRY_HPP
+
+#include <cstddef>
+
+namespace tpudsl::kernels {
+
+struct window_geometry {
+    std::size_t in_h, in_w, channels;   // input (in_h, in_w, channels)
+    std::size_t k_h, k_w;               // window
+    std::size_t s_h, s_w;               // strides
+    std::size_t out_h, out_w;           // output positions
+    std::size_t pad_top, pad_left;      // zero padding before the first row / column ("same")
+
+    [[nodiscard]] constexpr std::size_t in_size() const noexcept { return in_h * in_w * channels; }
+    [[nodiscard]] constexpr std::size_t positions() const noexcept { return out_h * out_w; }
+    /// Length of one im2col row: (k_h, k_w, channels), the layout of a Keras conv kernel's rows.
+    [[nodiscard]] constexpr std::size_t patch() const noexcept { return k_h * k_w * channels; }
+};
+
+} // namespace tpudsl::kernels
+
+#endif // !TPUDSL_KERNELS_WINDOW_GEOMETRY_HPP

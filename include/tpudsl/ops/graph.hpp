@@ -1,0 +1,153 @@
+/// @file Defines graph<Model>: a whole model's forward and backward pass over one replica's workspace.
+///
+/// A replica of capacity `cap` samples owns `cap * Model::workspace_size` floats, laid out as
+///   [ activations: one (cap, out_l) block per layer ][ scratch: one (cap, scratch_l) block per layer ]
+///   [ delta 0: (cap, widest) ][ delta 1: (cap, widest) ]
+/// every block 64-byte aligned. The loss writes dL/d(output) (or dL/d(logits)) into delta 0; backward
+/// ping-pongs between the two deltas down to the first layer. Nothing here allocates.
+#ifndef TPUDSL_OPS_GRAPH_HPP
+#define TPUDSL_OPS_GRAPH_HPP
+
+#include <tpudsl/core/activations.hpp>
+#include <tpudsl/core/weights.hpp>
+#include <tpudsl/ops/layer_ops.hpp>
+#include <tpudsl/ops/step_context.hpp>
+
+#include <array>
+#include <cstddef>
+#include <type_traits>
+#include <utility>
+
+namespace tpudsl::ops {
+
+namespace detail {
+template <class Spec>
+consteval bool
+has_softmax() noexcept
+{
+    if constexpr (requires { typename Spec::activation; })
+        return std::is_same_v<typename Spec::activation, Softmax>;
+    else
+        return false;
+}
+} // namespace detail
+
+template <class Model>
+struct graph {
+    using input_type = typename Model::input_type;
+    static constexpr std::size_t layers = Model::layer_count;
+    static constexpr std::size_t input_size = Model::input_shape::size;
+    static constexpr std::size_t output_size = Model::output_shape::size;
+
+    template <std::size_t I>
+    using layer = typename Model::template layer<I>;
+    template <std::size_t I>
+    using ops = layer_ops<typename layer<I>::spec>;
+
+    /// True when the last layer ends in Softmax: the loss may then take the fused logits path.
+    static constexpr bool softmax_output = detail::has_softmax<typename layer<layers - 1>::spec>();
+
+    /// Per-sample offsets of each layer's activation and scratch block (multiply by the capacity).
+    static constexpr auto offsets = [] {
+        std::array<std::size_t, layers> act{}, scratch{};
+        std::size_t a = 0, s = Model::activation_size;
+        [&]<std::size_t... I>(std::index_sequence<I...>) {
+            ((act[I] = a, a += aligned_floats(layer<I>::output_shape::size)), ...);
+            ((scratch[I] = s, s += aligned_floats(layer<I>::scratch_size)), ...);
+        }(std::make_index_sequence<layers>{});
+        return std::pair{act, scratch};
+    }();
+    static constexpr std::size_t delta_offset = Model::activation_size + Model::scratch_size;
+    static constexpr std::size_t delta_stride = Model::delta_size / 2;
+
+    [[nodiscard]] static float*
+    activation(float* ws, std::size_t cap, std::size_t l) noexcept
+    {
+        return ws + cap * offsets.first[l];
+    }
+    [[nodiscard]] static float*
+    scratch(float* ws, std::size_t cap, std::size_t l) noexcept
+    {
+        return ws + cap * offsets.second[l];
+    }
+    [[nodiscard]] static float*
+    delta(float* ws, std::size_t cap, std::size_t which) noexcept
+    {
+        return ws + cap * (delta_offset + which * delta_stride);
+    }
+    /// The model's output, (n, output_size).
+    [[nodiscard]] static float*
+    output(float* ws, std::size_t cap) noexcept
+    {
+        return activation(ws, cap, layers - 1);
+    }
+    /// Where the loss writes its gradient, (n, output_size).
+    [[nodiscard]] static float*
+    loss_gradient(float* ws, std::size_t cap) noexcept
+    {
+        return delta(ws, cap, 0);
+    }
+    /// The last layer's logits (only when softmax_output), (n, output_size).
+    [[nodiscard]] static float*
+    logits(float* ws, std::size_t cap, std::size_t n) noexcept
+    {
+        return ops<layers - 1>::template logits<layer<layers - 1>>(scratch(ws, cap, layers - 1), n);
+    }
+
+    /// Forward pass of n <= cap samples x (n, input_size) into the workspace.
+    static void
+    forward(const float* params, const input_type* x, float* ws, std::size_t cap, std::size_t n,
+            const step_context& ctx) noexcept
+    {
+        [&]<std::size_t... I>(std::index_sequence<I...>) {
+            (forward_layer<I>(params, x, ws, cap, n, ctx), ...);
+        }(std::make_index_sequence<layers>{});
+    }
+
+    /// Backward pass after `forward` and after the loss filled loss_gradient(): adds every weight's
+    /// gradient to `grads` (a buffer in the parameter layout). `input_grad`, when not null, receives
+    /// dL/dx (float inputs only). `logit_grad`: the loss gradient is with respect to the logits.
+    static void
+    backward(const float* params, const input_type* x, float* ws, std::size_t cap, std::size_t n, float* grads,
+             bool logit_grad, float* input_grad = nullptr) noexcept
+    {
+        [&]<std::size_t... I>(std::index_sequence<I...>) {
+            (backward_layer<layers - 1 - I>(params, x, ws, cap, n, grads, logit_grad, input_grad), ...);
+        }(std::make_index_sequence<layers>{});
+    }
+
+private:
+    template <std::size_t I>
+    static void
+    forward_layer(const float* params, const input_type* x, float* ws, std::size_t cap, std::size_t n,
+                  const step_context& ctx) noexcept
+    {
+        float* y = activation(ws, cap, I);
+        if constexpr (I == 0)
+            ops<0>::template forward<layer<0>>(params, x, y, scratch(ws, cap, 0), n, ctx);
+        else
+            ops<I>::template forward<layer<I>>(params, activation(ws, cap, I - 1), y, scratch(ws, cap, I), n, ctx);
+    }
+
+    template <std::size_t I>
+    static void
+    backward_layer(const float* params, const input_type* x, float* ws, std::size_t cap, std::size_t n,
+                   float* grads, bool logit_grad, float* input_grad) noexcept
+    {
+        constexpr std::size_t from_top = layers - 1 - I;
+        float* dy = delta(ws, cap, from_top % 2);
+        const bool fused = logit_grad && I == layers - 1;
+        if constexpr (I == 0) {
+            ops<0>::template backward<layer<0>>(params, x, activation(ws, cap, 0), dy, input_grad, grads,
+                                                scratch(ws, cap, 0), n, fused);
+        } else {
+            ops<I>::template backward<layer<I>>(params, activation(ws, cap, I - 1), activation(ws, cap, I), dy,
+                                                delta(ws, cap, (from_top + 1) % 2), grads, scratch(ws, cap, I), n,
+                                                fused);
+        }
+    }
+};
+
+} // namespace tpudsl::ops
+
+#endif // !TPUDSL_OPS_GRAPH_HPP

@@ -1,0 +1,412 @@
+/// @file Defines the forward and backward pass of every layer over a batch, on the model's flat buffers.
+///
+/// Each `layer_ops<Spec>` has two static functions templated on the bound layer `B`
+/// (`Sequential::layer<I>`), which carries every dimension as a constant:
+///
+///   forward (params, x, y, scratch, n, ctx)        x: (n, in...)  -> y: (n, out...)
+///   backward(params, x, y, dy, dx, grads, scratch, n, dy_is_logit_grad)
+///
+/// `params` and `grads` are the bases of the flat parameter buffer and of a gradient arena (same
+/// layout; gradients are added to it). `scratch` is the layer's (n, scratch_size) block. `dy` is
+/// overwritten (it becomes dL/dz); `dx` may be null when no one needs the input's gradient. When
+/// `dy_is_logit_grad`, `dy` already is dL/dz for a softmax layer (the loss took the fused path).
+/// Nothing here allocates or throws.
+#ifndef TPUDSL_OPS_LAYER_OPS_HPP
+#define TPUDSL_OPS_LAYER_OPS_HPP
+
+#include <tpudsl/core/activations.hpp>
+#include <tpudsl/core/padding.hpp>
+#include <tpudsl/detail/random.hpp>
+#include <tpudsl/kernels/activation.hpp>
+#include <tpudsl/kernels/gemm.hpp>
+#include <tpudsl/kernels/im2col.hpp>
+#include <tpudsl/kernels/pooling.hpp>
+#include <tpudsl/kernels/window_geometry.hpp>
+#include <tpudsl/layers/activation.hpp>
+#include <tpudsl/layers/conv1d.hpp>
+#include <tpudsl/layers/conv2d.hpp>
+#include <tpudsl/layers/dense.hpp>
+#include <tpudsl/layers/dropout.hpp>
+#include <tpudsl/layers/embedding.hpp>
+#include <tpudsl/layers/flatten.hpp>
+#include <tpudsl/layers/max_pool1d.hpp>
+#include <tpudsl/layers/max_pool2d.hpp>
+#include <tpudsl/ops/step_context.hpp>
+
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+#include <type_traits>
+
+namespace tpudsl::ops {
+
+template <class Spec>
+struct layer_ops;
+
+namespace detail {
+
+/// z(rows, cols) += b per row.
+inline void
+add_bias(float* z, const float* b, std::size_t rows, std::size_t cols) noexcept
+{
+    for (std::size_t r = 0; r < rows; ++r)
+        for (std::size_t c = 0; c < cols; ++c)
+            z[r * cols + c] += b[c];
+}
+
+/// db(cols) += column sums of dz(rows, cols).
+inline void
+add_column_sums(const float* dz, float* db, std::size_t rows, std::size_t cols) noexcept
+{
+    for (std::size_t r = 0; r < rows; ++r)
+        for (std::size_t c = 0; c < cols; ++c)
+            db[c] += dz[r * cols + c];
+}
+
+/// A convolution as im2col + GEMM: the kernel (patch, F) is Keras' (kh, kw, in, F) read row-major.
+template <kernels::window_geometry G, std::size_t F, class Act>
+struct conv_core {
+    static constexpr kernels::window_geometry geometry = G;
+    static constexpr std::size_t P = G.positions();
+    static constexpr std::size_t K = G.patch();
+    static constexpr bool softmax = std::is_same_v<Act, Softmax>;
+
+    static float*
+    logits(float* scratch, std::size_t n) noexcept
+    {
+        return scratch + n * P * K;
+    }
+
+    static void
+    forward(const float* w, const float* b, const float* x, float* y, float* scratch, std::size_t n) noexcept
+    {
+        for (std::size_t s = 0; s < n; ++s)
+            kernels::im2col<G>(x + s * G.in_size(), scratch + s * P * K);
+        kernels::gemm_nn<K, F>(n * P, scratch, w, y);   // (n P, F) = (n P, K) . (K, F)
+        add_bias(y, b, n * P, F);
+        if constexpr (softmax)
+            std::memcpy(logits(scratch, n), y, n * P * F * sizeof(float));
+        kernels::activation_forward<Act, F>(y, n * P);
+    }
+
+    static void
+    backward(const float* w, const float* y, float* dy, float* dx, float* dw, float* db, float* scratch,
+             std::size_t n, bool dy_is_logit_grad) noexcept
+    {
+        if (!dy_is_logit_grad)
+            kernels::activation_backward<Act, F>(y, dy, dy, n * P);
+        kernels::gemm_tn<K, F>(n * P, scratch, dy, dw);   // dW (K, F) += cols^T . dZ
+        add_column_sums(dy, db, n * P, F);
+        if (dx) {
+            kernels::gemm_nt<F, K>(n * P, dy, w, scratch);   // dcols (n P, K) = dZ . W^T, over the cols
+            for (std::size_t s = 0; s < n; ++s)
+                kernels::col2im<G>(scratch + s * P * K, dx + s * G.in_size());
+        }
+    }
+};
+
+template <kernels::window_geometry G>
+struct pool_core {
+    static constexpr kernels::window_geometry geometry = G;
+    static constexpr std::size_t out = G.positions() * G.channels;
+
+    static void
+    forward(const float* x, float* y, float* argmax, std::size_t n) noexcept
+    {
+        for (std::size_t s = 0; s < n; ++s)
+            kernels::max_pool_forward<G>(x + s * G.in_size(), y + s * out, argmax + s * out);
+    }
+
+    static void
+    backward(const float* dy, float* dx, const float* argmax, std::size_t n) noexcept
+    {
+        if (!dx)
+            return;
+        for (std::size_t s = 0; s < n; ++s)
+            kernels::max_pool_backward<G>(dy + s * out, argmax + s * out, dx + s * G.in_size());
+    }
+};
+
+/// The geometry of a 1-D window over (L, C) as a 2-D one over (1, L, C).
+template <class Pad, class InShape, class OutShape, std::size_t K, std::size_t S>
+inline constexpr kernels::window_geometry geometry_1d{
+    1, InShape::dims[0], InShape::dims[1], 1, K, 1, S, 1, OutShape::dims[0], 0,
+    tpudsl::detail::pad_before<Pad>(InShape::dims[0], K, S)};
+
+/// The geometry of a 2-D window over (H, W, C).
+template <class Pad, class InShape, class OutShape, std::size_t KH, std::size_t KW, std::size_t SH, std::size_t SW>
+inline constexpr kernels::window_geometry geometry_2d{
+    InShape::dims[0], InShape::dims[1], InShape::dims[2], KH, KW, SH, SW, OutShape::dims[0], OutShape::dims[1],
+    tpudsl::detail::pad_before<Pad>(InShape::dims[0], KH, SH), tpudsl::detail::pad_before<Pad>(InShape::dims[1], KW, SW)};
+
+} // namespace detail
+
+template <std::size_t Units, class Act>
+struct layer_ops<Dense<Units, Act>> {
+    template <class B>
+    static float*
+    logits(float* scratch, std::size_t) noexcept
+    {
+        return scratch;
+    }
+
+    template <class B>
+    static void
+    forward(const float* params, const float* x, float* y, float* scratch, std::size_t n, const step_context&) noexcept
+    {
+        constexpr std::size_t I = B::input_shape::size;
+        kernels::gemm_nn<I, Units>(n, x, params + B::template weight<0>::offset, y);   // (n, U) = (n, I) . (I, U)
+        detail::add_bias(y, params + B::template weight<1>::offset, n, Units);
+        if constexpr (std::is_same_v<Act, Softmax>)
+            std::memcpy(scratch, y, n * Units * sizeof(float));
+        kernels::activation_forward<Act, Units>(y, n);
+    }
+
+    template <class B>
+    static void
+    backward(const float* params, const float* x, const float* y, float* dy, float* dx, float* grads, float*,
+             std::size_t n, bool dy_is_logit_grad) noexcept
+    {
+        constexpr std::size_t I = B::input_shape::size;
+        if (!dy_is_logit_grad)
+            kernels::activation_backward<Act, Units>(y, dy, dy, n);
+        kernels::gemm_tn<I, Units>(n, x, dy, grads + B::template weight<0>::offset);   // dW += X^T . dZ
+        detail::add_column_sums(dy, grads + B::template weight<1>::offset, n, Units);
+        if (dx)
+            kernels::gemm_nt<Units, I>(n, dy, params + B::template weight<0>::offset, dx);   // dX = dZ . W^T
+    }
+};
+
+template <std::size_t Filters, std::size_t Kernel, class Act, class Pad, std::size_t Stride>
+struct layer_ops<Conv1D<Filters, Kernel, Act, Pad, Stride>> {
+    template <class B>
+    using core = detail::conv_core<
+        detail::geometry_1d<Pad, typename B::input_shape, typename B::output_shape, Kernel, Stride>, Filters, Act>;
+
+    template <class B>
+    static float*
+    logits(float* scratch, std::size_t n) noexcept
+    {
+        return core<B>::logits(scratch, n);
+    }
+
+    template <class B>
+    static void
+    forward(const float* params, const float* x, float* y, float* scratch, std::size_t n, const step_context&) noexcept
+    {
+        core<B>::forward(params + B::template weight<0>::offset, params + B::template weight<1>::offset, x, y,
+                         scratch, n);
+    }
+
+    template <class B>
+    static void
+    backward(const float* params, const float*, const float* y, float* dy, float* dx, float* grads, float* scratch,
+             std::size_t n, bool dy_is_logit_grad) noexcept
+    {
+        core<B>::backward(params + B::template weight<0>::offset, y, dy, dx, grads + B::template weight<0>::offset,
+                          grads + B::template weight<1>::offset, scratch, n, dy_is_logit_grad);
+    }
+};
+
+template <std::size_t Filters, auto Kernel, class Act, class Pad, auto Stride>
+struct layer_ops<Conv2D<Filters, Kernel, Act, Pad, Stride>> {
+    using spec = Conv2D<Filters, Kernel, Act, Pad, Stride>;
+    template <class B>
+    using core = detail::conv_core<detail::geometry_2d<Pad, typename B::input_shape, typename B::output_shape,
+                                                       spec::kernel_rows, spec::kernel_cols, spec::stride_rows,
+                                                       spec::stride_cols>,
+                                   Filters, Act>;
+
+    template <class B>
+    static float*
+    logits(float* scratch, std::size_t n) noexcept
+    {
+        return core<B>::logits(scratch, n);
+    }
+
+    template <class B>
+    static void
+    forward(const float* params, const float* x, float* y, float* scratch, std::size_t n, const step_context&) noexcept
+    {
+        core<B>::forward(params + B::template weight<0>::offset, params + B::template weight<1>::offset, x, y,
+                         scratch, n);
+    }
+
+    template <class B>
+    static void
+    backward(const float* params, const float*, const float* y, float* dy, float* dx, float* grads, float* scratch,
+             std::size_t n, bool dy_is_logit_grad) noexcept
+    {
+        core<B>::backward(params + B::template weight<0>::offset, y, dy, dx, grads + B::template weight<0>::offset,
+                          grads + B::template weight<1>::offset, scratch, n, dy_is_logit_grad);
+    }
+};
+
+template <std::size_t Pool, std::size_t Stride, class Pad>
+struct layer_ops<MaxPool1D<Pool, Stride, Pad>> {
+    template <class B>
+    using core = detail::pool_core<
+        detail::geometry_1d<Pad, typename B::input_shape, typename B::output_shape, Pool, Stride>>;
+
+    template <class B>
+    static void
+    forward(const float*, const float* x, float* y, float* scratch, std::size_t n, const step_context&) noexcept
+    {
+        core<B>::forward(x, y, scratch, n);
+    }
+
+    template <class B>
+    static void
+    backward(const float*, const float*, const float*, float* dy, float* dx, float*, float* scratch, std::size_t n,
+             bool) noexcept
+    {
+        core<B>::backward(dy, dx, scratch, n);
+    }
+};
+
+template <auto Pool, auto Stride, class Pad>
+struct layer_ops<MaxPool2D<Pool, Stride, Pad>> {
+    using spec = MaxPool2D<Pool, Stride, Pad>;
+    template <class B>
+    using core =
+        detail::pool_core<detail::geometry_2d<Pad, typename B::input_shape, typename B::output_shape, spec::pool_rows,
+                                              spec::pool_cols, spec::stride_rows, spec::stride_cols>>;
+
+    template <class B>
+    static void
+    forward(const float*, const float* x, float* y, float* scratch, std::size_t n, const step_context&) noexcept
+    {
+        core<B>::forward(x, y, scratch, n);
+    }
+
+    template <class B>
+    static void
+    backward(const float*, const float*, const float*, float* dy, float* dx, float*, float* scratch, std::size_t n,
+             bool) noexcept
+    {
+        core<B>::backward(dy, dx, scratch, n);
+    }
+};
+
+template <std::size_t Vocab, std::size_t Dim>
+struct layer_ops<Embedding<Vocab, Dim>> {
+    /// Token ids are checked against [0, Vocab) where the data enters the model, never here.
+    template <class B, class Id>
+    static void
+    forward(const float* params, const Id* ids, float* y, float*, std::size_t n, const step_context&) noexcept
+    {
+        const float* table = params + B::template weight<0>::offset;
+        for (std::size_t t = 0; t < n * B::input_shape::size; ++t)
+            std::memcpy(y + t * Dim, table + static_cast<std::size_t>(ids[t]) * Dim, Dim * sizeof(float));
+    }
+
+    template <class B, class Id>
+    static void
+    backward(const float*, const Id* ids, const float*, float* dy, float*, float* grads, float*, std::size_t n,
+             bool) noexcept
+    {
+        float* dtable = grads + B::template weight<0>::offset;
+        for (std::size_t t = 0; t < n * B::input_shape::size; ++t) {
+            float* row = dtable + static_cast<std::size_t>(ids[t]) * Dim;
+            for (std::size_t d = 0; d < Dim; ++d)
+                row[d] += dy[t * Dim + d];
+        }
+    }
+};
+
+template <>
+struct layer_ops<Flatten> {
+    template <class B>
+    static void
+    forward(const float*, const float* x, float* y, float*, std::size_t n, const step_context&) noexcept
+    {
+        std::memcpy(y, x, n * B::input_shape::size * sizeof(float));
+    }
+
+    template <class B>
+    static void
+    backward(const float*, const float*, const float*, float* dy, float* dx, float*, float*, std::size_t n,
+             bool) noexcept
+    {
+        if (dx)
+            std::memcpy(dx, dy, n * B::input_shape::size * sizeof(float));
+    }
+};
+
+template <class Act>
+struct layer_ops<Activation<Act>> {
+    template <class B>
+    static float*
+    logits(float* scratch, std::size_t) noexcept
+    {
+        return scratch;
+    }
+
+    template <class B>
+    static void
+    forward(const float*, const float* x, float* y, float* scratch, std::size_t n, const step_context&) noexcept
+    {
+        constexpr std::size_t S = B::input_shape::size;
+        constexpr std::size_t D = B::input_shape::dims[B::input_shape::rank - 1];   // softmax: the last axis
+        std::memcpy(y, x, n * S * sizeof(float));
+        if constexpr (std::is_same_v<Act, Softmax>)
+            std::memcpy(scratch, x, n * S * sizeof(float));
+        kernels::activation_forward<Act, D>(y, n * (S / D));
+    }
+
+    template <class B>
+    static void
+    backward(const float*, const float*, const float* y, float* dy, float* dx, float*, float*, std::size_t n,
+             bool dy_is_logit_grad) noexcept
+    {
+        constexpr std::size_t S = B::input_shape::size;
+        constexpr std::size_t D = B::input_shape::dims[B::input_shape::rank - 1];
+        if (!dx)
+            return;
+        if (dy_is_logit_grad)
+            std::memcpy(dx, dy, n * S * sizeof(float));
+        else
+            kernels::activation_backward<Act, D>(y, dy, dx, n * (S / D));
+    }
+};
+
+template <float Rate>
+struct layer_ops<Dropout<Rate>> {
+    template <class B>
+    static void
+    forward(const float*, const float* x, float* y, float* mask, std::size_t n, const step_context& ctx) noexcept
+    {
+        constexpr std::size_t S = B::input_shape::size;
+        if (!ctx.training || Rate == 0.0f) {
+            std::memcpy(y, x, n * S * sizeof(float));
+            for (std::size_t i = 0; i < n * S; ++i)
+                mask[i] = 1.0f;
+            return;
+        }
+        constexpr float scale = 1.0f / (1.0f - Rate);
+        for (std::size_t s = 0; s < n; ++s)
+            for (std::size_t e = 0; e < S; ++e) {
+                const std::uint64_t bits =
+                    tpudsl::detail::hash4(ctx.seed ^ (0xd1b54a32d192ed03ULL * (B::index + 1)), ctx.step,
+                                          ctx.first_sample + s, e);
+                const float m = tpudsl::detail::unit_float(bits) >= Rate ? scale : 0.0f;
+                mask[s * S + e] = m;
+                y[s * S + e] = x[s * S + e] * m;
+            }
+    }
+
+    template <class B>
+    static void
+    backward(const float*, const float*, const float*, float* dy, float* dx, float*, float* mask, std::size_t n,
+             bool) noexcept
+    {
+        if (!dx)
+            return;
+        for (std::size_t i = 0; i < n * B::input_shape::size; ++i)
+            dx[i] = dy[i] * mask[i];
+    }
+};
+
+} // namespace tpudsl::ops
+
+#endif // !TPUDSL_OPS_LAYER_OPS_HPP

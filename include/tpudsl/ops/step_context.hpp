@@ -1,0 +1,23 @@
+/// @file Defines step_context: what a layer's forward pass needs to know about the step it is in.
+#ifndef TPUDSL_OPS_STEP_CONTEXT_HPP
+#define TPUDSL_OPS_STEP_CONTEXT_HPP
+
+#include <cstddef>
+#include <cstdint>
+
+namespace tpudsl {
+
+struct step_context {
+    /// Training (dropout active) or inference.
+    bool training = false;
+    /// The model's seed; dropout masks are a function of (seed, step, global sample index, element).
+    std::uint64_t seed = 0;
+    /// The optimizer step this forward pass belongs to.
+    std::uint64_t step = 0;
+    /// Global index, within the batch, of the first sample this call sees.
+    std::size_t first_sample = 0;
+};
+
+} // namespace tpudsl
+
+#endif // !TPUDSL_OPS_STEP_CONTEXT_HPP

@@ -1,0 +1,192 @@
+// Gradient checks: every layer, activation, padding and stride against central finite differences.
+// The scalar function is L = sum_i r_i y_i over a batch (r fixed and random), so dL/dy = r.
+#include <tpudsl/ops/graph.hpp>
+#include <tpudsl/tpudsl.hpp>
+
+#include <catch2/catch.hpp>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <random>
+#include <string>
+#include <type_traits>
+#include <vector>
+
+using namespace tpudsl;
+
+namespace {
+
+template <class M>
+struct harness {
+    using G = ops::graph<M>;
+    using In = typename M::input_type;
+    static constexpr std::size_t n = 3;   // samples in the batch
+
+    std::vector<float> params = std::vector<float>(M::param_buffer_size);
+    std::vector<In> x = std::vector<In>(n * M::input_shape::size);
+    std::vector<float> r = std::vector<float>(n * M::output_shape::size);
+    std::vector<float> ws = std::vector<float>(n * M::workspace_size);
+    step_context ctx{.training = true, .seed = 7, .step = 3, .first_sample = 0};
+
+    explicit harness(std::uint32_t seed)
+    {
+        std::mt19937 gen(seed);
+        std::uniform_real_distribution<float> u(-1.0f, 1.0f);
+        for (auto& p : params)
+            p = u(gen);
+        for (auto& v : r)
+            v = u(gen);
+        if constexpr (std::is_integral_v<In>) {
+            // token ids: repeat some, so the scatter-add of the embedding gradient is exercised
+            std::uniform_int_distribution<int> id(0, static_cast<int>(M::template layer<0>::spec::input_dim) - 1);
+            for (auto& v : x)
+                v = static_cast<In>(id(gen) % 4);
+        } else {
+            for (auto& v : x)
+                v = u(gen);
+        }
+    }
+
+    double
+    loss()
+    {
+        G::forward(params.data(), x.data(), ws.data(), n, n, ctx);
+        const float* y = G::output(ws.data(), n);
+        double l = 0.0;
+        for (std::size_t i = 0; i < r.size(); ++i)
+            l += static_cast<double>(r[i]) * y[i];
+        return l;
+    }
+
+    /// Analytic gradients: parameters, and the input (float inputs only).
+    std::pair<std::vector<float>, std::vector<float>>
+    gradients()
+    {
+        std::vector<float> grads(M::param_buffer_size, 0.0f);
+        std::vector<float> dx(std::is_integral_v<In> ? 0 : x.size(), 0.0f);
+        loss();
+        std::copy(r.begin(), r.end(), G::loss_gradient(ws.data(), n));
+        G::backward(params.data(), x.data(), ws.data(), n, n, grads.data(), false, dx.empty() ? nullptr : dx.data());
+        return {grads, dx};
+    }
+};
+
+template <class H, class T>
+double
+central_difference(H& h, T& value, double step)
+{
+    const T saved = value;
+    value = static_cast<T>(saved + step);
+    const double up = h.loss();
+    value = static_cast<T>(saved - step);
+    const double down = h.loss();
+    value = saved;
+    return (up - down) / (2.0 * step);
+}
+
+// |analytic - numeric| <= rel * max(|analytic|, |numeric|) + abs.
+bool
+close(double analytic, double numeric, double rel = 1e-2, double abs = 2e-3)
+{
+    return std::abs(analytic - numeric) <= rel * std::max(std::abs(analytic), std::abs(numeric)) + abs;
+}
+
+template <class M, std::size_t I, std::size_t J>
+std::size_t
+check_weight(harness<M>& h, const std::vector<float>& grads, double step)
+{
+    using W = typename M::template layer<I>::template weight<J>;
+    for (std::size_t k = 0; k < W::size; ++k) {
+        const std::size_t at = W::offset + k;
+        const double numeric = central_difference(h, h.params[at], step);
+        INFO("layer " << I << " weight " << J << " element " << k);
+        CHECK(close(grads[at], numeric));
+    }
+    return W::size;
+}
+
+template <class M, std::size_t I>
+std::size_t
+check_layer(harness<M>& h, const std::vector<float>& grads, double step)
+{
+    using B = typename M::template layer<I>;
+    return [&]<std::size_t... J>(std::index_sequence<J...>) {
+        return (std::size_t{0} + ... + check_weight<M, I, J>(h, grads, step));
+    }(std::make_index_sequence<B::weight_count>{});
+}
+
+template <class M>
+void
+check_model(double step = 1e-2, std::uint32_t seed = 1)
+{
+    harness<M> h(seed);
+    const auto [grads, dx] = h.gradients();
+    std::size_t checked = [&]<std::size_t... I>(std::index_sequence<I...>) {
+        return (std::size_t{0} + ... + check_layer<M, I>(h, grads, step));
+    }(std::make_index_sequence<M::layer_count>{});
+    for (std::size_t k = 0; k < dx.size(); ++k) {
+        const double numeric = central_difference(h, h.x[k], step);
+        INFO("input element " << k);
+        CHECK(close(dx[k], numeric));
+        ++checked;
+    }
+    CHECK(checked > 0);
+}
+
+} // namespace
+
+TEST_CASE("gradients: Dense with every activation", "[gradcheck]")
+{
+    check_model<Sequential<Input<Shape<7>>, Dense<5, Tanh>, Dense<4, Sigmoid>, Dense<4>, Dense<3, Softmax>>>();
+}
+
+TEST_CASE("gradients: Relu away from its kink", "[gradcheck]")
+{
+    check_model<Sequential<Input<Shape<6>>, Dense<5, Relu>, Dense<2>>>(1e-3);
+}
+
+TEST_CASE("gradients: Conv2D valid, stride 1", "[gradcheck]")
+{
+    check_model<Sequential<Input<Shape<6, 5, 2>>, Conv2D<3, 3, Tanh>, Flatten, Dense<2>>>();
+}
+
+TEST_CASE("gradients: Conv2D same, rectangular kernel and strides", "[gradcheck]")
+{
+    check_model<Sequential<Input<Shape<7, 6, 2>>, Conv2D<3, Size2{3, 2}, Sigmoid, Same, Size2{2, 1}>, Flatten,
+                           Dense<2>>>();
+}
+
+TEST_CASE("gradients: Conv1D valid with stride 2, then same", "[gradcheck]")
+{
+    check_model<Sequential<Input<Shape<9, 3>>, Conv1D<4, 3, Tanh, Valid, 2>, Conv1D<2, 2, Linear, Same>, Flatten,
+                           Dense<2>>>();
+}
+
+TEST_CASE("gradients: MaxPool2D valid and same", "[gradcheck]")
+{
+    check_model<Sequential<Input<Shape<6, 6, 2>>, Conv2D<2, 3, Tanh, Same>, MaxPool2D<2>, MaxPool2D<2, 1, Same>,
+                           Flatten, Dense<3>>>(1e-3);
+}
+
+TEST_CASE("gradients: MaxPool1D overlapping and same", "[gradcheck]")
+{
+    check_model<Sequential<Input<Shape<10, 2>>, MaxPool1D<3, 2>, MaxPool1D<2, 2, Same>, Flatten, Dense<2>>>(1e-3);
+}
+
+TEST_CASE("gradients: Embedding (repeated ids) into Conv1D", "[gradcheck]")
+{
+    check_model<Sequential<Input<Shape<5>, std::int32_t>, Embedding<11, 3>, Conv1D<2, 2, Tanh>, Flatten,
+                           Dense<2, Softmax>>>();
+}
+
+TEST_CASE("gradients: Activation layers, softmax over the last axis", "[gradcheck]")
+{
+    check_model<Sequential<Input<Shape<4, 3>>, Activation<Tanh>, Activation<Sigmoid>, Activation<Softmax>,
+                           Activation<Relu>, Flatten, Dense<2>>>();
+}
+
+TEST_CASE("gradients: Dropout in training (a fixed mask)", "[gradcheck]")
+{
+    check_model<Sequential<Input<Shape<8>>, Dense<6, Tanh>, Dropout<0.5f>, Dense<2>>>();
+}

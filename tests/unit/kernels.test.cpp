@@ -1,0 +1,167 @@
+// Every kernel against its plain scalar reference (double accumulation), within 1e-5 relative to the
+// magnitude of the sum it computes (sum_k |a_ik b_kj|).
+#include <tpudsl/detail/simd.hpp>
+#include <tpudsl/kernels/gemm.hpp>
+#include <tpudsl/kernels/reference/conv.hpp>
+#include <tpudsl/kernels/reference/gemm.hpp>
+#include <tpudsl/ops/graph.hpp>
+#include <tpudsl/tpudsl.hpp>
+
+#include <catch2/catch.hpp>
+
+#include <cmath>
+#include <random>
+#include <vector>
+
+using namespace tpudsl;
+
+namespace {
+
+std::vector<float>
+random_vector(std::size_t n, std::uint32_t seed)
+{
+    std::mt19937 gen(seed);
+    std::uniform_real_distribution<float> u(-1.0f, 1.0f);
+    std::vector<float> v(n);
+    for (auto& x : v)
+        x = u(gen);
+    return v;
+}
+
+void
+check_close(const std::vector<float>& got, const std::vector<float>& want, const std::vector<double>& scale)
+{
+    REQUIRE(got.size() == want.size());
+    std::size_t bad = 0;
+    for (std::size_t i = 0; i < got.size(); ++i)
+        if (std::abs(got[i] - want[i]) > 1e-5 * (scale[i] + 1e-6))
+            ++bad;
+    CHECK(bad == 0);
+}
+
+template <std::size_t M, std::size_t K, std::size_t N>
+void
+check_gemm()
+{
+    INFO("M=" << M << " K=" << K << " N=" << N << " simd=" << detail::simd::arch_name);
+    const auto a = random_vector(M * K, 1), b = random_vector(K * N, 2), c0 = random_vector(M * N, 3);
+    std::vector<double> scale(M * N);
+
+    // nn, overwrite and accumulate
+    std::vector<float> got(M * N), want(M * N);
+    kernels::gemm_nn<K, N>(M, a.data(), b.data(), got.data());
+    kernels::reference::gemm(M, N, K, a.data(), false, b.data(), false, want.data(), false, scale.data());
+    check_close(got, want, scale);
+    got = c0;
+    want = c0;
+    kernels::gemm_nn<K, N>(M, a.data(), b.data(), got.data(), true);
+    kernels::reference::gemm(M, N, K, a.data(), false, b.data(), false, want.data(), true, scale.data());
+    check_close(got, want, scale);
+
+    // tn: A stored (K, M)
+    const auto at = random_vector(K * M, 4);
+    got = c0;
+    want = c0;
+    kernels::gemm_tn<M, N>(K, at.data(), b.data(), got.data());
+    kernels::reference::gemm(M, N, K, at.data(), true, b.data(), false, want.data(), true, scale.data());
+    check_close(got, want, scale);
+
+    // nt: B stored (N, K)
+    const auto bt = random_vector(N * K, 5);
+    kernels::gemm_nt<K, N>(M, a.data(), bt.data(), got.data());
+    kernels::reference::gemm(M, N, K, a.data(), false, bt.data(), true, want.data(), false, scale.data());
+    check_close(got, want, scale);
+}
+
+/// One layer's forward and backward through the model machinery, against the direct reference.
+template <class M>
+void
+check_conv(std::size_t n)
+{
+    using G = ops::graph<M>;
+    using B = typename M::template layer<0>;
+    constexpr auto geo = ops::layer_ops<typename B::spec>::template core<B>::geometry;
+    constexpr std::size_t F = B::spec::filters;
+    auto params = random_vector(M::param_buffer_size, 6);
+    const auto x = random_vector(n * M::input_shape::size, 7);
+    std::vector<float> ws(n * M::workspace_size);
+    G::forward(params.data(), x.data(), ws.data(), n, n, step_context{});
+    const float* w = params.data() + B::template weight<0>::offset;
+    const float* bias = params.data() + B::template weight<1>::offset;
+
+    const std::size_t out = M::output_shape::size;
+    std::vector<float> want(n * out), got(G::output(ws.data(), n), G::output(ws.data(), n) + n * out);
+    for (std::size_t s = 0; s < n; ++s)
+        kernels::reference::conv2d_forward(geo, F, x.data() + s * geo.in_size(), w, bias, want.data() + s * out);
+    check_close(got, want, std::vector<double>(want.size(), geo.patch() + 1.0));
+
+    const auto dy = random_vector(n * out, 8);
+    std::copy(dy.begin(), dy.end(), G::loss_gradient(ws.data(), n));
+    std::vector<float> grads(M::param_buffer_size, 0.0f), dx(x.size());
+    G::backward(params.data(), x.data(), ws.data(), n, n, grads.data(), false, dx.data());
+
+    std::vector<float> ref_grads(M::param_buffer_size, 0.0f), ref_dx(x.size());
+    for (std::size_t s = 0; s < n; ++s)
+        kernels::reference::conv2d_backward(geo, F, x.data() + s * geo.in_size(), w, dy.data() + s * out,
+                                            ref_grads.data() + B::template weight<0>::offset,
+                                            ref_grads.data() + B::template weight<1>::offset,
+                                            ref_dx.data() + s * geo.in_size());
+    check_close(grads, ref_grads, std::vector<double>(grads.size(), n * geo.positions() + 1.0));
+    check_close(dx, ref_dx, std::vector<double>(dx.size(), geo.patch() * F + 1.0));
+}
+
+template <class M>
+void
+check_pool(std::size_t n)
+{
+    using G = ops::graph<M>;
+    using B = typename M::template layer<0>;
+    constexpr auto geo = ops::layer_ops<typename B::spec>::template core<B>::geometry;
+    const auto x = random_vector(n * M::input_shape::size, 9);
+    std::vector<float> params(M::param_buffer_size), ws(n * M::workspace_size);
+    G::forward(params.data(), x.data(), ws.data(), n, n, step_context{});
+    const std::size_t out = M::output_shape::size;
+    const auto dy = random_vector(n * out, 10);
+    std::copy(dy.begin(), dy.end(), G::loss_gradient(ws.data(), n));
+    std::vector<float> dx(x.size());
+    G::backward(params.data(), x.data(), ws.data(), n, n, params.data(), false, dx.data());
+
+    std::vector<float> want_y(n * out), want_dx(x.size());
+    for (std::size_t s = 0; s < n; ++s)
+        kernels::reference::max_pool(geo, x.data() + s * geo.in_size(), want_y.data() + s * out,
+                                     dy.data() + s * out, want_dx.data() + s * geo.in_size());
+    const float* y = G::output(ws.data(), n);
+    CHECK(std::vector<float>(y, y + n * out) == want_y);
+    CHECK(dx == want_dx);
+}
+
+} // namespace
+
+TEST_CASE("gemm kernels equal the scalar reference", "[kernels]")
+{
+    check_gemm<1, 1, 1>();
+    check_gemm<5, 3, 7>();
+    check_gemm<7, 17, 33>();
+    check_gemm<13, 64, 100>();
+    check_gemm<9, 9, 64>();        // the Fashion model's convolution: patch 9, 64 filters
+    check_gemm<4, 2336, 46>();     // the Reuters model's Dense
+    check_gemm<3, 300, 512>();
+}
+
+TEST_CASE("convolutions equal the direct reference", "[kernels]")
+{
+    check_conv<Sequential<Input<Shape<28, 28, 1>>, Conv2D<64, 3>>>(2);
+    check_conv<Sequential<Input<Shape<9, 8, 3>>, Conv2D<5, 3, Linear, Same, 2>>>(3);
+    check_conv<Sequential<Input<Shape<9, 8, 3>>, Conv2D<4, Size2{2, 4}, Linear, Same, Size2{3, 1}>>>(2);
+    check_conv<Sequential<Input<Shape<30, 7>>, Conv1D<16, 5>>>(2);
+    check_conv<Sequential<Input<Shape<11, 4>>, Conv1D<6, 4, Linear, Same, 3>>>(3);
+}
+
+TEST_CASE("max pooling equals the direct reference", "[kernels]")
+{
+    check_pool<Sequential<Input<Shape<26, 26, 4>>, MaxPool2D<2>>>(2);
+    check_pool<Sequential<Input<Shape<7, 9, 3>>, MaxPool2D<3, 2, Same>>>(2);
+    check_pool<Sequential<Input<Shape<7, 9, 3>>, MaxPool2D<Size2{2, 3}, 1>>>(2);
+    check_pool<Sequential<Input<Shape<296, 8>>, MaxPool1D<2>>>(2);
+    check_pool<Sequential<Input<Shape<13, 3>>, MaxPool1D<4, 3, Same>>>(3);
+}
