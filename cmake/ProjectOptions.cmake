@@ -3,7 +3,9 @@
 add_library(tpudsl_project_options INTERFACE)
 target_link_libraries(tpudsl_project_options INTERFACE tpudsl::tpudsl)
 target_compile_options(tpudsl_project_options INTERFACE
-    $<$<CXX_COMPILER_ID:GNU,Clang>:-Wall -Wextra -Wpedantic>)
+    $<$<CXX_COMPILER_ID:GNU,Clang>:-Wall -Wextra -Wpedantic>
+    # options structs are filled with designated initializers; leaving members out is the point
+    $<$<CXX_COMPILER_ID:GNU,Clang>:-Wno-missing-field-initializers>)
 if(TPUDSL_NATIVE)
     target_compile_options(tpudsl_project_options INTERFACE $<$<CXX_COMPILER_ID:GNU,Clang>:-march=native>)
 endif()

@@ -5,7 +5,7 @@ set -euo pipefail
 
 packages=("$@")
 if [ ${#packages[@]} -eq 0 ]; then
-    packages=(g++ cmake ninja-build libboost-dev xtensor-dev libxsimd-dev catch2 zlib1g-dev)
+    packages=(g++ cmake ninja-build libboost-dev xtensor-dev libxsimd-dev catch2 zlib1g-dev dataset-fashion-mnist)
 fi
 
 missing=()

@@ -1,26 +1,14 @@
-/// @file The umbrella header: everything a user of tpudsl needs.
+/// @file The umbrella header: models, training and data.
 #ifndef TPUDSL_TPUDSL_HPP
 #define TPUDSL_TPUDSL_HPP
 
-#include <tpudsl/config.hpp>
-#include <tpudsl/core/activations.hpp>
-#include <tpudsl/core/input.hpp>
-#include <tpudsl/core/padding.hpp>
-#include <tpudsl/core/shape.hpp>
-#include <tpudsl/core/weights.hpp>
-#include <tpudsl/layers/activation.hpp>
-#include <tpudsl/layers/conv1d.hpp>
-#include <tpudsl/layers/conv2d.hpp>
-#include <tpudsl/layers/dense.hpp>
-#include <tpudsl/layers/dropout.hpp>
-#include <tpudsl/layers/embedding.hpp>
-#include <tpudsl/layers/flatten.hpp>
-#include <tpudsl/layers/layer_base.hpp>
-#include <tpudsl/layers/layer_concepts.hpp>
-#include <tpudsl/layers/max_pool1d.hpp>
-#include <tpudsl/layers/max_pool2d.hpp>
-#include <tpudsl/model/sequential.hpp>
-#include <tpudsl/model/summary.hpp>
-#include <tpudsl/model/valid_model.hpp>
+#include <tpudsl/core.hpp>
+#include <tpudsl/data/fashion_mnist.hpp>
+#include <tpudsl/io/weights.hpp>
+#include <tpudsl/train/callbacks.hpp>
+#include <tpudsl/train/losses.hpp>
+#include <tpudsl/train/metrics.hpp>
+#include <tpudsl/train/model.hpp>
+#include <tpudsl/train/optimizers.hpp>
 
 #endif // !TPUDSL_TPUDSL_HPP

@@ -1,0 +1,480 @@
+/// @file Defines the Callback interface of `fit` and Keras' callbacks: EarlyStopping, ModelCheckpoint,
+/// CSVLogger, TerminateOnNaN, LearningRateScheduler, ReduceLROnPlateau, with Keras' defaults and
+/// rules (keras-semantics §2).
+#ifndef TPUDSL_TRAIN_CALLBACKS_HPP
+#define TPUDSL_TRAIN_CALLBACKS_HPP
+
+#include <tpudsl/train/history.hpp>
+
+#include <algorithm>
+#include <cmath>
+#include <cstddef>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <functional>
+#include <iostream>
+#include <limits>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+namespace tpudsl {
+
+/// What a callback may ask of the model being trained.
+class TrainingControl {
+public:
+    virtual ~TrainingControl() = default;
+    /// Set to stop `fit` at the end of the current batch's epoch (Keras' `model.stop_training`).
+    bool stop_training = false;
+    [[nodiscard]] virtual double learning_rate() const = 0;
+    virtual void set_learning_rate(double lr) = 0;
+    /// Writes the weights to `path` atomically (a temporary file, then a rename).
+    virtual void save_weights(const std::string& path) const = 0;
+    [[nodiscard]] virtual std::vector<float> get_weights() const = 0;
+    virtual void set_weights(const std::vector<float>& w) = 0;
+};
+
+/// Keras' callback hooks. Logs hold the epoch's (or batch's) running values.
+class Callback {
+public:
+    virtual ~Callback() = default;
+    virtual void on_train_begin(TrainingControl&) {}
+    virtual void on_epoch_begin(std::size_t /*epoch*/, Logs& /*logs*/, TrainingControl&) {}
+    virtual void on_train_batch_end(std::size_t /*batch*/, const Logs& /*logs*/, TrainingControl&) {}
+    virtual void on_epoch_end(std::size_t /*epoch*/, Logs& /*logs*/, TrainingControl&) {}
+    virtual void on_train_end(TrainingControl&) {}
+};
+
+/// `mode="auto"`, `"min"` or `"max"`.
+enum class monitor_mode { automatic, min, max };
+
+namespace detail {
+inline bool
+ends_with(const std::string& s, std::string_view tail)
+{
+    return s.size() >= tail.size() && s.compare(s.size() - tail.size(), tail.size(), tail) == 0;
+}
+
+/// Monitors a value for improvement: auto is max for accuracies (EarlyStopping: names ending in
+/// acc/accuracy/auc; ModelCheckpoint: names containing "acc"), min otherwise.
+struct monitor {
+    std::string name;
+    bool maximize = false;
+    double min_delta = 0.0;
+    double best = std::numeric_limits<double>::infinity();
+
+    void
+    reset(std::optional<double> baseline = std::nullopt)
+    {
+        best = baseline ? *baseline : (maximize ? -std::numeric_limits<double>::infinity()
+                                               : std::numeric_limits<double>::infinity());
+    }
+    [[nodiscard]] bool
+    improved(double current) const noexcept
+    {
+        return maximize ? current - min_delta > best : current + min_delta < best;
+    }
+};
+} // namespace detail
+
+/// `TerminateOnNaN()`: stops training when a batch's loss is NaN or infinite, printing
+/// "Batch {b}: Invalid loss, terminating training".
+class TerminateOnNaN : public Callback {
+public:
+    explicit TerminateOnNaN(std::ostream& out = std::cout) : out_(&out) {}
+    void
+    on_train_batch_end(std::size_t batch, const Logs& logs, TrainingControl& control) override
+    {
+        const auto loss = logs.get("loss");
+        if (loss && !std::isfinite(*loss)) {
+            *out_ << "Batch " << batch << ": Invalid loss, terminating training\n";
+            control.stop_training = true;
+        }
+    }
+
+private:
+    std::ostream* out_;
+};
+
+/// The options of EarlyStopping, with Keras' defaults.
+struct EarlyStoppingOptions {
+    std::string monitor = "val_loss";
+    double min_delta = 0.0;
+    std::size_t patience = 0;
+    int verbose = 0;
+    monitor_mode mode = monitor_mode::automatic;
+    std::optional<double> baseline;
+    bool restore_best_weights = false;
+    std::size_t start_from_epoch = 0;
+};
+
+/// `EarlyStopping(monitor="val_loss", min_delta=0, patience=0, verbose=0, mode="auto", baseline=None,
+/// restore_best_weights=False, start_from_epoch=0)`.
+class EarlyStopping : public Callback {
+public:
+    using Options = EarlyStoppingOptions;
+
+    explicit EarlyStopping(Options o = {}, std::ostream& out = std::cout) : options_(std::move(o)), out_(&out)
+    {
+        monitor_.name = options_.monitor;
+        monitor_.maximize = options_.mode == monitor_mode::max ||
+                            (options_.mode == monitor_mode::automatic &&
+                             (detail::ends_with(monitor_.name, "acc") || detail::ends_with(monitor_.name, "accuracy") ||
+                              detail::ends_with(monitor_.name, "auc")));
+        monitor_.min_delta = std::abs(options_.min_delta);
+    }
+
+    /// The epoch (0-based) at which training stopped, if it did.
+    [[nodiscard]] std::optional<std::size_t> stopped_epoch() const noexcept { return stopped_epoch_; }
+
+    void
+    on_train_begin(TrainingControl&) override
+    {
+        wait_ = 0;
+        stopped_epoch_.reset();
+        best_weights_.clear();
+        best_epoch_ = 0;
+        monitor_.reset();
+    }
+
+    void
+    on_epoch_end(std::size_t epoch, Logs& logs, TrainingControl& control) override
+    {
+        const auto current = logs.get(monitor_.name);
+        if (!current || epoch < options_.start_from_epoch)
+            return;
+        if (options_.restore_best_weights && best_weights_.empty())
+            best_weights_ = control.get_weights();
+        ++wait_;
+        if (monitor_.improved(*current)) {
+            monitor_.best = *current;
+            best_epoch_ = epoch;
+            if (options_.restore_best_weights)
+                best_weights_ = control.get_weights();
+            if (!options_.baseline || improves_on_baseline(*current))
+                wait_ = 0;
+            return;
+        }
+        if (wait_ >= options_.patience && epoch > 0) {
+            stopped_epoch_ = epoch;
+            control.stop_training = true;
+            if (options_.restore_best_weights && !best_weights_.empty()) {
+                if (options_.verbose > 0)
+                    *out_ << "Restoring model weights from the end of the best epoch: " << best_epoch_ + 1 << ".\n";
+                control.set_weights(best_weights_);
+            }
+        }
+    }
+
+    void
+    on_train_end(TrainingControl&) override
+    {
+        if (stopped_epoch_ && options_.verbose > 0)
+            *out_ << "Epoch " << *stopped_epoch_ + 1 << ": early stopping\n";
+    }
+
+private:
+    [[nodiscard]] bool
+    improves_on_baseline(double current) const noexcept
+    {
+        detail::monitor m = monitor_;
+        m.best = *options_.baseline;
+        return m.improved(current);
+    }
+
+    Options options_;
+    std::ostream* out_;
+    detail::monitor monitor_;
+    std::size_t wait_ = 0, best_epoch_ = 0;
+    std::optional<std::size_t> stopped_epoch_;
+    std::vector<float> best_weights_;
+};
+
+/// The options of ReduceLROnPlateau, with Keras' defaults.
+struct ReduceLROnPlateauOptions {
+    std::string monitor = "val_loss";
+    double factor = 0.1;
+    std::size_t patience = 10;
+    int verbose = 0;
+    monitor_mode mode = monitor_mode::automatic;
+    double min_delta = 1e-4;
+    std::size_t cooldown = 0;
+    double min_lr = 0.0;
+};
+
+/// `ReduceLROnPlateau(monitor="val_loss", factor=0.1, patience=10, verbose=0, mode="auto",
+/// min_delta=1e-4, cooldown=0, min_lr=0)`; writes `lr` into the epoch's logs.
+class ReduceLROnPlateau : public Callback {
+public:
+    using Options = ReduceLROnPlateauOptions;
+
+    explicit ReduceLROnPlateau(Options o = {}, std::ostream& out = std::cout) : options_(std::move(o)), out_(&out)
+    {
+        if (options_.factor >= 1.0)
+            throw std::invalid_argument("tpudsl::ReduceLROnPlateau: factor must be < 1 (got " +
+                                        std::to_string(options_.factor) + ")");
+        monitor_.name = options_.monitor;
+        monitor_.maximize = options_.mode == monitor_mode::max ||
+                            (options_.mode == monitor_mode::automatic && monitor_.name.find("acc") != std::string::npos);
+        monitor_.min_delta = options_.min_delta;
+    }
+
+    void
+    on_train_begin(TrainingControl&) override
+    {
+        wait_ = 0;
+        cooldown_counter_ = 0;
+        monitor_.reset();
+    }
+
+    void
+    on_epoch_end(std::size_t epoch, Logs& logs, TrainingControl& control) override
+    {
+        logs.set("lr", control.learning_rate());
+        const auto current = logs.get(monitor_.name);
+        if (!current)
+            return;
+        if (cooldown_counter_ > 0) {
+            --cooldown_counter_;
+            wait_ = 0;
+        }
+        if (monitor_.improved(*current)) {
+            monitor_.best = *current;
+            wait_ = 0;
+        } else if (cooldown_counter_ == 0) {
+            ++wait_;
+            if (wait_ >= options_.patience) {
+                const double old_lr = control.learning_rate();
+                if (old_lr > options_.min_lr) {
+                    const double new_lr = std::max(old_lr * options_.factor, options_.min_lr);
+                    control.set_learning_rate(new_lr);
+                    if (options_.verbose > 0) {
+                        char buf[128];
+                        std::snprintf(buf, sizeof buf, "\nEpoch %05zu: ReduceLROnPlateau reducing learning rate to %g.\n",
+                                      epoch + 1, new_lr);
+                        *out_ << buf;
+                    }
+                    cooldown_counter_ = options_.cooldown;
+                    wait_ = 0;
+                }
+            }
+        }
+    }
+
+private:
+    Options options_;
+    std::ostream* out_;
+    detail::monitor monitor_;
+    std::size_t wait_ = 0, cooldown_counter_ = 0;
+};
+
+/// `LearningRateScheduler(schedule, verbose=0)`: at each epoch's start, lr = schedule(epoch, lr);
+/// writes `lr` into the epoch's logs.
+class LearningRateScheduler : public Callback {
+public:
+    using schedule_fn = std::function<double(std::size_t epoch, double lr)>;
+    explicit LearningRateScheduler(schedule_fn schedule, int verbose = 0, std::ostream& out = std::cout)
+        : schedule_(std::move(schedule)), verbose_(verbose), out_(&out)
+    {
+    }
+
+    void
+    on_epoch_begin(std::size_t epoch, Logs&, TrainingControl& control) override
+    {
+        const double lr = schedule_(epoch, control.learning_rate());
+        if (!std::isfinite(lr))
+            throw std::invalid_argument("tpudsl::LearningRateScheduler: the schedule returned a non-finite rate at epoch " +
+                                        std::to_string(epoch));
+        control.set_learning_rate(lr);
+        if (verbose_ > 0) {
+            char buf[128];
+            std::snprintf(buf, sizeof buf, "\nEpoch %05zu: LearningRateScheduler setting learning rate to %g.\n",
+                          epoch + 1, lr);
+            *out_ << buf;
+        }
+    }
+    void
+    on_epoch_end(std::size_t, Logs& logs, TrainingControl& control) override
+    {
+        logs.set("lr", control.learning_rate());
+    }
+
+private:
+    schedule_fn schedule_;
+    int verbose_;
+    std::ostream* out_;
+};
+
+/// `CSVLogger(filename, separator=",", append=False)`: a header `epoch` + the sorted log keys, then
+/// one row per epoch. Each row is flushed as it is written.
+class CSVLogger : public Callback {
+public:
+    explicit CSVLogger(std::string filename, char separator = ',', bool append = false)
+        : filename_(std::move(filename)), separator_(separator), append_(append)
+    {
+    }
+
+    void
+    on_train_begin(TrainingControl&) override
+    {
+        const bool had_rows = append_ && std::filesystem::exists(filename_) && std::filesystem::file_size(filename_) > 0;
+        file_.open(filename_, append_ ? std::ios::app : std::ios::trunc);
+        if (!file_)
+            throw std::runtime_error("tpudsl::CSVLogger: cannot open '" + filename_ + "' for writing");
+        keys_.clear();
+        header_written_ = had_rows;
+    }
+
+    void
+    on_epoch_end(std::size_t epoch, Logs& logs, TrainingControl&) override
+    {
+        if (keys_.empty()) {
+            for (const auto& [k, v] : logs)
+                keys_.push_back(k);
+            std::sort(keys_.begin(), keys_.end());
+            if (!header_written_) {
+                file_ << "epoch";
+                for (const auto& k : keys_)
+                    file_ << separator_ << k;
+                file_ << '\n';
+                header_written_ = true;
+            }
+        }
+        file_ << epoch;
+        for (const auto& k : keys_) {
+            file_ << separator_;
+            if (const auto v = logs.get(k)) {
+                char buf[32];
+                std::snprintf(buf, sizeof buf, "%.17g", *v);
+                file_ << buf;
+            } else {
+                file_ << "NA";
+            }
+        }
+        file_ << '\n' << std::flush;
+        if (!file_)
+            throw std::runtime_error("tpudsl::CSVLogger: writing '" + filename_ + "' failed");
+    }
+
+    void
+    on_train_end(TrainingControl&) override
+    {
+        file_.close();
+    }
+
+private:
+    std::string filename_;
+    char separator_;
+    bool append_;
+    std::ofstream file_;
+    std::vector<std::string> keys_;
+    bool header_written_ = false;
+};
+
+/// The options of ModelCheckpoint, with Keras' defaults.
+struct ModelCheckpointOptions {
+    std::string monitor = "val_loss";
+    int verbose = 0;
+    bool save_best_only = false;
+    monitor_mode mode = monitor_mode::automatic;
+    std::optional<double> initial_value_threshold;
+};
+
+/// `ModelCheckpoint(filepath, monitor="val_loss", verbose=0, save_best_only=False, mode="auto")`:
+/// saves the weights at each epoch's end (or only on improvement), atomically. `{epoch}` in the path
+/// becomes the 1-based epoch number (`{epoch:02d}` pads it).
+class ModelCheckpoint : public Callback {
+public:
+    using Options = ModelCheckpointOptions;
+
+    explicit ModelCheckpoint(std::string filepath, Options o = {}, std::ostream& out = std::cout)
+        : filepath_(std::move(filepath)), options_(std::move(o)), out_(&out)
+    {
+        monitor_.name = options_.monitor;
+        monitor_.maximize =
+            options_.mode == monitor_mode::max ||
+            (options_.mode == monitor_mode::automatic &&
+             (monitor_.name.find("acc") != std::string::npos || monitor_.name.rfind("fmeasure", 0) == 0));
+    }
+
+    void
+    on_train_begin(TrainingControl&) override
+    {
+        monitor_.reset(options_.initial_value_threshold);
+    }
+
+    void
+    on_epoch_end(std::size_t epoch, Logs& logs, TrainingControl& control) override
+    {
+        const std::string path = format_path(epoch + 1);
+        if (!options_.save_best_only) {
+            control.save_weights(path);
+            if (options_.verbose > 0) {
+                char buf[64];
+                std::snprintf(buf, sizeof buf, "\nEpoch %05zu: saving model to ", epoch + 1);
+                *out_ << buf << path << '\n';
+            }
+            return;
+        }
+        const auto current = logs.get(monitor_.name);
+        if (!current) {
+            *out_ << "Can save best model only with " << monitor_.name << " available, skipping.\n";
+            return;
+        }
+        if (monitor_.improved(*current)) {
+            if (options_.verbose > 0) {
+                char buf[256];
+                std::snprintf(buf, sizeof buf, "\nEpoch %05zu: %s improved from %.5f to %.5f, saving model to %s\n",
+                              epoch + 1, monitor_.name.c_str(), monitor_.best, *current, path.c_str());
+                *out_ << buf;
+            }
+            monitor_.best = *current;
+            control.save_weights(path);
+        } else if (options_.verbose > 0) {
+            char buf[256];
+            std::snprintf(buf, sizeof buf, "\nEpoch %05zu: %s did not improve from %.5f\n", epoch + 1,
+                          monitor_.name.c_str(), monitor_.best);
+            *out_ << buf;
+        }
+    }
+
+    /// The path for a 1-based epoch: `{epoch}` -> "3", `{epoch:02d}` -> "03".
+    [[nodiscard]] std::string
+    format_path(std::size_t epoch) const
+    {
+        std::string out;
+        for (std::size_t i = 0; i < filepath_.size();) {
+            if (filepath_.compare(i, 7, "{epoch}") == 0) {
+                out += std::to_string(epoch);
+                i += 7;
+            } else if (filepath_.compare(i, 7, "{epoch:") == 0 && filepath_.find('}', i) != std::string::npos) {
+                // {epoch:0Nd}: zero-padded to N digits; other format specs print the plain number
+                const std::size_t close = filepath_.find('}', i);
+                const std::string spec = filepath_.substr(i + 7, close - i - 7);
+                std::string digits = std::to_string(epoch);
+                if (spec.size() >= 3 && spec.front() == '0' && spec.back() == 'd') {
+                    const std::size_t width = std::stoul(spec.substr(1, spec.size() - 2));
+                    if (digits.size() < width)
+                        digits.insert(0, width - digits.size(), '0');
+                }
+                out += digits;
+                i = close + 1;
+            } else {
+                out += filepath_[i++];
+            }
+        }
+        return out;
+    }
+
+private:
+    std::string filepath_;
+    Options options_;
+    std::ostream* out_;
+    detail::monitor monitor_;
+};
+
+} // namespace tpudsl
+
+#endif // !TPUDSL_TRAIN_CALLBACKS_HPP

@@ -1,0 +1,178 @@
+/// @file Defines array_ref, the boundary where run-time arrays (xtensor containers, std::vector)
+/// enter a model: element type, shape and values are checked there, once, with messages that say
+/// what, where and what was expected.
+#ifndef TPUDSL_TRAIN_DATA_HPP
+#define TPUDSL_TRAIN_DATA_HPP
+
+#include <cmath>
+#include <cstddef>
+#include <cstdint>
+#include <stdexcept>
+#include <string>
+#include <type_traits>
+#include <vector>
+
+namespace tpudsl {
+
+enum class dtype { float32, int32, other };
+
+template <class T>
+inline constexpr dtype dtype_of = std::is_same_v<T, float>          ? dtype::float32
+                                  : std::is_same_v<T, std::int32_t> ? dtype::int32
+                                                                    : dtype::other;
+
+[[nodiscard]] inline std::string
+dtype_name(dtype t)
+{
+    switch (t) {
+    case dtype::float32: return "float32";
+    case dtype::int32: return "int32";
+    case dtype::other: break;
+    }
+    return "an unsupported element type";
+}
+
+/// A non-owning view of a run-time array: its first dimension counts samples.
+struct array_ref {
+    const void* data = nullptr;
+    dtype type = dtype::other;
+    std::vector<std::size_t> shape;
+
+    [[nodiscard]] std::size_t
+    samples() const noexcept
+    {
+        return shape.empty() ? 0 : shape[0];
+    }
+    [[nodiscard]] std::size_t
+    sample_size() const noexcept
+    {
+        std::size_t n = 1;
+        for (std::size_t d = 1; d < shape.size(); ++d)
+            n *= shape[d];
+        return n;
+    }
+    [[nodiscard]] std::string
+    shape_string() const
+    {
+        std::string s = "(";
+        for (std::size_t d = 0; d < shape.size(); ++d)
+            s += (d ? ", " : "") + std::to_string(shape[d]);
+        return s + (shape.size() == 1 ? ",)" : ")");
+    }
+    template <class T>
+    [[nodiscard]] const T*
+    as() const noexcept
+    {
+        return static_cast<const T*>(data);
+    }
+};
+
+/// An array_ref of an xtensor container (anything with data() and shape()) or of a std::vector
+/// (one sample per element).
+template <class A>
+[[nodiscard]] array_ref
+make_array_ref(const A& a)
+{
+    using T = std::remove_cv_t<std::remove_pointer_t<decltype(a.data())>>;
+    array_ref r;
+    r.data = a.data();
+    r.type = dtype_of<T>;
+    if constexpr (requires { a.shape(); }) {
+        for (auto d : a.shape())
+            r.shape.push_back(static_cast<std::size_t>(d));
+    } else {
+        r.shape.push_back(a.size());
+    }
+    return r;
+}
+
+/// A pair (x, y) as `validation_data`, or as the data of fit/evaluate.
+struct dataset_ref {
+    array_ref x;
+    array_ref y;
+};
+
+/// `validation_data=(x_val, y_val)`.
+template <class X, class Y>
+[[nodiscard]] dataset_ref
+validation_data(const X& x, const Y& y)
+{
+    return {make_array_ref(x), make_array_ref(y)};
+}
+
+namespace detail {
+
+[[noreturn]] inline void
+bad_input(const std::string& what)
+{
+    throw std::invalid_argument("tpudsl: " + what);
+}
+
+/// Checks x against a model's input (type, per-sample shape, values): token ids within the
+/// vocabulary, floats finite.
+template <class Model>
+void
+check_inputs(const array_ref& x, const char* name, std::size_t vocab)
+{
+    using In = typename Model::input_type;
+    constexpr std::size_t size = Model::input_shape::size;
+    if (x.type != dtype_of<In>)
+        bad_input(std::string(name) + " holds " + dtype_name(x.type) + ", but the model's Input expects " +
+                  dtype_name(dtype_of<In>));
+    if (x.shape.size() < 2 || x.sample_size() != size)
+        bad_input(std::string(name) + " has shape " + x.shape_string() + ", but the model expects (samples" +
+                  Model::input_shape::keras_string().substr(5) + " per sample");
+    const In* v = x.as<In>();
+    for (std::size_t i = 0; i < x.samples() * size; ++i) {
+        if constexpr (std::is_integral_v<In>) {
+            if (v[i] < 0 || static_cast<std::size_t>(v[i]) >= vocab)
+                bad_input("token id " + std::to_string(v[i]) + " at sample " + std::to_string(i / size) +
+                          ", position " + std::to_string(i % size) + " of " + name + " is outside [0, " +
+                          std::to_string(vocab) + ") (the Embedding's vocabulary)");
+        } else {
+            if (!std::isfinite(v[i]))
+                bad_input("non-finite value " + std::to_string(v[i]) + " at sample " + std::to_string(i / size) +
+                          ", element " + std::to_string(i % size) + " of " + name);
+        }
+    }
+}
+
+/// Checks labels: sparse ones as int32 class ids in [0, classes), dense ones as finite float rows of
+/// `width`; and as many as there are samples.
+inline void
+check_labels(const array_ref& y, const char* name, std::size_t samples, bool sparse, std::size_t width)
+{
+    if (y.samples() != samples)
+        bad_input("x and " + std::string(name) + " have different lengths: x has " + std::to_string(samples) +
+                  " samples, " + name + " has " + std::to_string(y.samples()));
+    if (sparse) {
+        if (y.type != dtype::int32)
+            bad_input(std::string(name) + " holds " + dtype_name(y.type) +
+                      ", but a sparse loss or metric expects int32 class ids");
+        if (y.sample_size() != 1)
+            bad_input(std::string(name) + " has shape " + y.shape_string() +
+                      ", but sparse labels are one class id per sample");
+        const std::int32_t* v = y.as<std::int32_t>();
+        for (std::size_t s = 0; s < samples; ++s)
+            if (v[s] < 0 || static_cast<std::size_t>(v[s]) >= width)
+                bad_input("label " + std::to_string(v[s]) + " at sample " + std::to_string(s) + " of " + name +
+                          " is outside [0, " + std::to_string(width) + ") (the model's classes)");
+    } else {
+        if (y.type != dtype::float32)
+            bad_input(std::string(name) + " holds " + dtype_name(y.type) + ", but this loss expects float32 targets");
+        if (y.sample_size() != width)
+            bad_input(std::string(name) + " has shape " + y.shape_string() + ", but the model's output has " +
+                      std::to_string(width) + " values per sample");
+        const float* v = y.as<float>();
+        for (std::size_t i = 0; i < samples * width; ++i)
+            if (!std::isfinite(v[i]))
+                bad_input("non-finite target " + std::to_string(v[i]) + " at sample " + std::to_string(i / width) +
+                          " of " + name);
+    }
+}
+
+} // namespace detail
+
+} // namespace tpudsl
+
+#endif // !TPUDSL_TRAIN_DATA_HPP

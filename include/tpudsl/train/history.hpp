@@ -1,0 +1,106 @@
+/// @file Defines Logs (the values of one batch or epoch, in Keras' order) and History (what `fit`
+/// returns: `history.history["loss"]`, `history.epoch`, `history.params`).
+#ifndef TPUDSL_TRAIN_HISTORY_HPP
+#define TPUDSL_TRAIN_HISTORY_HPP
+
+#include <algorithm>
+#include <cstddef>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+namespace tpudsl {
+
+/// Named values in insertion order (Keras' `logs` dict). Setting an existing key never allocates.
+class Logs {
+public:
+    void
+    set(std::string_view key, double value)
+    {
+        for (auto& [k, v] : items_)
+            if (k == key) {
+                v = value;
+                return;
+            }
+        items_.emplace_back(std::string(key), value);
+    }
+    [[nodiscard]] std::optional<double>
+    get(std::string_view key) const noexcept
+    {
+        for (const auto& [k, v] : items_)
+            if (k == key)
+                return v;
+        return std::nullopt;
+    }
+    [[nodiscard]] bool
+    contains(std::string_view key) const noexcept
+    {
+        return get(key).has_value();
+    }
+    void
+    erase(std::string_view key)
+    {
+        std::erase_if(items_, [&](const auto& kv) { return kv.first == key; });
+    }
+    void
+    clear() noexcept
+    {
+        items_.clear();
+    }
+    [[nodiscard]] auto begin() const noexcept { return items_.begin(); }
+    [[nodiscard]] auto end() const noexcept { return items_.end(); }
+    [[nodiscard]] std::size_t size() const noexcept { return items_.size(); }
+
+private:
+    std::vector<std::pair<std::string, double>> items_;
+};
+
+/// What `fit` returns. `history["val_loss"]` has one entry per epoch on which validation ran.
+struct History {
+    struct Params {
+        int verbose = 1;
+        std::size_t epochs = 0;
+        std::size_t steps = 0;
+    };
+
+    std::vector<std::pair<std::string, std::vector<double>>> history;
+    std::vector<std::size_t> epoch;   // 0-based, as Keras
+    Params params;
+
+    [[nodiscard]] const std::vector<double>&
+    operator[](std::string_view key) const
+    {
+        for (const auto& [k, v] : history)
+            if (k == key)
+                return v;
+        throw std::out_of_range("tpudsl::History: no entry '" + std::string(key) + "'");
+    }
+    [[nodiscard]] bool
+    contains(std::string_view key) const noexcept
+    {
+        for (const auto& kv : history)
+            if (kv.first == key)
+                return true;
+        return false;
+    }
+    /// History.on_epoch_end: appends every value of the epoch's logs.
+    void
+    record(std::size_t e, const Logs& logs)
+    {
+        epoch.push_back(e);
+        for (const auto& [k, v] : logs) {
+            auto it = std::find_if(history.begin(), history.end(), [&](const auto& kv) { return kv.first == k; });
+            if (it == history.end())
+                history.emplace_back(k, std::vector<double>{v});
+            else
+                it->second.push_back(v);
+        }
+    }
+};
+
+} // namespace tpudsl
+
+#endif // !TPUDSL_TRAIN_HISTORY_HPP

@@ -1,0 +1,330 @@
+// The model object: Keras' progress output, History, fit's arguments, bad input, determinism,
+// callbacks and weight files.
+#include <tpudsl/tpudsl.hpp>
+
+#include <catch2/catch.hpp>
+
+#include <xtensor/xtensor.hpp>
+
+#include <cmath>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <random>
+#include <regex>
+#include <sstream>
+#include <string>
+#include <vector>
+
+using namespace tpudsl;
+
+namespace {
+
+using Toy = Sequential<Input<Shape<4>>, Dense<8, Tanh>, Dense<3, Softmax>>;
+
+/// A learnable toy problem: the class is the index of the largest of the first three features.
+struct toy_data {
+    xt::xtensor<float, 2> x;
+    xt::xtensor<std::int32_t, 1> y;
+};
+
+toy_data
+make_toy(std::size_t n, std::uint32_t seed)
+{
+    toy_data d{xt::xtensor<float, 2>(std::array<std::size_t, 2>{n, 4}),
+               xt::xtensor<std::int32_t, 1>(std::array<std::size_t, 1>{n})};
+    std::mt19937 gen(seed);
+    std::uniform_real_distribution<float> u(-1.0f, 1.0f);
+    for (std::size_t i = 0; i < n; ++i) {
+        for (std::size_t j = 0; j < 4; ++j)
+            d.x(i, j) = u(gen);
+        d.y(i) = static_cast<std::int32_t>(std::max_element(&d.x(i, 0), &d.x(i, 0) + 3) - &d.x(i, 0));
+    }
+    return d;
+}
+
+std::vector<std::string>
+lines(const std::string& s)
+{
+    std::vector<std::string> out;
+    std::istringstream in(s);
+    for (std::string l; std::getline(in, l);)
+        out.push_back(l);
+    return out;
+}
+
+} // namespace
+
+TEST_CASE("progress line: Keras' bar, ETA, step time and values", "[fit][format]")
+{
+    Logs logs;
+    logs.set("loss", 0.5);
+    logs.set("sparse_categorical_accuracy", 0.0001234);
+    CHECK(progbar_line(3, 10, 1.0, 1.0, logs) ==
+          " 3/10 [========>.....................] - ETA: 7s - loss: 0.5000 - sparse_categorical_accuracy: 1.2340e-04");
+    CHECK(progbar_line(281, 281, 5.6, 0.0204, logs) ==
+          "281/281 [==============================] - 6s 20ms/step - loss: 0.5000 - sparse_categorical_accuracy: "
+          "1.2340e-04");
+    CHECK(progbar_line(1, 1, 0.0, 0.0004, Logs{}) == "1/1 [==============================] - 0s 400us/step");
+    CHECK(progbar_line(0, 100, 0.0, 100.0, Logs{}).find(" - ETA: 2:46:40") != std::string::npos);
+    CHECK(progbar_epoch_line(281, 6.2, logs) == "281/281 - 6s - loss: 0.5000 - sparse_categorical_accuracy: 1.2340e-04");
+}
+
+TEST_CASE("fit prints Epoch i/N and one Keras line per epoch; History holds val_* only when validated",
+          "[fit][format]")
+{
+    const auto train = make_toy(256, 1);
+    const auto val = make_toy(64, 2);
+    Trainable<Toy> model(3);
+    model.compile(optimizers::Adam{.learning_rate = 0.01f}, losses::SparseCategoricalCrossentropy{},
+                  metrics::SparseCategoricalAccuracy{});
+    std::ostringstream out;
+    // [fit_call]
+    auto history = model.fit(train.x, train.y,
+                             {.batch_size = 32,
+                              .epochs = 3,
+                              .validation_data = validation_data(val.x, val.y),
+                              .validation_freq = 2,
+                              .out = &out});
+    // [fit_call]
+    const auto l = lines(out.str());
+    REQUIRE(l.size() == 6);
+    CHECK(l[0] == "Epoch 1/3");
+    const std::regex plain(R"(8/8 \[==============================\] - \d+s \d+(s|ms|us)/step - loss: \d\.\d{4} - )"
+                           R"(sparse_categorical_accuracy: \d\.\d{4})");
+    const std::regex validated(R"(8/8 \[={30}\] - \d+s \d+(s|ms|us)/step - loss: \d\.\d{4} - sparse_categorical_accuracy: )"
+                               R"(\d\.\d{4} - val_loss: \d\.\d{4} - val_sparse_categorical_accuracy: \d\.\d{4})");
+    CHECK(std::regex_match(l[1], plain));
+    CHECK(l[2] == "Epoch 2/3");
+    CHECK(std::regex_match(l[3], validated));
+    CHECK(l[4] == "Epoch 3/3");
+    CHECK(std::regex_match(l[5], plain));
+
+    CHECK(history.epoch == std::vector<std::size_t>{0, 1, 2});
+    CHECK(history["loss"].size() == 3);
+    CHECK(history["sparse_categorical_accuracy"].size() == 3);
+    CHECK(history["val_loss"].size() == 1);
+    CHECK(history["val_sparse_categorical_accuracy"].size() == 1);
+    CHECK(history.params.steps == 8);
+    CHECK(history.params.epochs == 3);
+    CHECK(history["loss"][2] < history["loss"][0]);
+    CHECK(model.iterations() == 24);
+
+    // the reported epoch loss is the per-sample mean: evaluate on the same data agrees in kind
+    const auto scores = model.evaluate(val.x, val.y, {.verbose = 0});
+    CHECK(scores.size() == 2);
+    CHECK(scores[1] > 0.7);   // chance is 1/3
+}
+
+TEST_CASE("verbose=2 prints one line per epoch; verbose=0 prints nothing", "[fit][format]")
+{
+    const auto train = make_toy(100, 4);
+    Trainable<Toy> model;
+    model.compile(optimizers::SGD{}, losses::SparseCategoricalCrossentropy{}, metrics::SparseCategoricalAccuracy{});
+    std::ostringstream two, zero;
+    model.fit(train.x, train.y, {.batch_size = 32, .epochs = 2, .verbose = 2, .out = &two});
+    const auto l = lines(two.str());
+    REQUIRE(l.size() == 4);
+    CHECK(std::regex_match(l[1], std::regex(R"(4/4 - \d+s - loss: \d\.\d{4} - sparse_categorical_accuracy: \d\.\d{4})")));
+    model.fit(train.x, train.y, {.batch_size = 32, .epochs = 1, .verbose = 0, .out = &zero});
+    CHECK(zero.str().empty());
+}
+
+TEST_CASE("steps_per_epoch, initial_epoch and partial batches", "[fit]")
+{
+    const auto train = make_toy(100, 5);
+    Trainable<Toy> model;
+    model.compile(optimizers::Adam{}, losses::SparseCategoricalCrossentropy{});
+    auto h = model.fit(train.x, train.y, {.batch_size = 32, .epochs = 5, .verbose = 0, .steps_per_epoch = 3});
+    CHECK(model.iterations() == 15);   // the batch stream runs on across epochs
+    CHECK(h.params.steps == 3);
+    auto h2 = model.fit(train.x, train.y, {.batch_size = 32, .epochs = 4, .verbose = 0, .initial_epoch = 2});
+    CHECK(h2.epoch == std::vector<std::size_t>{2, 3});
+    CHECK(model.iterations() == 15 + 2 * 4);   // 100 samples: 3 batches of 32 and one of 4
+}
+
+TEST_CASE("the same seed gives the same bits", "[fit][determinism]")
+{
+    const auto train = make_toy(200, 6);
+    using Drop = Sequential<Input<Shape<4>>, Dense<16, Relu>, Dropout<0.3f>, Dense<3, Softmax>>;
+    auto run = [&](std::uint64_t seed) {
+        Trainable<Drop> model(seed);
+        model.compile(optimizers::Nadam{}, losses::SparseCategoricalCrossentropy{});
+        model.fit(train.x, train.y, {.batch_size = 16, .epochs = 2, .verbose = 0});
+        return std::vector<float>(model.parameters(), model.parameters() + Drop::param_buffer_size);
+    };
+    const auto a = run(42), b = run(42), c = run(43);
+    CHECK(std::memcmp(a.data(), b.data(), a.size() * sizeof(float)) == 0);
+    CHECK(a != c);
+}
+
+TEST_CASE("bad input: an exception that says what, where and what was expected", "[fit][errors]")
+{
+    auto train = make_toy(10, 7);
+    Trainable<Toy> model;
+    CHECK_THROWS_WITH(model.fit(train.x, train.y), Catch::Contains("must be compiled first"));
+    model.compile(optimizers::Adam{}, losses::SparseCategoricalCrossentropy{}, metrics::SparseCategoricalAccuracy{});
+
+    train.y(4) = 3;
+    CHECK_THROWS_WITH(model.fit(train.x, train.y, {.verbose = 0}),
+                      Catch::Contains("label 3 at sample 4 of y is outside [0, 3)"));
+    train.y(4) = 0;
+    train.x(2, 1) = NAN;
+    CHECK_THROWS_WITH(model.fit(train.x, train.y, {.verbose = 0}),
+                      Catch::Contains("non-finite value nan at sample 2, element 1 of x"));
+    train.x(2, 1) = 0.0f;
+    xt::xtensor<std::int32_t, 1> short_y(std::array<std::size_t, 1>{9});
+    CHECK_THROWS_WITH(model.fit(train.x, short_y, {.verbose = 0}),
+                      Catch::Contains("x and y have different lengths: x has 10 samples, y has 9"));
+    xt::xtensor<float, 2> wide(std::array<std::size_t, 2>{10, 5});
+    CHECK_THROWS_WITH(model.fit(wide, train.y, {.verbose = 0}), Catch::Contains("has shape (10, 5)"));
+    xt::xtensor<float, 1> float_labels(std::array<std::size_t, 1>{10});
+    CHECK_THROWS_WITH(model.fit(train.x, float_labels, {.verbose = 0}), Catch::Contains("expects int32 class ids"));
+
+    using Ids = Sequential<Input<Shape<3>, std::int32_t>, Embedding<5, 2>, Flatten, Dense<2, Softmax>>;
+    Trainable<Ids> text;
+    text.compile(optimizers::Adam{}, losses::SparseCategoricalCrossentropy{});
+    xt::xtensor<std::int32_t, 2> tokens(std::array<std::size_t, 2>{2, 3}, 1);
+    xt::xtensor<std::int32_t, 1> labels(std::array<std::size_t, 1>{2}, 0);
+    tokens(1, 2) = 5;
+    CHECK_THROWS_WITH(text.fit(tokens, labels, {.verbose = 0}),
+                      Catch::Contains("token id 5 at sample 1, position 2 of x is outside [0, 5)"));
+    tokens(1, 2) = -1;
+    CHECK_THROWS_WITH(text.fit(tokens, labels, {.verbose = 0}), Catch::Contains("token id -1"));
+}
+
+namespace {
+/// A stand-in for the model, to drive callbacks with chosen logs.
+struct fake_control : TrainingControl {
+    double lr = 0.1;
+    std::vector<float> weights{1.0f};
+    std::vector<std::string> saved;
+    [[nodiscard]] double learning_rate() const override { return lr; }
+    void set_learning_rate(double v) override { lr = v; }
+    void save_weights(const std::string& p) const override { const_cast<fake_control*>(this)->saved.push_back(p); }
+    [[nodiscard]] std::vector<float> get_weights() const override { return weights; }
+    void set_weights(const std::vector<float>& w) override { weights = w; }
+};
+
+void
+epoch_end(Callback& cb, fake_control& c, std::size_t epoch, const std::string& key, double value)
+{
+    Logs logs;
+    logs.set(key, value);
+    cb.on_epoch_end(epoch, logs, c);
+}
+} // namespace
+
+TEST_CASE("EarlyStopping: patience, min_delta, mode and restore_best_weights", "[callbacks]")
+{
+    fake_control c;
+    std::ostringstream out;
+    EarlyStopping es({.patience = 2, .verbose = 1, .restore_best_weights = true}, out);
+    es.on_train_begin(c);
+    const double losses[] = {1.0, 0.8, 0.9, 0.85, 0.7};
+    std::size_t e = 0;
+    for (; e < 5 && !c.stop_training; ++e) {
+        c.weights = {static_cast<float>(e)};
+        epoch_end(es, c, e, "val_loss", losses[e]);
+    }
+    CHECK(c.stop_training);
+    CHECK(es.stopped_epoch() == std::size_t{3});   // 0.9 and 0.85 did not improve on 0.8
+    CHECK(c.weights == std::vector<float>{1.0f});  // the best epoch's weights
+    es.on_train_end(c);
+    CHECK(out.str().find("Epoch 4: early stopping") != std::string::npos);
+
+    fake_control c2;
+    EarlyStopping acc({.monitor = "val_accuracy", .min_delta = 0.05, .patience = 1});
+    acc.on_train_begin(c2);
+    epoch_end(acc, c2, 0, "val_accuracy", 0.5);
+    epoch_end(acc, c2, 1, "val_accuracy", 0.53);   // auto mode is max; +0.03 < min_delta
+    CHECK(c2.stop_training);
+}
+
+TEST_CASE("ReduceLROnPlateau and LearningRateScheduler", "[callbacks]")
+{
+    fake_control c;
+    // Keras' rule: a cooldown of k skips the k - 1 epochs after a reduction (the counter is
+    // decremented before the test), so cooldown 2 leaves one epoch out.
+    ReduceLROnPlateau plateau({.factor = 0.5, .patience = 1, .cooldown = 2, .min_lr = 0.02});
+    plateau.on_train_begin(c);
+    const double expected[] = {0.1, 0.05, 0.05, 0.025, 0.025, 0.02};
+    for (std::size_t e = 0; e < 6; ++e) {
+        epoch_end(plateau, c, e, "val_loss", 1.0);
+        INFO("epoch " << e);
+        CHECK(c.lr == Approx(expected[e]));
+    }
+    Logs logs;
+    plateau.on_epoch_end(6, logs, c);
+    CHECK(logs.get("lr") == Approx(0.02));
+
+    LearningRateScheduler sched([](std::size_t epoch, double lr) { return epoch < 2 ? lr : lr * 0.1; });
+    Logs l;
+    sched.on_epoch_begin(1, l, c);
+    CHECK(c.lr == Approx(0.02));
+    sched.on_epoch_begin(2, l, c);
+    CHECK(c.lr == Approx(0.002));
+}
+
+TEST_CASE("TerminateOnNaN stops on a non-finite loss", "[callbacks]")
+{
+    fake_control c;
+    std::ostringstream out;
+    TerminateOnNaN t(out);
+    Logs logs;
+    logs.set("loss", 1.0);
+    t.on_train_batch_end(0, logs, c);
+    CHECK(!c.stop_training);
+    logs.set("loss", NAN);
+    t.on_train_batch_end(7, logs, c);
+    CHECK(c.stop_training);
+    CHECK(out.str() == "Batch 7: Invalid loss, terminating training\n");
+}
+
+TEST_CASE("CSVLogger and ModelCheckpoint write real files; weights round-trip", "[callbacks][io]")
+{
+    const auto dir = std::filesystem::temp_directory_path() / "tpudsl_fit_test";
+    std::filesystem::create_directories(dir);
+    const auto train = make_toy(64, 8);
+    const auto val = make_toy(32, 9);
+    Trainable<Toy> model(5);
+    model.compile(optimizers::Adam{}, losses::SparseCategoricalCrossentropy{}, metrics::SparseCategoricalAccuracy{});
+    CSVLogger csv((dir / "log.csv").string());
+    ModelCheckpoint every((dir / "w-{epoch:02d}.bin").string());
+    ModelCheckpoint best((dir / "best.bin").string(), {.save_best_only = true});
+    model.fit(train.x, train.y,
+              {.batch_size = 16, .epochs = 2, .verbose = 0, .validation_data = validation_data(val.x, val.y),
+               .callbacks = {&csv, &every, &best}});
+    std::ifstream log(dir / "log.csv");
+    std::string header, row1, row2;
+    std::getline(log, header);
+    std::getline(log, row1);
+    std::getline(log, row2);
+    CHECK(header == "epoch,loss,sparse_categorical_accuracy,val_loss,val_sparse_categorical_accuracy");
+    CHECK(row1.rfind("0,", 0) == 0);
+    CHECK(row2.rfind("1,", 0) == 0);
+    CHECK(std::filesystem::exists(dir / "w-01.bin"));
+    CHECK(std::filesystem::exists(dir / "w-02.bin"));
+    CHECK(!std::filesystem::exists(dir / "w-02.bin.tmp"));
+
+    Trainable<Toy> other(99);
+    other.load_weights((dir / "w-02.bin").string());
+    CHECK(std::memcmp(other.parameters(), model.parameters(), Toy::param_buffer_size * sizeof(float)) == 0);
+
+    // a truncated file and a flipped byte are refused, and leave the weights as they were
+    const auto bytes = std::filesystem::file_size(dir / "w-02.bin");
+    std::filesystem::copy_file(dir / "w-02.bin", dir / "cut.bin", std::filesystem::copy_options::overwrite_existing);
+    std::filesystem::resize_file(dir / "cut.bin", bytes - 10);
+    CHECK_THROWS_WITH(other.load_weights((dir / "cut.bin").string()), Catch::Contains("truncated"));
+    {
+        std::fstream f(dir / "w-01.bin", std::ios::in | std::ios::out | std::ios::binary);
+        f.seekp(40);
+        f.put('\x7f');
+    }
+    CHECK_THROWS_WITH(other.load_weights((dir / "w-01.bin").string()), Catch::Contains("corrupt"));
+    CHECK(std::memcmp(other.parameters(), model.parameters(), Toy::param_buffer_size * sizeof(float)) == 0);
+    using Other = Sequential<Input<Shape<4>>, Dense<3, Softmax>>;
+    Trainable<Other> wrong;
+    CHECK_THROWS_WITH(wrong.load_weights((dir / "best.bin").string()), Catch::Contains("another model layout"));
+    std::filesystem::remove_all(dir);
+}

@@ -1,0 +1,85 @@
+// Optimizers against hand-computed steps of Keras' formulas (keras-semantics §4): one weight
+// w0 = 0.5, gradients 0.1, -0.2, 0.3; the expected weights were computed in double precision from
+// the formulas written out in each optimizer's documentation.
+#include <tpudsl/train/optimizers.hpp>
+
+#include <catch2/catch.hpp>
+
+#include <array>
+#include <vector>
+
+using namespace tpudsl;
+
+namespace {
+
+template <class Opt>
+std::array<double, 3>
+run(Opt opt)
+{
+    float w = 0.5f;
+    std::vector<float> slots(Opt::slots, 0.0f);
+    float* slot_ptrs[4] = {};
+    for (std::size_t s = 0; s < Opt::slots; ++s)
+        slot_ptrs[s] = &slots[s];
+    const float grads[3] = {0.1f, -0.2f, 0.3f};
+    std::array<double, 3> out{};
+    for (std::uint64_t t = 1; t <= 3; ++t) {
+        const auto c = opt.prepare(t);
+        opt.update(c, &w, &grads[t - 1], slot_ptrs, 0, 1);
+        opt.advance(c);
+        out[t - 1] = w;
+    }
+    return out;
+}
+
+void
+check(const std::array<double, 3>& got, const std::array<double, 3>& want)
+{
+    for (std::size_t i = 0; i < 3; ++i) {
+        INFO("step " << i + 1);
+        CHECK(got[i] == Approx(want[i]).margin(1e-6));
+    }
+}
+
+} // namespace
+
+TEST_CASE("SGD: plain, momentum and Nesterov", "[optimizers]")
+{
+    check(run(optimizers::SGD{}), {0.499, 0.501, 0.498});
+    check(run(optimizers::SGD{.momentum = 0.9f}), {0.499, 0.5001, 0.49809});
+    check(run(optimizers::SGD{.momentum = 0.9f, .nesterov = true}), {0.4981, 0.50109, 0.496281});
+}
+
+TEST_CASE("Adam with epsilon hat", "[optimizers]")
+{
+    check(run(optimizers::Adam{}), {0.499000032, 0.499366130, 0.499022892});
+}
+
+TEST_CASE("Nadam: tf.keras >= 2.11 schedule and the legacy 0.004 schedule", "[optimizers]")
+{
+    check(run(optimizers::Nadam{}), {0.498937213, 0.499818878, 0.498987156});
+    check(run(optimizers::Nadam{.schedule = optimizers::nadam_schedule::legacy}),
+          {0.498943549, 0.499850106, 0.498966540});
+    // The schedules themselves (keras-semantics §4.2): mu_1 = 0.468 (new), 0.450073 (legacy).
+    CHECK(optimizers::Nadam{}.mu(1) == Approx(0.468).margin(1e-9));
+    CHECK(optimizers::Nadam{.schedule = optimizers::nadam_schedule::legacy}.mu(1) == Approx(0.450073).margin(1e-6));
+    CHECK(optimizers::Nadam{}.mu(10) == Approx(0.600825).margin(1e-6));
+}
+
+TEST_CASE("RMSprop: epsilon inside the square root; momentum and centered", "[optimizers]")
+{
+    check(run(optimizers::RMSprop{}), {0.496837880, 0.499694994, 0.497104365});
+    check(run(optimizers::RMSprop{.momentum = 0.9f, .centered = true}), {0.496666852, 0.496560075, 0.493833418});
+}
+
+TEST_CASE("the learning rate can change between steps", "[optimizers]")
+{
+    optimizers::SGD opt;
+    float w = 1.0f, v = 0.0f;
+    float* slots[1] = {&v};
+    const float g = 1.0f;
+    opt.update(opt.prepare(1), &w, &g, slots, 0, 1);
+    opt.learning_rate = 0.5f;
+    opt.update(opt.prepare(2), &w, &g, slots, 0, 1);
+    CHECK(w == Approx(1.0 - 0.01 - 0.5).margin(1e-7));
+}
