@@ -328,3 +328,64 @@ TEST_CASE("CSVLogger and ModelCheckpoint write real files; weights round-trip", 
     CHECK_THROWS_WITH(wrong.load_weights((dir / "best.bin").string()), Catch::Contains("another model layout"));
     std::filesystem::remove_all(dir);
 }
+
+TEST_CASE("Keras' initializers: glorot_uniform kernels, zero biases, uniform(-0.05, 0.05) embeddings",
+          "[initializers]")
+{
+    using M = Sequential<Input<Shape<20>, std::int32_t>, Embedding<50, 8>, Conv1D<6, 3, Relu>, Flatten, Dense<5>>;
+    Trainable<M> a(11), b(11), c(12);
+    CHECK(std::memcmp(a.parameters(), b.parameters(), M::param_buffer_size * sizeof(float)) == 0);
+    CHECK(std::memcmp(a.parameters(), c.parameters(), M::param_buffer_size * sizeof(float)) != 0);
+
+    auto stats = [&](const float* p, std::size_t n) {
+        double lo = 1e9, hi = -1e9, mean = 0;
+        for (std::size_t i = 0; i < n; ++i) {
+            lo = std::min<double>(lo, p[i]);
+            hi = std::max<double>(hi, p[i]);
+            mean += p[i] / static_cast<double>(n);
+        }
+        return std::array<double, 3>{lo, hi, mean};
+    };
+    const float* w = a.parameters();
+    // embeddings (50, 8): within 0.05, spread over most of it
+    auto e = stats(w + M::layer<0>::weight<0>::offset, 400);
+    CHECK(e[0] >= -0.05);
+    CHECK(e[1] <= 0.05);
+    CHECK(e[1] - e[0] > 0.09);
+    // conv kernel (3, 8, 6): fan_in 24, fan_out 18 -> limit sqrt(6/42)
+    const double conv_limit = std::sqrt(6.0 / 42.0);
+    auto k = stats(w + M::layer<1>::weight<0>::offset, 144);
+    CHECK(k[0] >= -conv_limit);
+    CHECK(k[1] <= conv_limit);
+    CHECK(k[1] - k[0] > 1.6 * conv_limit);
+    CHECK(std::abs(k[2]) < 0.1 * conv_limit);
+    // dense kernel (108, 5): limit sqrt(6/113)
+    const double dense_limit = std::sqrt(6.0 / 113.0);
+    auto d = stats(w + M::layer<3>::weight<0>::offset, 540);
+    CHECK(d[0] >= -dense_limit);
+    CHECK(d[1] <= dense_limit);
+    CHECK(d[1] - d[0] > 1.8 * dense_limit);
+    // biases are zero
+    auto bias = stats(w + M::layer<3>::weight<1>::offset, 5);
+    CHECK(bias[0] == 0.0);
+    CHECK(bias[1] == 0.0);
+}
+
+TEST_CASE("predict returns the outputs; evaluate's accuracy agrees with them", "[fit]")
+{
+    const auto data = make_toy(50, 10);
+    Trainable<Toy> model(2);
+    model.compile(optimizers::Adam{.learning_rate = 0.02f}, losses::SparseCategoricalCrossentropy{},
+                  metrics::SparseCategoricalAccuracy{});
+    model.fit(data.x, data.y, {.batch_size = 10, .epochs = 5, .verbose = 0});
+    const auto p = model.predict(data.x, {.batch_size = 7});
+    REQUIRE(p.size() == 50 * 3);
+    std::size_t hits = 0;
+    for (std::size_t s = 0; s < 50; ++s) {
+        const float* row = p.data() + s * 3;
+        CHECK(row[0] + row[1] + row[2] == Approx(1.0).epsilon(1e-5));
+        hits += static_cast<std::int32_t>(std::max_element(row, row + 3) - row) == data.y(s);
+    }
+    const auto scores = model.evaluate(data.x, data.y, {.batch_size = 16, .verbose = 0});
+    CHECK(scores[1] == Approx(hits / 50.0));
+}
