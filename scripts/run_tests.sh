@@ -11,5 +11,5 @@ cmake --build --preset release -j "$(nproc)"
 ctest --preset release -j "$(nproc)"
 
 cmake --preset portable
-cmake --build --preset portable -j "$(nproc)" --target tpudsl_unit_tests tpudsl_sanitized_tests
+cmake --build --preset portable -j "$(nproc)" --target tpudsl_unit_tests tpudsl_sanitized_tests tpudsl_alloc_tests
 ctest --preset portable -j "$(nproc)" -L unit
