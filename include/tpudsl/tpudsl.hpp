@@ -1,9 +1,10 @@
-/// @file The umbrella header: models, training and data.
+/// @file The umbrella header: models, training, strategies and data.
 #ifndef TPUDSL_TPUDSL_HPP
 #define TPUDSL_TPUDSL_HPP
 
 #include <tpudsl/core.hpp>
 #include <tpudsl/data/fashion_mnist.hpp>
+#include <tpudsl/distribute/strategy.hpp>
 #include <tpudsl/io/weights.hpp>
 #include <tpudsl/train/callbacks.hpp>
 #include <tpudsl/train/losses.hpp>

@@ -1,15 +1,21 @@
-/// @file Defines tpudsl::Trainable<Sequential>: the trainable object of a model type, with Keras' compile,
-/// fit, evaluate, predict and summary.
+/// @file Defines tpudsl::Trainable<Model, Strategy>: the trainable object of a model type, with Keras'
+/// compile, fit, evaluate, predict and summary, on one core or on the replicas of a strategy.
 ///
-/// Memory: the parameters, the optimizer's slots and the gradient arena are allocated when the model
-/// is built (sizes are constants of the type); a replica's workspace, input and label buffers when
-/// `fit`/`evaluate`/`predict` first see a batch size (B x constants of the type). A training step
-/// allocates nothing. The step is laid out as the multi-replica strategies run it: the replica fills
-/// its gradient arena, then one fused pass sums the arenas and applies the optimizer to the shared
-/// parameters; one core is the case of one replica.
+/// Memory: the parameters, the optimizer's slots and one gradient arena per micro-batch are allocated
+/// when the model is built (sizes are constants of the type); the micro-batches' workspaces, input and
+/// label buffers when `fit`/`evaluate`/`predict` first see a batch size (B / chunks x constants of the
+/// type). A training step allocates nothing and takes no lock.
+///
+/// A step: the global batch is split into the strategy's fixed micro-batches; each replica (a thread of
+/// the strategy's pool) runs forward, loss and backward on its micro-batches into their own gradient
+/// arenas; then one fused pass, sharded over the threads, sums the arenas in micro-batch order and
+/// applies the optimizer to the shared parameters. OneDeviceStrategy is the case of one micro-batch on
+/// the calling thread: there is no second code path.
 #ifndef TPUDSL_TRAIN_MODEL_HPP
 #define TPUDSL_TRAIN_MODEL_HPP
 
+#include <tpudsl/distribute/strategy.hpp>
+#include <tpudsl/distribute/thread_pool.hpp>
 #include <tpudsl/io/weights.hpp>
 #include <tpudsl/model/summary.hpp>
 #include <tpudsl/ops/graph.hpp>
@@ -23,6 +29,7 @@
 #include <tpudsl/train/progbar.hpp>
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
@@ -114,24 +121,34 @@ make_metric_entry(M)
 
 } // namespace detail
 
-/// A trainable model of type `Seq` (a `Sequential<...>`).
-/// @tparam Seq the model type; its constants size every buffer
-template <class Seq>
+/// A trainable model of type `Seq` (a `Sequential<...>`), run by `Strategy`.
+/// @tparam Seq      the model type; its constants size every buffer
+/// @tparam Strategy OneDeviceStrategy (default) or TpuStrategy<N>
+template <class Seq, class Strategy = OneDeviceStrategy>
 class Trainable final : private TrainingControl {
 public:
     using sequential = Seq;
+    using strategy_type = Strategy;
     using graph = ops::graph<Seq>;
     using input_type = typename Seq::input_type;
     static constexpr std::size_t input_size = Seq::input_shape::size;
     static constexpr std::size_t output_size = Seq::output_shape::size;
+    static constexpr std::size_t num_replicas_in_sync = Strategy::num_replicas_in_sync;
+    static constexpr std::size_t micro_chunks = Strategy::micro_chunks;
 
     using optimizer_type = std::variant<optimizers::SGD, optimizers::Adam, optimizers::Nadam, optimizers::RMSprop>;
     using loss_type = std::variant<losses::SparseCategoricalCrossentropy, losses::CategoricalCrossentropy,
                                    losses::BinaryCrossentropy, losses::MeanSquaredError>;
 
-    /// Builds the model with Keras' initial weights drawn from `seed`.
-    explicit Trainable(std::uint64_t seed = 0) : seed_(seed), params_(Seq::param_buffer_size), grads_(Seq::param_buffer_size)
+    /// Builds the model with Keras' initial weights drawn from `seed`, with a strategy of its own.
+    explicit Trainable(std::uint64_t seed = 0) : Trainable(seed, Strategy{}.pool()) {}
+
+    /// Builds the model on a strategy's threads (what `strategy.scope<Model>(seed)` does).
+    Trainable(std::uint64_t seed, std::shared_ptr<distribute::thread_pool> pool)
+        : seed_(seed), pool_(std::move(pool)), params_(Seq::param_buffer_size), chunks_(micro_chunks)
     {
+        for (auto& k : chunks_)
+            k.grads.resize(Seq::param_buffer_size);
         initialize_parameters<Seq>(params_.data(), seed_);
     }
 
@@ -145,6 +162,9 @@ public:
         tpudsl::summary<Seq>(out);
     }
 
+    /// Threads that run the replicas.
+    [[nodiscard]] std::size_t threads() const noexcept { return pool_->size(); }
+
     /// `compile(optimizer, loss, metrics...)`. Resets the optimizer's state.
     template <class Optimizer, class Loss, class... Metrics>
     void
@@ -154,6 +174,8 @@ public:
         loss_ = loss;
         metrics_ = {detail::make_metric_entry(metrics)...};
         hits_.assign(metrics_.size(), 0.0);
+        for (auto& k : chunks_)
+            k.hits.assign(metrics_.size(), 0.0);
         slots_.resize(Optimizer::slots * Seq::param_buffer_size);
         iterations_ = 0;
         compiled_ = true;
@@ -165,7 +187,7 @@ public:
         }
     }
 
-    /// `fit(x, y, ...)`: trains on arrays (xtensor containers or std::vector), returns the History.
+    /// `fit(x, y, ...)`: trains on arrays (xtensor containers, or anything with data() and shape()).
     template <class X, class Y>
     History
     fit(const X& x, const Y& y, FitOptions options = {})
@@ -220,9 +242,8 @@ public:
                     start_pass(order, ++pass, options.shuffle), batch = 0;
                 const std::size_t begin = batch * options.batch_size;
                 const std::size_t n = std::min(options.batch_size, samples - begin);
-                gather(data, order.data() + begin, n);
                 ++batch;
-                accumulate(train_step(n), n);
+                accumulate(step(&data, order.data() + begin, n, true), n);
                 write_running_logs(logs);
                 bar.update(++done, logs);
                 for (auto* cb : options.callbacks)
@@ -272,13 +293,12 @@ public:
         std::vector<std::uint32_t> order(samples);
         for (std::size_t i = 0; i < samples; ++i)
             order[i] = static_cast<std::uint32_t>(i);
-        for (std::size_t step = 0; step < steps; ++step) {
-            const std::size_t begin = step * options.batch_size;
+        for (std::size_t s = 0; s < steps; ++s) {
+            const std::size_t begin = s * options.batch_size;
             const std::size_t n = std::min(options.batch_size, samples - begin);
-            gather(data, order.data() + begin, n);
-            accumulate(test_step(n), n);
+            accumulate(step(&data, order.data() + begin, n, false), n);
             write_running_logs(logs);
-            bar.update(step + 1, logs);
+            bar.update(s + 1, logs);
         }
         bar.finish(steps, logs);
         std::vector<double> out{seen_ ? loss_total_ / static_cast<double>(seen_) : 0.0};
@@ -302,10 +322,21 @@ public:
         const input_type* src = xr.as<input_type>();
         for (std::size_t begin = 0; begin < samples; begin += options.batch_size) {
             const std::size_t n = std::min(options.batch_size, samples - begin);
-            graph::forward(params_.data(), src + begin * input_size, workspace_.data(), capacity_, n,
-                           step_context{.training = false, .seed = seed_, .step = iterations_});
-            const float* y = graph::output(workspace_.data(), capacity_);
-            std::copy(y, y + n * output_size, out.data() + begin * output_size);
+            split(n);
+            auto work = [&](std::size_t t) {
+                for_each_chunk_of(t, [&](std::size_t c) {
+                    chunk& k = chunks_[c];
+                    if (k.n == 0)
+                        return;
+                    graph::forward(params_.data(), src + (begin + k.offset) * input_size, k.workspace.data(),
+                                   chunk_capacity_, k.n,
+                                   step_context{.training = false, .seed = seed_, .step = iterations_,
+                                                .first_sample = k.offset});
+                    const float* y = graph::output(k.workspace.data(), chunk_capacity_);
+                    std::copy(y, y + k.n * output_size, out.data() + (begin + k.offset) * output_size);
+                });
+            };
+            pool_->run(work);
         }
         return out;
     }
@@ -339,40 +370,57 @@ public:
         std::copy(w.begin(), w.end(), params_.data());
     }
 
-    /// Makes room for batches of up to `batch` samples (allocates only when it grows).
+    /// Makes room for global batches of up to `batch` samples (allocates only when it grows).
     void
     ensure_capacity(std::size_t batch)
     {
-        if (batch <= capacity_)
+        const std::size_t cap = (batch + micro_chunks - 1) / micro_chunks;
+        if (cap <= chunk_capacity_)
             return;
-        workspace_.resize(batch * Seq::workspace_size);
-        inputs_.assign(batch * input_size, input_type{});
-        sparse_labels_.assign(batch, 0);
-        dense_labels_.assign(batch * output_size, 0.0f);
-        capacity_ = batch;
+        for (auto& k : chunks_) {
+            k.workspace.resize(cap * Seq::workspace_size);
+            k.inputs.assign(cap * input_size, input_type{});
+            k.sparse_labels.assign(cap, 0);
+            k.dense_labels.assign(cap * output_size, 0.0f);
+        }
+        chunk_capacity_ = cap;
     }
 
-    /// One training step on the first n samples of the batch buffers: forward, loss, backward, the
-    /// fused reduce-and-update. Returns the sum of the per-sample losses. Allocates nothing.
+    /// How a global batch of n splits over the micro-batches: sizes differ by at most one, the first
+    /// n % chunks take the extra sample (TensorFlow's floor/ceil rule); some may be empty.
+    [[nodiscard]] static constexpr std::array<std::size_t, micro_chunks>
+    micro_batch_sizes(std::size_t n) noexcept
+    {
+        std::array<std::size_t, micro_chunks> sizes{};
+        for (std::size_t c = 0; c < micro_chunks; ++c)
+            sizes[c] = n / micro_chunks + (c < n % micro_chunks ? 1 : 0);
+        return sizes;
+    }
+
+    /// One training step on a global batch of n samples already in the micro-batch buffers (as
+    /// split(n) lays them out): forward, loss, backward, the fused reduce-and-update. Returns the
+    /// sum of the per-sample losses. Allocates nothing.
     double
     train_step(std::size_t n) noexcept
     {
-        const step_context ctx{.training = true, .seed = seed_, .step = iterations_, .first_sample = 0};
-        graph::forward(params_.data(), inputs_.data(), workspace_.data(), capacity_, n, ctx);
-        loss_view view = make_loss_view(n);
-        const double loss_sum = std::visit(
-            [&](const auto& l) {
-                return tpudsl::evaluate(l, view, 1.0f / static_cast<float>(n),
-                                        graph::loss_gradient(workspace_.data(), capacity_));
-            },
-            loss_);
-        count_metrics(n);
-        graph::backward(params_.data(), inputs_.data(), workspace_.data(), capacity_, n, grads_.data(), view.logit_grad);
-        apply_gradients();
-        return loss_sum;
+        return step(nullptr, nullptr, n, true);
     }
 
 private:
+    /// One micro-batch: its buffers, its share of this step, and its results.
+    struct alignas(64) chunk {
+        detail::aligned_floats_buffer workspace;
+        detail::aligned_floats_buffer grads;   // the gradient arena, in the parameter layout
+        std::vector<input_type> inputs;
+        std::vector<std::int32_t> sparse_labels;
+        std::vector<float> dense_labels;
+        std::vector<double> hits;
+        std::size_t offset = 0, n = 0;   // this step's samples: [offset, offset + n) of the batch
+        double loss = 0.0;
+    };
+
+    static constexpr std::size_t chunks_per_replica = micro_chunks / num_replicas_in_sync;
+
     [[nodiscard]] static constexpr std::size_t
     vocabulary() noexcept
     {
@@ -423,80 +471,143 @@ private:
         }
     }
 
-    /// Copies the samples `idx[0..n)` into the batch buffers.
     void
-    gather(const dataset_ref& d, const std::uint32_t* idx, std::size_t n) noexcept
+    split(std::size_t n) noexcept
     {
-        const input_type* x = d.x.as<input_type>();
-        for (std::size_t s = 0; s < n; ++s)
-            std::copy_n(x + static_cast<std::size_t>(idx[s]) * input_size, input_size, inputs_.data() + s * input_size);
-        if (d.y.type == dtype::int32) {
-            const std::int32_t* y = d.y.as<std::int32_t>();
-            for (std::size_t s = 0; s < n; ++s)
-                sparse_labels_[s] = y[idx[s]];
-        } else {
-            const float* y = d.y.as<float>();
-            for (std::size_t s = 0; s < n; ++s)
-                std::copy_n(y + static_cast<std::size_t>(idx[s]) * output_size, output_size,
-                            dense_labels_.data() + s * output_size);
+        const auto sizes = micro_batch_sizes(n);
+        std::size_t offset = 0;
+        for (std::size_t c = 0; c < micro_chunks; ++c) {
+            chunks_[c].offset = offset;
+            chunks_[c].n = sizes[c];
+            offset += sizes[c];
         }
     }
 
-    loss_view
-    make_loss_view(std::size_t n) noexcept
+    /// Calls f(c) for the micro-batches of the replicas that thread t runs (replicas round-robin).
+    template <class F>
+    void
+    for_each_chunk_of(std::size_t t, F&& f) const
     {
-        loss_view v;
-        v.n = n;
-        v.width = output_size;
-        v.output = graph::output(workspace_.data(), capacity_);
+        for (std::size_t r = t; r < num_replicas_in_sync; r += pool_->size())
+            for (std::size_t c = r * chunks_per_replica; c < (r + 1) * chunks_per_replica; ++c)
+                f(c);
+    }
+
+    /// Copies the samples idx[0..k.n) into a micro-batch's buffers.
+    void
+    gather(const dataset_ref& d, const std::uint32_t* idx, chunk& k) const noexcept
+    {
+        const input_type* x = d.x.as<input_type>();
+        for (std::size_t s = 0; s < k.n; ++s)
+            std::copy_n(x + static_cast<std::size_t>(idx[s]) * input_size, input_size, k.inputs.data() + s * input_size);
+        if (d.y.type == dtype::int32) {
+            const std::int32_t* y = d.y.as<std::int32_t>();
+            for (std::size_t s = 0; s < k.n; ++s)
+                k.sparse_labels[s] = y[idx[s]];
+        } else {
+            const float* y = d.y.as<float>();
+            for (std::size_t s = 0; s < k.n; ++s)
+                std::copy_n(y + static_cast<std::size_t>(idx[s]) * output_size, output_size,
+                            k.dense_labels.data() + s * output_size);
+        }
+    }
+
+    /// Forward, loss and metrics (and backward when training) of one micro-batch; `global_n` scales
+    /// the loss, so that the replicas' summed gradients are the gradient of the global batch's mean.
+    void
+    run_chunk(chunk& k, const dataset_ref* data, const std::uint32_t* idx, std::size_t global_n, bool training) noexcept
+    {
+        k.loss = 0.0;
+        std::fill(k.hits.begin(), k.hits.end(), 0.0);
+        if (k.n == 0)
+            return;   // an empty replica contributes nothing
+        if (data)
+            gather(*data, idx + k.offset, k);
+        const step_context ctx{.training = training, .seed = seed_, .step = iterations_, .first_sample = k.offset};
+        graph::forward(params_.data(), k.inputs.data(), k.workspace.data(), chunk_capacity_, k.n, ctx);
+        loss_view view;
+        view.n = k.n;
+        view.width = output_size;
+        view.output = graph::output(k.workspace.data(), chunk_capacity_);
         if constexpr (graph::softmax_output)
-            v.logits = graph::logits(workspace_.data(), capacity_, n);
-        v.sparse_labels = sparse_labels_.data();
-        v.dense_labels = dense_labels_.data();
-        return v;
-    }
-
-    void
-    count_metrics(std::size_t n) noexcept
-    {
-        const float* out = graph::output(workspace_.data(), capacity_);
-        for (std::size_t m = 0; m < metrics_.size(); ++m)
-            hits_[m] += metrics_[m].hits(out, n, output_size, sparse_labels_.data(), dense_labels_.data());
-    }
-
-    /// The fused pass: sum the gradient arenas (one here) and apply the optimizer to the parameters,
-    /// chunk by chunk, then clear the arena for the next step.
-    void
-    apply_gradients() noexcept
-    {
-        ++iterations_;
-        std::visit(
-            [&](auto& opt) {
-                const auto c = opt.prepare(iterations_);
-                float* slot_ptrs[4] = {};
-                for (std::size_t s = 0; s < std::decay_t<decltype(opt)>::slots; ++s)
-                    slot_ptrs[s] = slots_.data() + s * Seq::param_buffer_size;
-                opt.update(c, params_.data(), grads_.data(), slot_ptrs, 0, Seq::param_buffer_size);
-                opt.advance(c);
-            },
-            optimizer_);
-        std::fill_n(grads_.data(), Seq::param_buffer_size, 0.0f);
-    }
-
-    /// Forward in inference mode and the loss, without gradients' use; returns the loss sum.
-    double
-    test_step(std::size_t n) noexcept
-    {
-        graph::forward(params_.data(), inputs_.data(), workspace_.data(), capacity_, n,
-                       step_context{.training = false, .seed = seed_, .step = iterations_});
-        loss_view view = make_loss_view(n);
-        const double loss_sum = std::visit(
+            view.logits = graph::logits(k.workspace.data(), chunk_capacity_, k.n);
+        view.sparse_labels = k.sparse_labels.data();
+        view.dense_labels = k.dense_labels.data();
+        k.loss = std::visit(
             [&](const auto& l) {
-                return tpudsl::evaluate(l, view, 1.0f / static_cast<float>(n),
-                                        graph::loss_gradient(workspace_.data(), capacity_));
+                return tpudsl::evaluate(l, view, 1.0f / static_cast<float>(global_n),
+                                        graph::loss_gradient(k.workspace.data(), chunk_capacity_));
             },
             loss_);
-        count_metrics(n);
+        for (std::size_t m = 0; m < metrics_.size(); ++m)
+            k.hits[m] = metrics_[m].hits(view.output, k.n, output_size, k.sparse_labels.data(), k.dense_labels.data());
+        if (training)
+            graph::backward(params_.data(), k.inputs.data(), k.workspace.data(), chunk_capacity_, k.n, k.grads.data(),
+                            view.logit_grad);
+    }
+
+    /// The fused pass over thread t's shard of the parameters: sum the arenas in micro-batch order,
+    /// apply the optimizer, clear the arenas.
+    template <class Opt>
+    void
+    reduce_and_update(std::size_t t, const Opt& opt, const typename Opt::step_constants& c) noexcept
+    {
+        constexpr std::size_t P = Seq::param_buffer_size;
+        constexpr std::size_t block = 4096;
+        const std::size_t T = pool_->size();
+        auto bound = [&](std::size_t i) {
+            return i >= T ? P : P * i / T / buffer_alignment_floats * buffer_alignment_floats;
+        };
+        float* slot_ptrs[4] = {};
+        for (std::size_t s = 0; s < Opt::slots; ++s)
+            slot_ptrs[s] = slots_.data() + s * P;
+        float* g0 = chunks_[0].grads.data();
+        for (std::size_t b = bound(t); b < bound(t + 1); b += block) {
+            const std::size_t e = std::min(b + block, bound(t + 1));
+            for (std::size_t k = 1; k < micro_chunks; ++k) {
+                const float* gk = chunks_[k].grads.data();
+                for (std::size_t i = b; i < e; ++i)
+                    g0[i] += gk[i];
+            }
+            opt.update(c, params_.data(), g0, slot_ptrs, b, e);
+            for (auto& k : chunks_)
+                std::fill(k.grads.data() + b, k.grads.data() + e, 0.0f);
+        }
+    }
+
+    /// One step over a global batch of n: optionally gathers samples idx[0..n) from `data` into the
+    /// micro-batches, runs them on the strategy's threads, and when training applies the fused
+    /// update. Sums losses and hits in micro-batch order (deterministic). Allocates nothing.
+    double
+    step(const dataset_ref* data, const std::uint32_t* idx, std::size_t n, bool training) noexcept
+    {
+        split(n);
+        if (!training) {
+            auto work = [&](std::size_t t) {
+                for_each_chunk_of(t, [&](std::size_t c) { run_chunk(chunks_[c], data, idx, n, false); });
+            };
+            pool_->run(work);
+        } else {
+            ++iterations_;
+            std::visit(
+                [&](auto& opt) {
+                    const auto constants = opt.prepare(iterations_);
+                    auto work = [&](std::size_t t) {
+                        for_each_chunk_of(t, [&](std::size_t c) { run_chunk(chunks_[c], data, idx, n, true); });
+                        pool_->sync();
+                        reduce_and_update(t, opt, constants);
+                    };
+                    pool_->run(work);
+                    opt.advance(constants);
+                },
+                optimizer_);
+        }
+        double loss_sum = 0.0;
+        for (const auto& k : chunks_) {
+            loss_sum += k.loss;
+            for (std::size_t m = 0; m < metrics_.size(); ++m)
+                hits_[m] += k.hits[m];
+        }
         return loss_sum;
     }
 
@@ -528,14 +639,11 @@ private:
     }
 
     std::uint64_t seed_;
+    std::shared_ptr<distribute::thread_pool> pool_;
     detail::aligned_floats_buffer params_;
-    detail::aligned_floats_buffer grads_;
     detail::aligned_floats_buffer slots_;
-    detail::aligned_floats_buffer workspace_;
-    std::vector<input_type> inputs_;
-    std::vector<std::int32_t> sparse_labels_;
-    std::vector<float> dense_labels_;
-    std::size_t capacity_ = 0;
+    std::vector<chunk> chunks_;
+    std::size_t chunk_capacity_ = 0;
 
     optimizer_type optimizer_;
     loss_type loss_;

@@ -1,0 +1,138 @@
+/// @file Defines the distribution strategies, OneDeviceStrategy and TpuStrategy<N>, and the CPU
+/// "cluster" resolver that finds the cores, the analog of Keras' TPU set-up lines.
+///
+///   tpudsl::CpuClusterResolver resolver;             // finds the cores
+///   tpudsl::initialize_cpu_system(resolver);         // prints "Found CPU system: ..."
+///   tpudsl::TpuStrategy<8> strategy(resolver);       // 8 replicas on min(8, cores) threads
+///   auto model = strategy.scope<Model>(seed);        // a Trainable<Model, TpuStrategy<8>>
+#ifndef TPUDSL_DISTRIBUTE_STRATEGY_HPP
+#define TPUDSL_DISTRIBUTE_STRATEGY_HPP
+
+#include <tpudsl/distribute/thread_pool.hpp>
+
+#include <algorithm>
+#include <cstddef>
+#include <cstdint>
+#include <iostream>
+#include <memory>
+#include <sched.h>
+#include <string>
+#include <thread>
+
+namespace tpudsl {
+
+template <class Model, class Strategy>
+class Trainable;
+
+/// Finds the cores this process may run on (its CPU affinity, else the hardware's count).
+struct CpuClusterResolver {
+    std::size_t cores = detect_cores();
+
+    [[nodiscard]] static std::size_t
+    detect_cores() noexcept
+    {
+        cpu_set_t set;
+        if (sched_getaffinity(0, sizeof set, &set) == 0 && CPU_COUNT(&set) > 0)
+            return static_cast<std::size_t>(CPU_COUNT(&set));
+        const unsigned hw = std::thread::hardware_concurrency();
+        return hw ? hw : 1;
+    }
+};
+
+/// Prints what the resolver found, as TensorFlow prints a TPU system.
+inline void
+initialize_cpu_system(const CpuClusterResolver& resolver, std::ostream& out = std::clog)
+{
+    out << "INFO:tpudsl:Initializing the CPU system: localhost\n"
+        << "INFO:tpudsl:Finished initializing CPU system.\n"
+        << "INFO:tpudsl:Found CPU system:\n"
+        << "INFO:tpudsl:*** Num CPU Cores: " << resolver.cores << '\n'
+        << "INFO:tpudsl:*** Num CPU Workers: 1\n"
+        << "INFO:tpudsl:*** Num CPU Cores Per Worker: " << resolver.cores << '\n';
+    for (std::size_t c = 0; c < resolver.cores; ++c)
+        out << "INFO:tpudsl:*** Available Device: _DeviceAttributes(/job:localhost/replica:0/task:0/device:CPU:" << c
+            << ", CPU, 0, 0)\n";
+}
+
+/// One replica on the calling thread. The batch is computed in the same 8 fixed micro-batches as
+/// TpuStrategy<N> (N <= 8) and their gradients are summed in the same order, so one core and N
+/// replicas produce the same bits. (`TpuStrategy<1, 1>` computes each batch in one piece instead.)
+class OneDeviceStrategy {
+public:
+    static constexpr std::size_t num_replicas_in_sync = 1;
+    /// The batch is computed in this many fixed pieces, whose gradients are summed in order.
+    static constexpr std::size_t micro_chunks = 8;
+
+    OneDeviceStrategy() = default;
+    explicit OneDeviceStrategy(const CpuClusterResolver&) {}
+
+    [[nodiscard]] std::size_t threads() const noexcept { return 1; }
+    [[nodiscard]] std::shared_ptr<distribute::thread_pool> pool() const { return pool_; }
+
+    /// The model made in the strategy's scope.
+    template <class Model>
+    [[nodiscard]] Trainable<Model, OneDeviceStrategy>
+    scope(std::uint64_t seed = 0) const
+    {
+        return Trainable<Model, OneDeviceStrategy>(seed, pool_);
+    }
+
+private:
+    std::shared_ptr<distribute::thread_pool> pool_ = std::make_shared<distribute::thread_pool>(1);
+};
+
+/// N replicas of the model's graph on a persistent pool of min(N, cores) threads, sharing one set of
+/// parameters. The global batch is split over Chunks fixed micro-batches (sizes differ by at most
+/// one; the first ones take the extra samples), Chunks / N per replica; each has its own workspace
+/// and gradient arena. After backward, one fused pass sums the arenas in micro-batch order and
+/// applies the optimizer, sharded over the threads. Because the micro-batches and their order do not
+/// depend on N, TpuStrategy<1>, <2>, <4> and <8> (same Chunks) give the same bits.
+/// @tparam N      replicas (`num_replicas_in_sync`)
+/// @tparam Chunks micro-batches per step, a multiple of N (8, or N when N > 8)
+template <std::size_t N, std::size_t Chunks = (N > 8 ? N : 8)>
+class TpuStrategy {
+    static_assert(N > 0, "tpudsl::TpuStrategy<N>: requires at least one replica");
+    static_assert(Chunks % N == 0, "tpudsl::TpuStrategy<N, Chunks>: Chunks must be a multiple of N, so that every "
+                                   "replica computes the same number of micro-batches");
+
+public:
+    static constexpr std::size_t num_replicas_in_sync = N;
+    static constexpr std::size_t micro_chunks = Chunks;
+
+    explicit TpuStrategy(const CpuClusterResolver& resolver = {})
+        : pool_(std::make_shared<distribute::thread_pool>(std::min(N, std::max<std::size_t>(resolver.cores, 1))))
+    {
+    }
+
+    /// Threads that run the replicas: min(N, cores).
+    [[nodiscard]] std::size_t threads() const noexcept { return pool_->size(); }
+    [[nodiscard]] std::shared_ptr<distribute::thread_pool> pool() const { return pool_; }
+
+    /// The model made in the strategy's scope; it shares the strategy's threads.
+    template <class Model>
+    [[nodiscard]] Trainable<Model, TpuStrategy>
+    scope(std::uint64_t seed = 0) const
+    {
+        return Trainable<Model, TpuStrategy>(seed, pool_);
+    }
+
+    /// Keras' TPU batch rule, made static: a compile-time global batch must split evenly.
+    template <std::size_t GlobalBatch>
+    static constexpr bool divides = GlobalBatch % N == 0;
+
+    template <std::size_t GlobalBatch>
+    static constexpr std::size_t
+    per_replica_batch() noexcept
+    {
+        static_assert(GlobalBatch % N == 0,
+                      "tpudsl::TpuStrategy<N>: the global batch must be a multiple of the number of replicas");
+        return GlobalBatch / N;
+    }
+
+private:
+    std::shared_ptr<distribute::thread_pool> pool_;
+};
+
+} // namespace tpudsl
+
+#endif // !TPUDSL_DISTRIBUTE_STRATEGY_HPP

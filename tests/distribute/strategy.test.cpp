@@ -1,0 +1,183 @@
+// TpuStrategy<N>: replicas on threads, the fused reduce-and-update, and its determinism.
+#include "fashion_mnist_cnn/model.hpp"
+#include "reuters_conv1d/model.hpp"
+
+#include <tpudsl/tpudsl.hpp>
+
+#include <catch2/catch.hpp>
+
+#include <xtensor/xtensor.hpp>
+
+#include <cmath>
+#include <cstring>
+#include <random>
+#include <sstream>
+#include <vector>
+
+using namespace tpudsl;
+
+namespace {
+
+/// Synthetic data of a model's shapes with a learnable signal: the label is a function of the input.
+template <class M>
+struct synthetic {
+    xt::xtensor<typename M::input_type, 2> x;
+    xt::xtensor<std::int32_t, 1> y;
+
+    synthetic(std::size_t n, std::uint32_t seed)
+        : x(std::array<std::size_t, 2>{n, M::input_shape::size}), y(std::array<std::size_t, 1>{n})
+    {
+        std::mt19937 gen(seed);
+        constexpr std::size_t classes = M::output_shape::size;
+        for (std::size_t i = 0; i < n; ++i) {
+            const auto label = static_cast<std::int32_t>(gen() % classes);
+            y(i) = label;
+            for (std::size_t j = 0; j < M::input_shape::size; ++j) {
+                if constexpr (std::is_integral_v<typename M::input_type>)
+                    x(i, j) = static_cast<std::int32_t>((gen() % 50) * 37 % 1000 + (j % 7 == 0 ? label : 0));
+                else
+                    x(i, j) = static_cast<float>(gen() % 256) / 255.0f * 0.5f + (j % 10 == std::size_t(label)) * 0.5f;
+            }
+        }
+    }
+};
+
+template <class M, class Strategy, class Opt>
+std::vector<float>
+train(const synthetic<M>& data, Opt opt, std::size_t batch, std::size_t steps, std::uint64_t seed = 7)
+{
+    Strategy strategy;
+    auto model = strategy.template scope<M>(seed);
+    model.compile(opt, losses::SparseCategoricalCrossentropy{}, metrics::SparseCategoricalAccuracy{});
+    std::ostringstream quiet;
+    model.fit(data.x, data.y, {.batch_size = batch, .epochs = 1, .verbose = 0, .steps_per_epoch = steps, .out = &quiet});
+    CHECK(model.iterations() == steps);
+    return {model.parameters(), model.parameters() + M::param_buffer_size};
+}
+
+bool
+same_bits(const std::vector<float>& a, const std::vector<float>& b)
+{
+    return a.size() == b.size() && std::memcmp(a.data(), b.data(), a.size() * sizeof(float)) == 0;
+}
+
+/// Every weight within 1e-5 relative (with a floor of 1e-3 in the scale, for weights near zero).
+void
+check_close(const std::vector<float>& a, const std::vector<float>& b)
+{
+    REQUIRE(a.size() == b.size());
+    std::size_t bad = 0;
+    double worst = 0;
+    for (std::size_t i = 0; i < a.size(); ++i) {
+        const double scale = std::max({std::abs(double{a[i]}), std::abs(double{b[i]}), 1e-3});
+        const double rel = std::abs(double{a[i]} - b[i]) / scale;
+        worst = std::max(worst, rel);
+        bad += rel > 1e-5;
+    }
+    INFO("worst relative difference " << worst);
+    CHECK(bad == 0);
+}
+
+} // namespace
+
+TEST_CASE("the global batch splits floor/ceil over the micro-batches", "[strategy]")
+{
+    using T = Trainable<seeds::FashionCnn, TpuStrategy<8>>;
+    CHECK(T::micro_batch_sizes(22) == std::array<std::size_t, 8>{3, 3, 3, 3, 3, 3, 2, 2});
+    CHECK(T::micro_batch_sizes(6) == std::array<std::size_t, 8>{1, 1, 1, 1, 1, 1, 0, 0});
+    CHECK(T::micro_batch_sizes(128) == std::array<std::size_t, 8>{16, 16, 16, 16, 16, 16, 16, 16});
+    STATIC_REQUIRE(TpuStrategy<8>::per_replica_batch<128>() == 16);
+    STATIC_REQUIRE(!TpuStrategy<8>::divides<22>);
+    STATIC_REQUIRE(TpuStrategy<8>::num_replicas_in_sync == 8);
+    STATIC_REQUIRE(TpuStrategy<16>::micro_chunks == 16);
+}
+
+TEST_CASE("OneDeviceStrategy and TpuStrategy<8> agree within 1e-5 after 20 steps (in fact bit for bit)",
+          "[strategy]")
+{
+    SECTION("Fashion-MNIST model, Adam")
+    {
+        const synthetic<seeds::FashionCnn> data(20 * 32, 1);
+        const auto one = train<seeds::FashionCnn, OneDeviceStrategy>(data, optimizers::Adam{}, 32, 20);
+        const auto eight = train<seeds::FashionCnn, TpuStrategy<8>>(data, optimizers::Adam{}, 32, 20);
+        check_close(one, eight);
+        CHECK(same_bits(one, eight));
+    }
+    SECTION("Fashion-MNIST model, Nadam, partial batches")
+    {
+        const synthetic<seeds::FashionCnn> data(300, 2);
+        check_close(train<seeds::FashionCnn, OneDeviceStrategy>(data, optimizers::Nadam{}, 30, 20),
+                    train<seeds::FashionCnn, TpuStrategy<8>>(data, optimizers::Nadam{}, 30, 20));
+    }
+    SECTION("Reuters model, Nadam")
+    {
+        const synthetic<seeds::Reuters> data(20 * 32, 3);
+        check_close(train<seeds::Reuters, OneDeviceStrategy>(data, optimizers::Nadam{}, 32, 20),
+                    train<seeds::Reuters, TpuStrategy<8>>(data, optimizers::Nadam{}, 32, 20));
+    }
+    SECTION("Reuters model, Adam")
+    {
+        const synthetic<seeds::Reuters> data(20 * 32, 4);
+        check_close(train<seeds::Reuters, OneDeviceStrategy>(data, optimizers::Adam{}, 32, 20),
+                    train<seeds::Reuters, TpuStrategy<8>>(data, optimizers::Adam{}, 32, 20));
+    }
+}
+
+TEST_CASE("TpuStrategy is bitwise reproducible, and N = 1, 2, 4, 8 give the same bits as one device",
+          "[strategy][determinism]")
+{
+    using M = Sequential<Input<Shape<12, 12, 1>>, Conv2D<8, 3, Relu>, MaxPool2D<2>, Flatten, Dropout<0.25f>,
+                         Dense<10, Softmax>>;
+    const synthetic<M> data(200, 5);
+    const auto eight = train<M, TpuStrategy<8>>(data, optimizers::Nadam{}, 24, 15);
+    CHECK(same_bits(eight, train<M, TpuStrategy<8>>(data, optimizers::Nadam{}, 24, 15)));
+    CHECK(same_bits(eight, train<M, TpuStrategy<4>>(data, optimizers::Nadam{}, 24, 15)));
+    CHECK(same_bits(eight, train<M, TpuStrategy<2>>(data, optimizers::Nadam{}, 24, 15)));
+    CHECK(same_bits(eight, train<M, TpuStrategy<1>>(data, optimizers::Nadam{}, 24, 15)));
+    CHECK(same_bits(eight, train<M, OneDeviceStrategy>(data, optimizers::Nadam{}, 24, 15)));
+    // one piece per batch sums in another order: close, but not the same bits
+    const auto whole = train<M, TpuStrategy<1, 1>>(data, optimizers::Nadam{}, 24, 15);
+    CHECK(!same_bits(eight, whole));
+    // and it trained: it differs from the initial weights
+    Trainable<M> fresh(7);
+    CHECK(!same_bits(eight, std::vector<float>(fresh.parameters(), fresh.parameters() + M::param_buffer_size)));
+}
+
+TEST_CASE("metrics are global sums: evaluate gives the same numbers on every strategy", "[strategy]")
+{
+    const synthetic<seeds::FashionCnn> data(101, 6);
+    Trainable<seeds::FashionCnn> one(3);
+    TpuStrategy<8> strategy;
+    auto eight = strategy.scope<seeds::FashionCnn>(3);
+    for (auto* m : {static_cast<void*>(&one), static_cast<void*>(&eight)})
+        (void)m;
+    one.compile(optimizers::Adam{}, losses::SparseCategoricalCrossentropy{}, metrics::SparseCategoricalAccuracy{},
+                metrics::SparseTopKCategoricalAccuracy<3>{});
+    eight.compile(optimizers::Adam{}, losses::SparseCategoricalCrossentropy{}, metrics::SparseCategoricalAccuracy{},
+                  metrics::SparseTopKCategoricalAccuracy<3>{});
+    const auto a = one.evaluate(data.x, data.y, {.batch_size = 20, .verbose = 0});
+    const auto b = eight.evaluate(data.x, data.y, {.batch_size = 20, .verbose = 0});
+    REQUIRE(a.size() == 3);
+    CHECK(a[0] == Approx(b[0]).epsilon(1e-6));
+    CHECK(a[1] == b[1]);   // counts of hits: exact
+    CHECK(a[2] == b[2]);
+    const auto pa = one.predict(data.x), pb = eight.predict(data.x);
+    CHECK(pa == pb);       // predictions are per sample: identical bits
+}
+
+TEST_CASE("the resolver reports the cores, and the strategy runs min(N, cores) threads", "[strategy]")
+{
+    CpuClusterResolver resolver;
+    resolver.cores = 2;
+    std::ostringstream out;
+    initialize_cpu_system(resolver, out);
+    CHECK(out.str().find("INFO:tpudsl:Found CPU system:\nINFO:tpudsl:*** Num CPU Cores: 2\n") != std::string::npos);
+    CHECK(out.str().find("device:CPU:1, CPU, 0, 0)") != std::string::npos);
+    TpuStrategy<8> eight(resolver);
+    CHECK(eight.threads() == 2);
+    TpuStrategy<1> one(resolver);
+    CHECK(one.threads() == 1);
+    resolver.cores = 16;
+    TpuStrategy<8> wide(resolver);
+    CHECK(wide.threads() == 8);
+}
