@@ -31,11 +31,20 @@ max_pool_forward(const float* x, float* y, float* argmax) noexcept
                     if (iw < G.pad_left || iw - G.pad_left >= G.in_w)
                         continue;
                     const std::size_t base = ((ih - G.pad_top) * G.in_w + (iw - G.pad_left)) * C;
-                    for (std::size_t c = 0; c < C; ++c)
-                        if (first || x[base + c] > yo[c]) {
-                            yo[c] = x[base + c];
+                    const float* xi = x + base;
+                    if (first) {
+                        for (std::size_t c = 0; c < C; ++c) {
+                            yo[c] = xi[c];
                             ao[c] = static_cast<float>(base + c);
                         }
+                    } else {
+                        // Selects, not branches: real images make the comparison unpredictable.
+                        for (std::size_t c = 0; c < C; ++c) {
+                            const bool greater = xi[c] > yo[c];
+                            yo[c] = greater ? xi[c] : yo[c];
+                            ao[c] = greater ? static_cast<float>(base + c) : ao[c];
+                        }
+                    }
                     first = false;
                 }
             }
