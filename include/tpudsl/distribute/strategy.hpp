@@ -124,8 +124,9 @@ public:
     static constexpr std::size_t
     per_replica_batch() noexcept
     {
-        static_assert(GlobalBatch % N == 0,
-                      "tpudsl::TpuStrategy<N>: the global batch must be a multiple of the number of replicas");
+        static_assert(GlobalBatch % N == 0, "tpudsl::TpuStrategy<N>::per_replica_batch<B>: the global batch B must be a "
+                                            "multiple of the number of replicas N; round B to a multiple of N "
+                                            "[TPUDSL_TPU_BATCH_NOT_DIVISIBLE]");
         return GlobalBatch / N;
     }
 
