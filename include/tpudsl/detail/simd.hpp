@@ -21,6 +21,15 @@ struct vfloat {
     friend vfloat operator+(vfloat a, vfloat b) noexcept { return {a.v + b.v}; }
     friend vfloat operator*(vfloat a, vfloat b) noexcept { return {a.v * b.v}; }
     friend float reduce_add(vfloat a) noexcept { return a.v; }
+    /// {x, x + 1, ..., x + size - 1}
+    static vfloat ramp(float x) noexcept { return {x}; }
+    /// Where a > b: b = a and ib = ia (lane by lane, without a branch).
+    friend void take_if_greater(vfloat a, vfloat& b, vfloat ia, vfloat& ib) noexcept
+    {
+        const bool m = a.v > b.v;
+        b.v = m ? a.v : b.v;
+        ib.v = m ? ia.v : ib.v;
+    }
 };
 inline constexpr const char* arch_name = "scalar";
 #else
@@ -36,6 +45,22 @@ struct vfloat {
     friend vfloat operator+(vfloat a, vfloat b) noexcept { return {a.v + b.v}; }
     friend vfloat operator*(vfloat a, vfloat b) noexcept { return {a.v * b.v}; }
     friend float reduce_add(vfloat a) noexcept { return xsimd::hadd(a.v); }
+    /// {x, x + 1, ..., x + size - 1}
+    static vfloat
+    ramp(float x) noexcept
+    {
+        alignas(64) float lanes[size];
+        for (std::size_t i = 0; i < size; ++i)
+            lanes[i] = x + static_cast<float>(i);
+        return {batch::load_aligned(lanes)};
+    }
+    /// Where a > b: b = a and ib = ia (lane by lane, without a branch).
+    friend void take_if_greater(vfloat a, vfloat& b, vfloat ia, vfloat& ib) noexcept
+    {
+        const auto m = a.v > b.v;
+        b.v = xsimd::select(m, a.v, b.v);
+        ib.v = xsimd::select(m, ia.v, ib.v);
+    }
 };
 inline const char* const arch_name = xsimd::default_arch::name();
 #endif

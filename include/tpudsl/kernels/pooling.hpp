@@ -2,12 +2,40 @@
 #ifndef TPUDSL_KERNELS_POOLING_HPP
 #define TPUDSL_KERNELS_POOLING_HPP
 
+#include <tpudsl/detail/simd.hpp>
 #include <tpudsl/kernels/window_geometry.hpp>
 
 #include <cstddef>
 #include <cstring>
 
 namespace tpudsl::kernels {
+
+/// y(out_h, out_w, channels) <- the maximum of each window of x, per channel; padded positions are
+/// ignored (TensorFlow's "same" max pooling). `argmax` receives the flat input index of each maximum
+/// (exact in a float up to 2^24), the first one on ties.
+namespace detail_pool {
+/// y, argmax <- the window element at `base` where it is larger: xsimd selects over the channels
+/// (real images make a branch here unpredictable).
+template <std::size_t C>
+inline void
+take_larger(const float* x, float* y, float* argmax, std::size_t base) noexcept
+{
+    using tpudsl::detail::simd::vfloat;
+    constexpr std::size_t W = vfloat::size;
+    std::size_t c = 0;
+    for (; c + W <= C; c += W) {
+        vfloat yv = vfloat::load(y + c), av = vfloat::load(argmax + c);
+        take_if_greater(vfloat::load(x + c), yv, vfloat::ramp(static_cast<float>(base + c)), av);
+        yv.store(y + c);
+        av.store(argmax + c);
+    }
+    for (; c < C; ++c) {
+        const bool greater = x[c] > y[c];
+        y[c] = greater ? x[c] : y[c];
+        argmax[c] = greater ? static_cast<float>(base + c) : argmax[c];
+    }
+}
+} // namespace detail_pool
 
 /// y(out_h, out_w, channels) <- the maximum of each window of x, per channel; padded positions are
 /// ignored (TensorFlow's "same" max pooling). `argmax` receives the flat input index of each maximum
@@ -31,21 +59,15 @@ max_pool_forward(const float* x, float* y, float* argmax) noexcept
                     if (iw < G.pad_left || iw - G.pad_left >= G.in_w)
                         continue;
                     const std::size_t base = ((ih - G.pad_top) * G.in_w + (iw - G.pad_left)) * C;
-                    const float* xi = x + base;
                     if (first) {
                         for (std::size_t c = 0; c < C; ++c) {
-                            yo[c] = xi[c];
+                            yo[c] = x[base + c];
                             ao[c] = static_cast<float>(base + c);
                         }
+                        first = false;
                     } else {
-                        // Selects, not branches: real images make the comparison unpredictable.
-                        for (std::size_t c = 0; c < C; ++c) {
-                            const bool greater = xi[c] > yo[c];
-                            yo[c] = greater ? xi[c] : yo[c];
-                            ao[c] = greater ? static_cast<float>(base + c) : ao[c];
-                        }
+                        detail_pool::take_larger<C>(x + base, yo, ao, base);
                     }
-                    first = false;
                 }
             }
         }
