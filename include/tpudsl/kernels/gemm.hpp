@@ -1,7 +1,7 @@
 /// @file Defines the SGEMM kernels every Dense and convolution layer runs on (xsimd, register-blocked).
 ///
 ///   gemm_nn:  C(M,N) (+)= A(M,K) . B(K,N)      forward:   Z = X . W
-///   gemm_tn:  C(M,N) +=   A(K,M)^T . B(K,N)    gradient:  dW += X^T . dZ
+///   gemm_tn:  C(M,N) (+)= A(K,M)^T . B(K,N)    gradient:  dW = X^T . dZ
 ///   gemm_nt:  C(M,N) =    A(M,K) . B(N,K)^T    input grad: dX = dZ . W^T
 /// All matrices are row-major and dense. The dimensions that come from the model are template
 /// parameters; the one that comes from the batch is an argument.
@@ -107,12 +107,13 @@ gemm_nn(std::size_t M, const float* a, const float* b, float* c, bool accumulate
     detail_gemm::strided<N>(M, K, a, K, 1, b, c, accumulate);
 }
 
-/// C(M,N) += A(K,M)^T . B(K,N): the reduction runs over the batch (K, known at run time).
+/// C(M,N) = A(K,M)^T . B(K,N), or C += when `accumulate`: the reduction runs over the batch (K, known
+/// at run time).
 template <std::size_t M, std::size_t N>
 inline void
-gemm_tn(std::size_t K, const float* a, const float* b, float* c) noexcept
+gemm_tn(std::size_t K, const float* a, const float* b, float* c, bool accumulate = true) noexcept
 {
-    detail_gemm::strided<N>(M, K, a, 1, M, b, c, true);
+    detail_gemm::strided<N>(M, K, a, 1, M, b, c, accumulate);
 }
 
 /// C(M,N) = A(M,K) . B(N,K)^T: dot products of rows of A with rows of B.

@@ -44,6 +44,16 @@ struct graph {
     template <std::size_t I>
     using ops = layer_ops<typename layer<I>::spec>;
 
+    template <std::size_t I>
+    static consteval bool
+    accumulates() noexcept
+    {
+        if constexpr (layer<I>::weight_count == 0)
+            return false;
+        else
+            return ops<I>::accumulates_gradients;
+    }
+
     /// True when the last layer ends in Softmax: the loss may then take the fused logits path.
     static constexpr bool softmax_output = detail::has_softmax<typename layer<layers - 1>::spec>();
 
@@ -56,6 +66,23 @@ struct graph {
             ((scratch[I] = s, s += aligned_floats(layer<I>::scratch_size)), ...);
         }(std::make_index_sequence<layers>{});
         return std::pair{act, scratch};
+    }();
+    /// The parameter ranges [begin, end) whose gradients layers add into (rather than write): the
+    /// arena must be cleared there between steps.
+    static constexpr auto accumulating_ranges = [] {
+        constexpr std::size_t count = [] {
+            std::size_t c = 0;
+            [&]<std::size_t... I>(std::index_sequence<I...>) {
+                ((c += accumulates<I>() ? 1 : 0), ...);
+            }(std::make_index_sequence<layers>{});
+            return c;
+        }();
+        std::array<std::pair<std::size_t, std::size_t>, count> ranges{};
+        std::size_t k = 0;
+        [&]<std::size_t... I>(std::index_sequence<I...>) {
+            ((accumulates<I>() ? (ranges[k++] = {layer<I>::param_offset, layer<I>::param_end}, 0) : 0), ...);
+        }(std::make_index_sequence<layers>{});
+        return ranges;
     }();
     static constexpr std::size_t delta_offset = Model::activation_size + Model::scratch_size;
     static constexpr std::size_t delta_stride = Model::delta_size / 2;

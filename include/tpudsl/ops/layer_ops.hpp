@@ -7,7 +7,9 @@
 ///   backward(params, x, y, dy, dx, grads, scratch, n, dy_is_logit_grad)
 ///
 /// `params` and `grads` are the bases of the flat parameter buffer and of a gradient arena (same
-/// layout; gradients are added to it). `scratch` is the layer's (n, scratch_size) block. `dy` is
+/// layout). Dense and the convolutions *write* their weights' gradients (one GEMM per weight covers
+/// it whole), so their part of the arena needs no clearing between steps; the Embedding adds rows
+/// into its part (`accumulates_gradients`), which the caller clears. `scratch` is the layer's (n, scratch_size) block. `dy` is
 /// overwritten (it becomes dL/dz); `dx` may be null when no one needs the input's gradient. When
 /// `dy_is_logit_grad`, `dy` already is dL/dz for a softmax layer (the loss took the fused path).
 /// Nothing here allocates or throws.
@@ -33,6 +35,7 @@
 #include <tpudsl/layers/max_pool2d.hpp>
 #include <tpudsl/ops/step_context.hpp>
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
@@ -54,10 +57,11 @@ add_bias(float* z, const float* b, std::size_t rows, std::size_t cols) noexcept
             z[r * cols + c] += b[c];
 }
 
-/// db(cols) += column sums of dz(rows, cols).
+/// db(cols) = column sums of dz(rows, cols).
 inline void
-add_column_sums(const float* dz, float* db, std::size_t rows, std::size_t cols) noexcept
+column_sums(const float* dz, float* db, std::size_t rows, std::size_t cols) noexcept
 {
+    std::fill(db, db + cols, 0.0f);
     for (std::size_t r = 0; r < rows; ++r)
         for (std::size_t c = 0; c < cols; ++c)
             db[c] += dz[r * cols + c];
@@ -95,8 +99,8 @@ struct conv_core {
     {
         if (!dy_is_logit_grad)
             kernels::activation_backward<Act, F>(y, dy, dy, n * P);
-        kernels::gemm_tn<K, F>(n * P, scratch, dy, dw);   // dW (K, F) += cols^T . dZ
-        add_column_sums(dy, db, n * P, F);
+        kernels::gemm_tn<K, F>(n * P, scratch, dy, dw, false);   // dW (K, F) = cols^T . dZ
+        column_sums(dy, db, n * P, F);
         if (dx) {
             kernels::gemm_nt<F, K>(n * P, dy, w, scratch);   // dcols (n P, K) = dZ . W^T, over the cols
             for (std::size_t s = 0; s < n; ++s)
@@ -143,6 +147,8 @@ inline constexpr kernels::window_geometry geometry_2d{
 
 template <std::size_t Units, class Act>
 struct layer_ops<Dense<Units, Act>> {
+    static constexpr bool accumulates_gradients = false;
+
     template <class B>
     static float*
     logits(float* scratch, std::size_t) noexcept
@@ -170,8 +176,8 @@ struct layer_ops<Dense<Units, Act>> {
         constexpr std::size_t I = B::input_shape::size;
         if (!dy_is_logit_grad)
             kernels::activation_backward<Act, Units>(y, dy, dy, n);
-        kernels::gemm_tn<I, Units>(n, x, dy, grads + B::template weight<0>::offset);   // dW += X^T . dZ
-        detail::add_column_sums(dy, grads + B::template weight<1>::offset, n, Units);
+        kernels::gemm_tn<I, Units>(n, x, dy, grads + B::template weight<0>::offset, false);   // dW = X^T . dZ
+        detail::column_sums(dy, grads + B::template weight<1>::offset, n, Units);
         if (dx)
             kernels::gemm_nt<Units, I>(n, dy, params + B::template weight<0>::offset, dx);   // dX = dZ . W^T
     }
@@ -179,6 +185,8 @@ struct layer_ops<Dense<Units, Act>> {
 
 template <std::size_t Filters, std::size_t Kernel, class Act, class Pad, std::size_t Stride>
 struct layer_ops<Conv1D<Filters, Kernel, Act, Pad, Stride>> {
+    static constexpr bool accumulates_gradients = false;
+
     template <class B>
     using core = detail::conv_core<
         detail::geometry_1d<Pad, typename B::input_shape, typename B::output_shape, Kernel, Stride>, Filters, Act>;
@@ -210,6 +218,7 @@ struct layer_ops<Conv1D<Filters, Kernel, Act, Pad, Stride>> {
 
 template <std::size_t Filters, auto Kernel, class Act, class Pad, auto Stride>
 struct layer_ops<Conv2D<Filters, Kernel, Act, Pad, Stride>> {
+    static constexpr bool accumulates_gradients = false;
     using spec = Conv2D<Filters, Kernel, Act, Pad, Stride>;
     template <class B>
     using core = detail::conv_core<detail::geometry_2d<Pad, typename B::input_shape, typename B::output_shape,
@@ -290,6 +299,9 @@ struct layer_ops<MaxPool2D<Pool, Stride, Pad>> {
 
 template <std::size_t Vocab, std::size_t Dim>
 struct layer_ops<Embedding<Vocab, Dim>> {
+    /// The gradient is a scatter-add of rows: its part of the arena must start at zero.
+    static constexpr bool accumulates_gradients = true;
+
     /// Token ids are checked against [0, Vocab) where the data enters the model, never here.
     template <class B, class Id>
     static void

@@ -546,8 +546,9 @@ private:
                             view.logit_grad);
     }
 
-    /// The fused pass over thread t's shard of the parameters: sum the arenas in micro-batch order,
-    /// apply the optimizer, clear the arenas.
+    /// The fused pass over thread t's shard of the parameters: sum the arenas of the micro-batches that
+    /// had samples, in micro-batch order; apply the optimizer; clear what layers add into (the rest is
+    /// written afresh by the next backward pass).
     template <class Opt>
     void
     reduce_and_update(std::size_t t, const Opt& opt, const typename Opt::step_constants& c) noexcept
@@ -561,17 +562,21 @@ private:
         float* slot_ptrs[4] = {};
         for (std::size_t s = 0; s < Opt::slots; ++s)
             slot_ptrs[s] = slots_.data() + s * P;
-        float* g0 = chunks_[0].grads.data();
+        float* g0 = chunks_[0].grads.data();   // micro-batch 0 always has samples: it takes the first
         for (std::size_t b = bound(t); b < bound(t + 1); b += block) {
             const std::size_t e = std::min(b + block, bound(t + 1));
-            for (std::size_t k = 1; k < micro_chunks; ++k) {
+            for (std::size_t k = 1; k < micro_chunks && chunks_[k].n > 0; ++k) {
                 const float* gk = chunks_[k].grads.data();
                 for (std::size_t i = b; i < e; ++i)
                     g0[i] += gk[i];
             }
             opt.update(c, params_.data(), g0, slot_ptrs, b, e);
-            for (auto& k : chunks_)
-                std::fill(k.grads.data() + b, k.grads.data() + e, 0.0f);
+            for (const auto& [rb, re] : graph::accumulating_ranges) {
+                const std::size_t lo = std::max(b, rb), hi = std::min(e, re);
+                if (lo < hi)
+                    for (auto& k : chunks_)
+                        std::fill(k.grads.data() + lo, k.grads.data() + hi, 0.0f);
+            }
         }
     }
 
