@@ -183,13 +183,15 @@ struct layer_ops<Dense<Units, Act>> {
     }
 };
 
-template <std::size_t Filters, std::size_t Kernel, class Act, class Pad, std::size_t Stride>
-struct layer_ops<Conv1D<Filters, Kernel, Act, Pad, Stride>> {
+namespace detail {
+
+/// The ops of a convolution, once `Binding::core<B>` says which conv_core a bound layer B runs.
+template <class Binding>
+struct conv_layer_ops {
     static constexpr bool accumulates_gradients = false;
 
     template <class B>
-    using core = detail::conv_core<
-        detail::geometry_1d<Pad, typename B::input_shape, typename B::output_shape, Kernel, Stride>, Filters, Act>;
+    using core = typename Binding::template core<B>;
 
     template <class B>
     static float*
@@ -216,86 +218,71 @@ struct layer_ops<Conv1D<Filters, Kernel, Act, Pad, Stride>> {
     }
 };
 
-template <std::size_t Filters, auto Kernel, class Act, class Pad, auto Stride>
-struct layer_ops<Conv2D<Filters, Kernel, Act, Pad, Stride>> {
-    static constexpr bool accumulates_gradients = false;
-    using spec = Conv2D<Filters, Kernel, Act, Pad, Stride>;
+/// The ops of a max pooling, once `Binding::core<B>` says which pool_core a bound layer B runs.
+template <class Binding>
+struct pool_layer_ops {
     template <class B>
-    using core = detail::conv_core<detail::geometry_2d<Pad, typename B::input_shape, typename B::output_shape,
-                                                       spec::kernel_rows, spec::kernel_cols, spec::stride_rows,
-                                                       spec::stride_cols>,
-                                   Filters, Act>;
+    using core = typename Binding::template core<B>;
 
     template <class B>
-    static float*
-    logits(float* scratch, std::size_t n) noexcept
+    static void
+    forward(const float*, const float* x, float* y, float* scratch, std::size_t n, const step_context&) noexcept
     {
-        return core<B>::logits(scratch, n);
+        core<B>::forward(x, y, scratch, n);
     }
 
     template <class B>
     static void
-    forward(const float* params, const float* x, float* y, float* scratch, std::size_t n, const step_context&) noexcept
+    backward(const float*, const float*, const float*, float* dy, float* dx, float*, float* scratch, std::size_t n,
+             bool) noexcept
     {
-        core<B>::forward(params + B::template weight<0>::offset, params + B::template weight<1>::offset, x, y,
-                         scratch, n);
+        core<B>::backward(dy, dx, scratch, n);
     }
+};
 
+template <std::size_t Filters, std::size_t Kernel, class Act, class Pad, std::size_t Stride>
+struct conv1d_binding {
     template <class B>
-    static void
-    backward(const float* params, const float*, const float* y, float* dy, float* dx, float* grads, float* scratch,
-             std::size_t n, bool dy_is_logit_grad) noexcept
-    {
-        core<B>::backward(params + B::template weight<0>::offset, y, dy, dx, grads + B::template weight<0>::offset,
-                          grads + B::template weight<1>::offset, scratch, n, dy_is_logit_grad);
-    }
+    using core = conv_core<geometry_1d<Pad, typename B::input_shape, typename B::output_shape, Kernel, Stride>,
+                           Filters, Act>;
+};
+
+template <class Spec>
+struct conv2d_binding {
+    template <class B>
+    using core = conv_core<geometry_2d<typename Spec::padding, typename B::input_shape, typename B::output_shape,
+                                       Spec::kernel_rows, Spec::kernel_cols, Spec::stride_rows, Spec::stride_cols>,
+                           Spec::filters, typename Spec::activation>;
 };
 
 template <std::size_t Pool, std::size_t Stride, class Pad>
-struct layer_ops<MaxPool1D<Pool, Stride, Pad>> {
+struct pool1d_binding {
     template <class B>
-    using core = detail::pool_core<
-        detail::geometry_1d<Pad, typename B::input_shape, typename B::output_shape, Pool, Stride>>;
-
-    template <class B>
-    static void
-    forward(const float*, const float* x, float* y, float* scratch, std::size_t n, const step_context&) noexcept
-    {
-        core<B>::forward(x, y, scratch, n);
-    }
-
-    template <class B>
-    static void
-    backward(const float*, const float*, const float*, float* dy, float* dx, float*, float* scratch, std::size_t n,
-             bool) noexcept
-    {
-        core<B>::backward(dy, dx, scratch, n);
-    }
+    using core = pool_core<geometry_1d<Pad, typename B::input_shape, typename B::output_shape, Pool, Stride>>;
 };
+
+template <class Spec>
+struct pool2d_binding {
+    template <class B>
+    using core = pool_core<geometry_2d<typename Spec::padding, typename B::input_shape, typename B::output_shape,
+                                       Spec::pool_rows, Spec::pool_cols, Spec::stride_rows, Spec::stride_cols>>;
+};
+
+} // namespace detail
+
+template <std::size_t Filters, std::size_t Kernel, class Act, class Pad, std::size_t Stride>
+struct layer_ops<Conv1D<Filters, Kernel, Act, Pad, Stride>>
+    : detail::conv_layer_ops<detail::conv1d_binding<Filters, Kernel, Act, Pad, Stride>> {};
+
+template <std::size_t Filters, auto Kernel, class Act, class Pad, auto Stride>
+struct layer_ops<Conv2D<Filters, Kernel, Act, Pad, Stride>>
+    : detail::conv_layer_ops<detail::conv2d_binding<Conv2D<Filters, Kernel, Act, Pad, Stride>>> {};
+
+template <std::size_t Pool, std::size_t Stride, class Pad>
+struct layer_ops<MaxPool1D<Pool, Stride, Pad>> : detail::pool_layer_ops<detail::pool1d_binding<Pool, Stride, Pad>> {};
 
 template <auto Pool, auto Stride, class Pad>
-struct layer_ops<MaxPool2D<Pool, Stride, Pad>> {
-    using spec = MaxPool2D<Pool, Stride, Pad>;
-    template <class B>
-    using core =
-        detail::pool_core<detail::geometry_2d<Pad, typename B::input_shape, typename B::output_shape, spec::pool_rows,
-                                              spec::pool_cols, spec::stride_rows, spec::stride_cols>>;
-
-    template <class B>
-    static void
-    forward(const float*, const float* x, float* y, float* scratch, std::size_t n, const step_context&) noexcept
-    {
-        core<B>::forward(x, y, scratch, n);
-    }
-
-    template <class B>
-    static void
-    backward(const float*, const float*, const float*, float* dy, float* dx, float*, float* scratch, std::size_t n,
-             bool) noexcept
-    {
-        core<B>::backward(dy, dx, scratch, n);
-    }
-};
+struct layer_ops<MaxPool2D<Pool, Stride, Pad>> : detail::pool_layer_ops<detail::pool2d_binding<MaxPool2D<Pool, Stride, Pad>>> {};
 
 template <std::size_t Vocab, std::size_t Dim>
 struct layer_ops<Embedding<Vocab, Dim>> {
