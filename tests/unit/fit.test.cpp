@@ -12,6 +12,9 @@
 #include <fstream>
 #include <random>
 #include <regex>
+#include <thread>
+#include <chrono>
+#include <algorithm>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -388,4 +391,33 @@ TEST_CASE("predict returns the outputs; evaluate's accuracy agrees with them", "
     }
     const auto scores = model.evaluate(data.x, data.y, {.batch_size = 16, .verbose = 0});
     CHECK(scores[1] == Approx(hits / 50.0));
+}
+
+TEST_CASE("on a terminal the bar is redrawn in place with a carriage return", "[fit][format]")
+{
+    std::ostringstream out;
+    Logs logs;
+    logs.set("loss", 0.25);
+    Progbar bar(out, 3, 1, /*dynamic=*/true);
+    bar.update(1, logs);
+    std::this_thread::sleep_for(std::chrono::milliseconds(60));   // past the redraw interval
+    bar.update(2, logs);
+    bar.finish(3, logs);
+    const std::string s = out.str();
+    REQUIRE(std::count(s.begin(), s.end(), '\r') == 2);   // the redraw at step 2 and the final line
+    // 2 of 3: 30 * 2 / 3 = 20 columns done, the last of them the arrow
+    CHECK(s.rfind("\r2/3 [" + std::string(19, '=') + ">" + std::string(10, '.') + "] - ETA: ", 0) == 0);
+    CHECK(s.find("\r3/3 [==============================] - 0s ") != std::string::npos);
+    CHECK(s.back() == '\n');
+    CHECK(std::count(s.begin(), s.end(), '\n') == 1);
+
+    std::ostringstream pipe;
+    Progbar quiet(pipe, 3, 1, /*dynamic=*/false);
+    quiet.update(1, logs);
+    quiet.update(2, logs);
+    CHECK(pipe.str().empty());   // not a terminal: only the epoch's final line
+    quiet.finish(3, logs);
+    const std::string p = pipe.str();
+    CHECK(std::count(p.begin(), p.end(), '\n') == 1);
+    CHECK(p.find('\r') == std::string::npos);
 }
