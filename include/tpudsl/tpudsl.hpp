@@ -3,7 +3,10 @@
 #define TPUDSL_TPUDSL_HPP
 
 #include <tpudsl/core.hpp>
+#include <tpudsl/data/cifar10.hpp>
 #include <tpudsl/data/fashion_mnist.hpp>
+#include <tpudsl/data/preprocessing.hpp>
+#include <tpudsl/data/sequences.hpp>
 #include <tpudsl/distribute/strategy.hpp>
 #include <tpudsl/io/weights.hpp>
 #include <tpudsl/train/callbacks.hpp>
