@@ -14,6 +14,7 @@
 #ifndef TPUDSL_TRAIN_MODEL_HPP
 #define TPUDSL_TRAIN_MODEL_HPP
 
+#include <tpudsl/data/dataset.hpp>
 #include <tpudsl/distribute/strategy.hpp>
 #include <tpudsl/distribute/thread_pool.hpp>
 #include <tpudsl/io/weights.hpp>
@@ -208,63 +209,56 @@ public:
         if (samples == 0)
             detail::bad_input("fit: x holds no samples");
         ensure_capacity(options.batch_size);
+        array_source source(*this, data, options);
+        auto validate = [&] {
+            return evaluate(*options.validation_data, EvaluateOptions{options.batch_size, 0, 0, options.out});
+        };
+        return run_epochs(options, source.steps(), source, options.validation_data.has_value(), validate);
+    }
 
-        const std::size_t batches_per_pass = (samples + options.batch_size - 1) / options.batch_size;
-        const std::size_t steps = options.steps_per_epoch ? options.steps_per_epoch : batches_per_pass;
-        // The batch stream: pass p visits the samples in order_p, batch by batch (the last one
-        // partial). Without steps_per_epoch an epoch is one pass; with it, the stream runs on across
-        // epochs, as Keras' array adapter does.
-        std::vector<std::uint32_t> order(samples);
-        std::size_t pass = 0, batch = 0;
-        start_pass(order, pass, options.shuffle);
+    /// `fit(dataset)`: trains on a batched Dataset; each epoch is a new iteration of it (reshuffled
+    /// unless cached). Its examples must have the model's input shape and type, and its batch must
+    /// split evenly over the replicas: both are checked at compile time.
+    template <class E, std::size_t B>
+    History
+    fit(const Dataset<Batch<E, B>>& data, FitOptions options = {})
+    {
+        return fit_dataset(data, options, static_cast<const Dataset<Batch<E, B>>*>(nullptr));
+    }
 
-        History history;
-        history.params = {options.verbose, options.epochs, steps};
-        const bool dynamic = options.out == &std::cout && ::isatty(STDOUT_FILENO);
+    /// `fit(dataset, ..., validation_data=dataset)`.
+    template <class E, std::size_t B, class E2, std::size_t B2>
+    History
+    fit(const Dataset<Batch<E, B>>& data, FitOptions options, const Dataset<Batch<E2, B2>>& validation)
+    {
+        return fit_dataset(data, options, &validation);
+    }
+
+    /// `evaluate(dataset)`: [loss, metrics...] over one iteration of a batched Dataset.
+    template <class E, std::size_t B>
+    std::vector<double>
+    evaluate(const Dataset<Batch<E, B>>& data, EvaluateOptions options = {})
+    {
+        require_compiled("evaluate");
+        check_dataset_type<E, B>();
+        ensure_capacity(B);
+        dataset_source<E, B> source(*this, data, 0);
         Logs logs;
-        stop_training = false;
-        for (auto* cb : options.callbacks)
-            cb->on_train_begin(*this);
-
-        for (std::size_t epoch = options.initial_epoch; epoch < options.epochs && !stop_training; ++epoch) {
-            logs.clear();
-            if (options.verbose && options.epochs > 1)
-                *options.out << "Epoch " << epoch + 1 << '/' << options.epochs << '\n';
-            for (auto* cb : options.callbacks)
-                cb->on_epoch_begin(epoch, logs, *this);
-            if (!options.steps_per_epoch && batch != 0)
-                start_pass(order, ++pass, options.shuffle), batch = 0;
-            reset_metrics(logs);
-            Progbar bar(*options.out, steps, options.verbose, dynamic);
-            std::size_t done = 0;
-            while (done < steps && !stop_training) {
-                if (batch == batches_per_pass)
-                    start_pass(order, ++pass, options.shuffle), batch = 0;
-                const std::size_t begin = batch * options.batch_size;
-                const std::size_t n = std::min(options.batch_size, samples - begin);
-                ++batch;
-                accumulate(step(&data, order.data() + begin, n, true), n);
-                write_running_logs(logs);
-                bar.update(++done, logs);
-                for (auto* cb : options.callbacks)
-                    cb->on_train_batch_end(done - 1, logs, *this);
-            }
-            if (options.validation_data && options.validation_freq && (epoch + 1) % options.validation_freq == 0) {
-                const auto values = evaluate(*options.validation_data,
-                                             EvaluateOptions{options.batch_size, 0, 0, options.out});
-                logs.set("val_loss", values[0]);
-                for (std::size_t m = 0; m < metrics_.size(); ++m)
-                    logs.set("val_" + metrics_[m].name, values[m + 1]);
-            }
-            // Keras' order: the progress bar ends the line, then the callbacks, then History.
-            bar.finish(done, logs);
-            for (auto* cb : options.callbacks)
-                cb->on_epoch_end(epoch, logs, *this);
-            history.record(epoch, logs);
+        reset_metrics(logs);
+        Progbar bar(*options.out, 0, options.verbose, options.out == &std::cout && ::isatty(STDOUT_FILENO));
+        source.begin_epoch(0);
+        std::size_t steps = 0;
+        batch_view b;
+        while ((options.steps == 0 || steps < options.steps) && source.next(b)) {
+            accumulate(step(b.data, b.idx, b.n, false), b.n);
+            write_running_logs(logs);
+            bar.update(++steps, logs);
         }
-        for (auto* cb : options.callbacks)
-            cb->on_train_end(*this);
-        return history;
+        bar.finish(steps, logs);
+        std::vector<double> out{seen_ ? loss_total_ / static_cast<double>(seen_) : 0.0};
+        for (double h : hits_)
+            out.push_back(seen_ ? h / static_cast<double>(seen_) : 0.0);
+        return out;
     }
 
     /// `evaluate(x, y)`: [loss, metrics...] in compile order.
@@ -420,6 +414,185 @@ private:
     };
 
     static constexpr std::size_t chunks_per_replica = micro_chunks / num_replicas_in_sync;
+
+    /// A batch to train on: samples idx[0..n) of `data`.
+    struct batch_view {
+        const dataset_ref* data = nullptr;
+        const std::uint32_t* idx = nullptr;
+        std::size_t n = 0;
+    };
+
+    /// Arrays as a batch stream: pass p visits the samples in a permutation drawn from (seed, p),
+    /// batch by batch (the last one partial). Without steps_per_epoch an epoch is one pass; with it,
+    /// the stream runs on across epochs, as Keras' array adapter does.
+    struct array_source {
+        Trainable& model;
+        const dataset_ref& data;
+        const FitOptions& options;
+        std::vector<std::uint32_t> order;
+        std::size_t pass = 0, batch = 0, per_pass;
+
+        array_source(Trainable& m, const dataset_ref& d, const FitOptions& o)
+            : model(m), data(d), options(o), order(d.x.samples()),
+              per_pass((d.x.samples() + o.batch_size - 1) / o.batch_size)
+        {
+            model.start_pass(order, pass, options.shuffle);
+        }
+        [[nodiscard]] std::size_t steps() const noexcept { return options.steps_per_epoch ? options.steps_per_epoch : per_pass; }
+        void
+        begin_epoch(std::size_t)
+        {
+            if (!options.steps_per_epoch && batch != 0)
+                model.start_pass(order, ++pass, options.shuffle), batch = 0;
+        }
+        bool
+        next(batch_view& b)
+        {
+            if (batch == per_pass)
+                model.start_pass(order, ++pass, options.shuffle), batch = 0;
+            const std::size_t begin = batch++ * options.batch_size;
+            b = {&data, order.data() + begin, std::min(options.batch_size, data.x.samples() - begin)};
+            return true;
+        }
+    };
+
+    /// A batched Dataset as a batch stream: epoch e is iteration e of the dataset. Each batch's
+    /// values are checked as it arrives (the data comes lazily), without allocating.
+    template <class E, std::size_t B>
+    struct dataset_source {
+        Trainable& model;
+        const Dataset<Batch<E, B>>& data;
+        Batch<E, B> batch;
+        dataset_ref ref;
+        std::array<std::uint32_t, B> identity{};
+        std::size_t count = 0, first_epoch;
+
+        dataset_source(Trainable& m, const Dataset<Batch<E, B>>& d, std::size_t first)
+            : model(m), data(d), first_epoch(first)
+        {
+            ref.x = {batch.x.data(), dtype_of<typename E::x_type>, {B, E::x_size}};
+            ref.y = {batch.y.data(), dtype_of<typename E::y_type>, {B, E::y_size}};
+            for (std::size_t i = 0; i < B; ++i)
+                identity[i] = static_cast<std::uint32_t>(i);
+        }
+        void
+        begin_epoch(std::size_t epoch)
+        {
+            data.start(epoch);
+            count = 0;
+        }
+        bool
+        next(batch_view& b)
+        {
+            if (!data.next(batch))
+                return false;
+            ref.x.data = batch.x.data();   // a batch moved in from a prefetch queue has new storage
+            ref.y.data = batch.y.data();
+            ref.x.shape[0] = ref.y.shape[0] = batch.size;
+            try {
+                model.check_data(ref, "x", "y");
+            } catch (const std::invalid_argument& e) {
+                throw std::invalid_argument(std::string(e.what()) + " (in batch " + std::to_string(count) +
+                                            " of the dataset)");
+            }
+            ++count;
+            b = {&ref, identity.data(), batch.size};
+            return true;
+        }
+    };
+
+    template <class E, std::size_t B>
+    static constexpr void
+    check_dataset_type() noexcept
+    {
+        static_assert(std::is_same_v<typename E::x_shape, typename Seq::input_shape>,
+                      "tpudsl::Trainable::fit/evaluate(Dataset): the dataset's examples must have the model's input "
+                      "shape [TPUDSL_DATASET_SHAPE]");
+        static_assert(std::is_same_v<typename E::x_type, input_type>,
+                      "tpudsl::Trainable::fit/evaluate(Dataset): the dataset's examples must have the model's input "
+                      "element type [TPUDSL_DATASET_TYPE]");
+        static_assert(B % num_replicas_in_sync == 0,
+                      "tpudsl::Trainable::fit(Dataset): the dataset's batch must be a multiple of the strategy's "
+                      "replicas (Keras' TPU rule, made static) [TPUDSL_TPU_BATCH_NOT_DIVISIBLE]");
+    }
+
+    template <class E, std::size_t B, class V>
+    History
+    fit_dataset(const Dataset<Batch<E, B>>& data, FitOptions options, const V* validation)
+    {
+        check_dataset_type<E, B>();
+        require_compiled("fit");
+        ensure_capacity(B);
+        dataset_source<E, B> source(*this, data, options.initial_epoch);
+        auto validate = [&] {
+            if constexpr (requires { this->evaluate(*validation, EvaluateOptions{}); })
+                return evaluate(*validation, EvaluateOptions{B, 0, 0, options.out});
+            else
+                return std::vector<double>{};
+        };
+        return run_epochs(options, options.steps_per_epoch, source, validation != nullptr, validate);
+    }
+
+    /// Keras' epoch loop, shared by arrays and datasets. `steps` 0: unknown until the data ends.
+    template <class Source, class Validate>
+    History
+    run_epochs(const FitOptions& options, std::size_t steps, Source& source, bool has_validation, Validate&& validate)
+    {
+        History history;
+        history.params = {options.verbose, options.epochs, steps};
+        const bool dynamic = options.out == &std::cout && ::isatty(STDOUT_FILENO);
+        Logs logs;
+        stop_training = false;
+        std::size_t shown_target = steps;   // learned after the first pass when unknown, as Keras does
+        for (auto* cb : options.callbacks)
+            cb->on_train_begin(*this);
+
+        for (std::size_t epoch = options.initial_epoch; epoch < options.epochs && !stop_training; ++epoch) {
+            logs.clear();
+            if (options.verbose && options.epochs > 1)
+                *options.out << "Epoch " << epoch + 1 << '/' << options.epochs << '\n';
+            for (auto* cb : options.callbacks)
+                cb->on_epoch_begin(epoch, logs, *this);
+            source.begin_epoch(epoch);
+            reset_metrics(logs);
+            Progbar bar(*options.out, shown_target, options.verbose, dynamic);
+            std::size_t done = 0;
+            batch_view b;
+            while ((steps == 0 || done < steps) && !stop_training) {
+                if (!source.next(b)) {
+                    if (steps != 0) {
+                        *options.out << "WARNING: Your input ran out of data; interrupting training. Make sure "
+                                        "that your dataset or generator can generate at least `steps_per_epoch * "
+                                        "epochs` batches (in this case, "
+                                     << steps * options.epochs << " batches).\n";
+                        stop_training = true;
+                    }
+                    break;
+                }
+                accumulate(step(b.data, b.idx, b.n, true), b.n);
+                write_running_logs(logs);
+                bar.update(++done, logs);
+                for (auto* cb : options.callbacks)
+                    cb->on_train_batch_end(done - 1, logs, *this);
+            }
+            if (has_validation && options.validation_freq && (epoch + 1) % options.validation_freq == 0) {
+                const auto values = validate();
+                logs.set("val_loss", values[0]);
+                for (std::size_t m = 0; m < metrics_.size(); ++m)
+                    logs.set("val_" + metrics_[m].name, values[m + 1]);
+            }
+            // Keras' order: the progress bar ends the line, then the callbacks, then History.
+            bar.finish(done, logs);
+            if (shown_target == 0)
+                shown_target = history.params.steps = done;   // known after the first pass
+            for (auto* cb : options.callbacks)
+                cb->on_epoch_end(epoch, logs, *this);
+            history.record(epoch, logs);
+        }
+        for (auto* cb : options.callbacks)
+            cb->on_train_end(*this);
+        return history;
+    }
 
     [[nodiscard]] static constexpr std::size_t
     vocabulary() noexcept

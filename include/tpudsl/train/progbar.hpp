@@ -6,6 +6,7 @@
 
 #include <tpudsl/train/history.hpp>
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstddef>
@@ -56,15 +57,24 @@ append_step_time(std::string& s, double seconds_per_step)
 
 } // namespace detail
 
-/// The text of one verbose-1 progress line (without the line ending), given the times.
+/// The text of one verbose-1 progress line (without the line ending), given the times. A target of
+/// 0 is unknown (a dataset's first pass): Keras prints `    281/Unknown - 6s 20ms/step - ...`.
 inline std::string
 progbar_line(std::size_t current, std::size_t target, double elapsed, double seconds_per_step, const Logs& values)
 {
     std::string s;
     char buf[64];
+    if (target == 0) {
+        std::snprintf(buf, sizeof buf, "%7zu/Unknown - %.0fs", current, elapsed);
+        s += buf;
+        detail::append_step_time(s, seconds_per_step);
+        for (const auto& [k, v] : values)
+            detail::append_value(s, k, v);
+        return s;
+    }
     std::snprintf(buf, sizeof buf, "%*zu/%zu [", detail::count_digits(target), current, target);
     s += buf;
-    const std::size_t width = target ? 30 * current / target : 30;
+    const std::size_t width = std::min<std::size_t>(30, 30 * current / target);   // a longer pass stays in the bar
     if (width > 0) {
         s.append(width - 1, '=');
         s += current < target ? '>' : '=';
@@ -121,7 +131,7 @@ public:
         const auto now = clock::now();
         if (current == 1)
             after_first_ = now;
-        if (verbose_ != 1 || !dynamic_ || current >= target_)
+        if (verbose_ != 1 || !dynamic_ || (target_ != 0 && current >= target_))
             return;
         if (now - last_draw_ < std::chrono::milliseconds(50))
             return;

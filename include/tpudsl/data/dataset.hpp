@@ -1,0 +1,493 @@
+/// @file Defines Dataset<E>, a small typed input pipeline with tf.data's semantics:
+///
+///   auto ds = Dataset<Example<Shape<300>, std::int32_t>>::from_tensor_slices(x, y)
+///                 .shuffle(1000, /*seed*/ 0).batch<32>().prefetch(2).cache();
+///
+/// Elements are typed by their shape, so `fit` refuses, at compile time, a dataset whose samples do not
+/// have the model's input shape. Every stage is re-iterable: each `fit` epoch starts a new iteration,
+/// and `shuffle` reshuffles on each one (seeded by the iteration), unless a `cache()` downstream of it
+/// replays the first iteration, as tf.data does (keras-semantics §5).
+#ifndef TPUDSL_DATA_DATASET_HPP
+#define TPUDSL_DATA_DATASET_HPP
+
+#include <tpudsl/core/shape.hpp>
+#include <tpudsl/detail/random.hpp>
+#include <tpudsl/train/data.hpp>
+
+#include <algorithm>
+#include <array>
+#include <condition_variable>
+#include <cstddef>
+#include <cstdint>
+#include <deque>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <thread>
+#include <type_traits>
+#include <utility>
+#include <vector>
+
+namespace tpudsl {
+
+/// One sample: `x` of shape XShape and element type XT, and its label `y` (one YT; for one-hot
+/// labels use YT = float and YSize classes).
+template <class XShape, class XT = float, class YT = std::int32_t, std::size_t YSize = 1>
+struct Example {
+    using x_shape = XShape;
+    using x_type = XT;
+    using y_type = YT;
+    static constexpr std::size_t x_size = XShape::size;
+    static constexpr std::size_t y_size = YSize;
+    std::array<XT, XShape::size> x{};
+    std::array<YT, YSize> y{};
+};
+
+/// Up to B examples, stored as two flat row-major arrays (what a model step reads).
+template <class E, std::size_t B>
+struct Batch {
+    using example_type = E;
+    static constexpr std::size_t capacity = B;
+    std::vector<typename E::x_type> x = std::vector<typename E::x_type>(B * E::x_size);
+    std::vector<typename E::y_type> y = std::vector<typename E::y_type>(B * E::y_size);
+    std::size_t size = 0;
+};
+
+template <class T>
+struct is_batch : std::false_type {};
+template <class E, std::size_t B>
+struct is_batch<Batch<E, B>> : std::true_type {};
+
+namespace detail {
+
+/// A stage of the pipeline: `start(iteration)` begins a pass, `next(out)` yields elements until false.
+template <class T>
+class stage {
+public:
+    virtual ~stage() = default;
+    virtual void start(std::size_t iteration) = 0;
+    virtual bool next(T& out) = 0;
+};
+
+template <class E>
+class slices_stage final : public stage<E> {
+public:
+    slices_stage(std::shared_ptr<const std::vector<typename E::x_type>> x,
+                 std::shared_ptr<const std::vector<typename E::y_type>> y, std::size_t n)
+        : x_(std::move(x)), y_(std::move(y)), n_(n)
+    {
+    }
+    void start(std::size_t) override { i_ = 0; }
+    bool
+    next(E& out) override
+    {
+        if (i_ == n_)
+            return false;
+        std::copy_n(x_->data() + i_ * E::x_size, E::x_size, out.x.begin());
+        std::copy_n(y_->data() + i_ * E::y_size, E::y_size, out.y.begin());
+        ++i_;
+        return true;
+    }
+
+private:
+    std::shared_ptr<const std::vector<typename E::x_type>> x_;
+    std::shared_ptr<const std::vector<typename E::y_type>> y_;
+    std::size_t n_, i_ = 0;
+};
+
+/// tf.data's shuffle: a buffer of `size` elements; each output is a uniformly drawn slot, refilled
+/// from upstream. Iteration k draws from the seed (seed, k): reshuffled each iteration.
+template <class T>
+class shuffle_stage final : public stage<T> {
+public:
+    shuffle_stage(std::shared_ptr<stage<T>> up, std::size_t size, std::uint64_t seed)
+        : up_(std::move(up)), size_(size), seed_(seed)
+    {
+    }
+    void
+    start(std::size_t iteration) override
+    {
+        up_->start(iteration);
+        iteration_ = iteration;
+        draws_ = 0;
+        buffer_.clear();
+        T item;
+        while (buffer_.size() < size_ && up_->next(item))
+            buffer_.push_back(item);
+    }
+    bool
+    next(T& out) override
+    {
+        if (buffer_.empty())
+            return false;
+        const std::size_t pick = static_cast<std::size_t>(hash4(seed_, iteration_, draws_++, 0x5f) % buffer_.size());
+        out = buffer_[pick];
+        T item;
+        if (up_->next(item)) {
+            buffer_[pick] = std::move(item);
+        } else {
+            buffer_[pick] = std::move(buffer_.back());
+            buffer_.pop_back();
+        }
+        return true;
+    }
+
+private:
+    std::shared_ptr<stage<T>> up_;
+    std::size_t size_;
+    std::uint64_t seed_;
+    std::size_t iteration_ = 0, draws_ = 0;
+    std::vector<T> buffer_;
+};
+
+/// tf.data's cache: the first complete iteration is recorded; later ones replay it without
+/// touching upstream (so a shuffle above it is frozen at its first order).
+template <class T>
+class cache_stage final : public stage<T> {
+public:
+    explicit cache_stage(std::shared_ptr<stage<T>> up) : up_(std::move(up)) {}
+    void
+    start(std::size_t iteration) override
+    {
+        pos_ = 0;
+        if (!complete_) {
+            recording_.clear();
+            up_->start(iteration);
+        }
+    }
+    bool
+    next(T& out) override
+    {
+        if (complete_) {
+            if (pos_ == cached_.size())
+                return false;
+            out = cached_[pos_++];
+            return true;
+        }
+        if (!up_->next(out)) {
+            cached_ = std::move(recording_);
+            complete_ = true;
+            return false;
+        }
+        recording_.push_back(out);
+        return true;
+    }
+
+private:
+    std::shared_ptr<stage<T>> up_;
+    std::vector<T> cached_, recording_;
+    bool complete_ = false;
+    std::size_t pos_ = 0;
+};
+
+/// repeat(count): count passes of upstream per iteration (each a new upstream iteration); forever
+/// when count is empty.
+template <class T>
+class repeat_stage final : public stage<T> {
+public:
+    repeat_stage(std::shared_ptr<stage<T>> up, std::optional<std::size_t> count) : up_(std::move(up)), count_(count) {}
+    void
+    start(std::size_t iteration) override
+    {
+        base_ = iteration * 1000003;
+        pass_ = 0;
+        up_->start(base_);
+    }
+    bool
+    next(T& out) override
+    {
+        for (;;) {
+            if (up_->next(out)) {
+                yielded_in_pass_ = true;
+                return true;
+            }
+            ++pass_;
+            if ((count_ && pass_ >= *count_) || !yielded_in_pass_)
+                return false;   // done, or an empty upstream (which would loop forever)
+            yielded_in_pass_ = false;
+            up_->start(base_ + pass_);
+        }
+    }
+
+private:
+    std::shared_ptr<stage<T>> up_;
+    std::optional<std::size_t> count_;
+    std::size_t base_ = 0, pass_ = 0;
+    bool yielded_in_pass_ = false;
+};
+
+/// take(n) / skip(n) on elements.
+template <class T>
+class slice_stage final : public stage<T> {
+public:
+    slice_stage(std::shared_ptr<stage<T>> up, std::size_t skip, std::optional<std::size_t> take)
+        : up_(std::move(up)), skip_(skip), take_(take)
+    {
+    }
+    void
+    start(std::size_t iteration) override
+    {
+        up_->start(iteration);
+        taken_ = 0;
+        T item;
+        for (std::size_t i = 0; i < skip_ && up_->next(item); ++i) {
+        }
+    }
+    bool
+    next(T& out) override
+    {
+        if (take_ && taken_ >= *take_)
+            return false;
+        if (!up_->next(out))
+            return false;
+        ++taken_;
+        return true;
+    }
+
+private:
+    std::shared_ptr<stage<T>> up_;
+    std::size_t skip_;
+    std::optional<std::size_t> take_;
+    std::size_t taken_ = 0;
+};
+
+template <class T, class U>
+class map_stage final : public stage<U> {
+public:
+    map_stage(std::shared_ptr<stage<T>> up, std::function<U(const T&)> f) : up_(std::move(up)), f_(std::move(f)) {}
+    void start(std::size_t iteration) override { up_->start(iteration); }
+    bool
+    next(U& out) override
+    {
+        T item;
+        if (!up_->next(item))
+            return false;
+        out = f_(item);
+        return true;
+    }
+
+private:
+    std::shared_ptr<stage<T>> up_;
+    std::function<U(const T&)> f_;
+};
+
+template <class E, std::size_t B>
+class batch_stage final : public stage<Batch<E, B>> {
+public:
+    batch_stage(std::shared_ptr<stage<E>> up, bool drop_remainder) : up_(std::move(up)), drop_(drop_remainder) {}
+    void start(std::size_t iteration) override { up_->start(iteration); }
+    bool
+    next(Batch<E, B>& out) override
+    {
+        out.size = 0;
+        out.x.resize(B * E::x_size);   // a no-op unless `out` was moved from
+        out.y.resize(B * E::y_size);
+        E item;
+        while (out.size < B && up_->next(item)) {
+            std::copy(item.x.begin(), item.x.end(), out.x.begin() + out.size * E::x_size);
+            std::copy(item.y.begin(), item.y.end(), out.y.begin() + out.size * E::y_size);
+            ++out.size;
+        }
+        return out.size == B || (out.size > 0 && !drop_);
+    }
+
+private:
+    std::shared_ptr<stage<E>> up_;
+    bool drop_;
+};
+
+/// prefetch(n): a background thread runs upstream into a bounded queue of n elements; the order is
+/// upstream's. The thread lives for one iteration.
+template <class T>
+class prefetch_stage final : public stage<T> {
+public:
+    prefetch_stage(std::shared_ptr<stage<T>> up, std::size_t depth) : up_(std::move(up)), depth_(std::max<std::size_t>(depth, 1)) {}
+    ~prefetch_stage() override { stop(); }
+
+    void
+    start(std::size_t iteration) override
+    {
+        stop();
+        {
+            std::lock_guard lock(mutex_);
+            queue_.clear();
+            done_ = false;
+            cancel_ = false;
+            error_ = nullptr;
+        }
+        worker_ = std::thread([this, iteration] { produce(iteration); });
+    }
+
+    bool
+    next(T& out) override
+    {
+        std::unique_lock lock(mutex_);
+        ready_.wait(lock, [&] { return !queue_.empty() || done_; });
+        if (queue_.empty()) {
+            if (error_)
+                std::rethrow_exception(error_);
+            return false;
+        }
+        out = std::move(queue_.front());
+        queue_.pop_front();
+        space_.notify_one();
+        return true;
+    }
+
+private:
+    void
+    produce(std::size_t iteration)
+    {
+        try {
+            up_->start(iteration);
+            for (T item; up_->next(item); item = T{}) {   // a fresh element: the queue takes this one
+                std::unique_lock lock(mutex_);
+                space_.wait(lock, [&] { return queue_.size() < depth_ || cancel_; });
+                if (cancel_)
+                    break;
+                queue_.push_back(std::move(item));
+                ready_.notify_one();
+            }
+        } catch (...) {
+            std::lock_guard lock(mutex_);
+            error_ = std::current_exception();
+        }
+        std::lock_guard lock(mutex_);
+        done_ = true;
+        ready_.notify_all();
+    }
+
+    void
+    stop()
+    {
+        if (!worker_.joinable())
+            return;
+        {
+            std::lock_guard lock(mutex_);
+            cancel_ = true;
+        }
+        space_.notify_all();
+        worker_.join();
+    }
+
+    std::shared_ptr<stage<T>> up_;
+    std::size_t depth_;
+    std::thread worker_;
+    std::mutex mutex_;
+    std::condition_variable ready_, space_;
+    std::deque<T> queue_;
+    bool done_ = false, cancel_ = false;
+    std::exception_ptr error_;
+};
+
+} // namespace detail
+
+/// A re-iterable, typed pipeline of elements T (an Example or a Batch of them).
+template <class T>
+class Dataset {
+public:
+    using element_type = T;
+
+    explicit Dataset(std::shared_ptr<detail::stage<T>> s) : stage_(std::move(s)) {}
+
+    /// `from_tensor_slices((x, y))`: one Example per row of x and y (copied once, here). The arrays'
+    /// element types and per-sample sizes are checked against the Example type.
+    template <class X, class Y>
+        requires(!is_batch<T>::value)
+    [[nodiscard]] static Dataset
+    from_tensor_slices(const X& x, const Y& y)
+    {
+        const array_ref xr = make_array_ref(x), yr = make_array_ref(y);
+        if (xr.type != dtype_of<typename T::x_type>)
+            detail::bad_input("from_tensor_slices: x holds " + dtype_name(xr.type) + ", the dataset's examples " +
+                              dtype_name(dtype_of<typename T::x_type>));
+        if (yr.type != dtype_of<typename T::y_type>)
+            detail::bad_input("from_tensor_slices: y holds " + dtype_name(yr.type) + ", the dataset's labels " +
+                              dtype_name(dtype_of<typename T::y_type>));
+        if (xr.shape.size() < 2 || xr.sample_size() != T::x_size)
+            detail::bad_input("from_tensor_slices: x has shape " + xr.shape_string() + ", but an example holds " +
+                              std::to_string(T::x_size) + " values " + T::x_shape::keras_string());
+        if (yr.samples() != xr.samples() || yr.sample_size() != T::y_size)
+            detail::bad_input("from_tensor_slices: y has shape " + yr.shape_string() + " for " +
+                              std::to_string(xr.samples()) + " samples of " + std::to_string(T::y_size) + " label(s)");
+        auto xs = std::make_shared<const std::vector<typename T::x_type>>(
+            xr.as<typename T::x_type>(), xr.as<typename T::x_type>() + xr.samples() * T::x_size);
+        auto ys = std::make_shared<const std::vector<typename T::y_type>>(
+            yr.as<typename T::y_type>(), yr.as<typename T::y_type>() + yr.samples() * T::y_size);
+        return Dataset(std::make_shared<detail::slices_stage<T>>(std::move(xs), std::move(ys), xr.samples()));
+    }
+
+    /// `shuffle(buffer_size, seed)`, reshuffled on each iteration.
+    [[nodiscard]] Dataset
+    shuffle(std::size_t buffer_size, std::uint64_t seed = 0) const
+    {
+        if (buffer_size == 0)
+            detail::bad_input("Dataset::shuffle: buffer_size must be at least 1");
+        return Dataset(std::make_shared<detail::shuffle_stage<T>>(stage_, buffer_size, seed));
+    }
+
+    /// `batch(B, drop_remainder)`: the batch size is a constant of the type.
+    template <std::size_t B>
+        requires(!is_batch<T>::value)
+    [[nodiscard]] Dataset<Batch<T, B>>
+    batch(bool drop_remainder = false) const
+    {
+        static_assert(B > 0, "tpudsl::Dataset::batch<B>: requires B > 0");
+        return Dataset<Batch<T, B>>(std::make_shared<detail::batch_stage<T, B>>(stage_, drop_remainder));
+    }
+
+    [[nodiscard]] Dataset
+    cache() const
+    {
+        return Dataset(std::make_shared<detail::cache_stage<T>>(stage_));
+    }
+
+    /// `repeat()` forever, or `repeat(count)`.
+    [[nodiscard]] Dataset
+    repeat(std::optional<std::size_t> count = std::nullopt) const
+    {
+        return Dataset(std::make_shared<detail::repeat_stage<T>>(stage_, count));
+    }
+
+    [[nodiscard]] Dataset
+    take(std::size_t n) const
+    {
+        return Dataset(std::make_shared<detail::slice_stage<T>>(stage_, 0, n));
+    }
+
+    [[nodiscard]] Dataset
+    skip(std::size_t n) const
+    {
+        return Dataset(std::make_shared<detail::slice_stage<T>>(stage_, n, std::nullopt));
+    }
+
+    /// `map(f)`: f takes an element and returns the new one (its type may change).
+    template <class F, class U = std::invoke_result_t<F, const T&>>
+    [[nodiscard]] Dataset<U>
+    map(F f) const
+    {
+        return Dataset<U>(std::make_shared<detail::map_stage<T, U>>(stage_, std::function<U(const T&)>(std::move(f))));
+    }
+
+    /// `prefetch(n)`: a background thread keeps up to n elements ready (tf.data's AUTOTUNE: 2 here).
+    [[nodiscard]] Dataset
+    prefetch(std::size_t n = 2) const
+    {
+        return Dataset(std::make_shared<detail::prefetch_stage<T>>(stage_, n));
+    }
+
+    /// Starts iteration `iteration` (fit starts one per epoch).
+    void start(std::size_t iteration = 0) const { stage_->start(iteration); }
+    /// The next element of the current iteration, or false at its end.
+    bool next(T& out) const { return stage_->next(out); }
+
+private:
+    std::shared_ptr<detail::stage<T>> stage_;
+};
+
+} // namespace tpudsl
+
+#endif // !TPUDSL_DATA_DATASET_HPP

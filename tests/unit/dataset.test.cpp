@@ -1,0 +1,229 @@
+// The Dataset pipeline: tf.data's ordering, seeding, partial batches and cache/shuffle semantics.
+#include <tpudsl/data/dataset.hpp>
+#include <tpudsl/tpudsl.hpp>
+
+#include <catch2/catch.hpp>
+
+#include <xtensor/xtensor.hpp>
+
+#include <algorithm>
+#include <numeric>
+#include <sstream>
+#include <vector>
+
+using namespace tpudsl;
+
+namespace {
+
+using Ex = Example<Shape<2>, float, std::int32_t>;
+
+/// n examples whose x = (i, -i) and y = i.
+Dataset<Ex>
+numbers(std::size_t n)
+{
+    xt::xtensor<float, 2> x(std::array<std::size_t, 2>{n, 2});
+    xt::xtensor<std::int32_t, 1> y(std::array<std::size_t, 1>{n});
+    for (std::size_t i = 0; i < n; ++i) {
+        x(i, 0) = static_cast<float>(i);
+        x(i, 1) = -static_cast<float>(i);
+        y(i) = static_cast<std::int32_t>(i);
+    }
+    return Dataset<Ex>::from_tensor_slices(x, y);
+}
+
+template <class T>
+std::vector<std::int32_t>
+labels_of(const Dataset<T>& ds, std::size_t iteration = 0)
+{
+    std::vector<std::int32_t> out;
+    ds.start(iteration);
+    T item;
+    while (ds.next(item)) {
+        if constexpr (is_batch<T>::value)
+            out.insert(out.end(), item.y.begin(), item.y.begin() + static_cast<std::ptrdiff_t>(item.size));
+        else
+            out.push_back(item.y[0]);
+    }
+    return out;
+}
+
+std::vector<std::int32_t>
+iota(std::int32_t from, std::int32_t to)
+{
+    std::vector<std::int32_t> v(static_cast<std::size_t>(to - from));
+    std::iota(v.begin(), v.end(), from);
+    return v;
+}
+
+} // namespace
+
+TEST_CASE("from_tensor_slices yields the rows in order and checks the arrays", "[dataset]")
+{
+    const auto ds = numbers(5);
+    CHECK(labels_of(ds) == iota(0, 5));
+    Ex e;
+    ds.start();
+    REQUIRE(ds.next(e));
+    REQUIRE(ds.next(e));
+    CHECK(e.x == std::array<float, 2>{1.0f, -1.0f});
+
+    xt::xtensor<float, 2> wide(std::array<std::size_t, 2>{3, 3});
+    xt::xtensor<std::int32_t, 1> y(std::array<std::size_t, 1>{3});
+    CHECK_THROWS_WITH(Dataset<Ex>::from_tensor_slices(wide, y), Catch::Contains("x has shape (3, 3)"));
+    xt::xtensor<float, 2> x(std::array<std::size_t, 2>{4, 2});
+    CHECK_THROWS_WITH(Dataset<Ex>::from_tensor_slices(x, y), Catch::Contains("y has shape (3,) for 4 samples"));
+}
+
+TEST_CASE("batch: full batches, then the partial one unless drop_remainder", "[dataset]")
+{
+    const auto ds = numbers(10);
+    Batch<Ex, 4> b;
+    auto batched = ds.batch<4>();
+    batched.start();
+    std::vector<std::size_t> sizes;
+    while (batched.next(b))
+        sizes.push_back(b.size);
+    CHECK(sizes == std::vector<std::size_t>{4, 4, 2});
+    CHECK(labels_of(batched) == iota(0, 10));
+    CHECK(labels_of(ds.batch<4>(/*drop_remainder=*/true)) == iota(0, 8));
+    batched.start();
+    batched.next(b);
+    CHECK(b.x[2] == 1.0f);   // row-major: (x0, x1) of example 1
+    STATIC_REQUIRE(decltype(batched)::element_type::capacity == 4);
+}
+
+TEST_CASE("shuffle: a permutation, the same for the same seed, different on each iteration", "[dataset]")
+{
+    const auto ds = numbers(50).shuffle(10, 7);
+    const auto first = labels_of(ds, 0);
+    auto sorted = first;
+    std::sort(sorted.begin(), sorted.end());
+    CHECK(sorted == iota(0, 50));
+    CHECK(first != iota(0, 50));
+    CHECK(labels_of(ds, 0) == first);                     // seeded: the same bits again
+    CHECK(labels_of(numbers(50).shuffle(10, 7), 0) == first);
+    CHECK(labels_of(ds, 1) != first);                     // reshuffled each iteration
+    CHECK(labels_of(numbers(50).shuffle(10, 8), 0) != first);
+    // a buffer of 10 only moves an element so far: the first output comes from the first 10
+    CHECK(first[0] < 10);
+    // a buffer as large as the data is a uniform shuffle: anything can come first
+    bool late_first = false;
+    for (std::size_t it = 0; it < 20 && !late_first; ++it)
+        late_first = labels_of(numbers(50).shuffle(50, 3), it)[0] >= 10;
+    CHECK(late_first);
+}
+
+TEST_CASE("shuffle().cache() replays the first iteration; cache().shuffle() reshuffles", "[dataset]")
+{
+    const auto frozen = numbers(30).shuffle(30, 1).cache();
+    const auto epoch1 = labels_of(frozen, 0);
+    CHECK(labels_of(frozen, 1) == epoch1);
+    CHECK(labels_of(frozen, 2) == epoch1);
+    const auto lively = numbers(30).cache().shuffle(30, 1);
+    CHECK(labels_of(lively, 0) != labels_of(lively, 1));
+    // seed (a)'s pipeline: shuffle, batch, prefetch, cache — the batches of epoch 1, every epoch
+    const auto seed_a = numbers(45).shuffle(10, 2).batch<8>().prefetch().cache();
+    const auto a1 = labels_of(seed_a, 0);
+    CHECK(a1.size() == 45);
+    CHECK(labels_of(seed_a, 1) == a1);
+}
+
+TEST_CASE("repeat, take and skip", "[dataset]")
+{
+    const auto ds = numbers(4);
+    CHECK(labels_of(ds.repeat(3)) == std::vector<std::int32_t>{0, 1, 2, 3, 0, 1, 2, 3, 0, 1, 2, 3});
+    CHECK(labels_of(ds.repeat().take(6)) == std::vector<std::int32_t>{0, 1, 2, 3, 0, 1});
+    CHECK(labels_of(ds.skip(1).take(2)) == std::vector<std::int32_t>{1, 2});
+    CHECK(labels_of(ds.skip(9)).empty());
+    CHECK(labels_of(ds.take(0).repeat()).empty());   // an empty upstream does not loop forever
+    // each repetition is a new iteration upstream: a shuffle reshuffles
+    const auto twice = labels_of(numbers(20).shuffle(20, 5).repeat(2));
+    CHECK(std::vector<std::int32_t>(twice.begin(), twice.begin() + 20) !=
+          std::vector<std::int32_t>(twice.begin() + 20, twice.end()));
+}
+
+TEST_CASE("map transforms elements, and may change their type", "[dataset]")
+{
+    using Big = Example<Shape<3>, float, std::int32_t>;
+    const auto mapped = numbers(3).map([](const Ex& e) {
+        Big b;
+        b.x = {e.x[0], e.x[1], 2 * e.x[0]};
+        b.y = {e.y[0] * 10};
+        return b;
+    });
+    STATIC_REQUIRE(std::is_same_v<decltype(mapped)::element_type, Big>);
+    CHECK(labels_of(mapped) == std::vector<std::int32_t>{0, 10, 20});
+}
+
+TEST_CASE("prefetch keeps the order and restarts cleanly, even mid-iteration", "[dataset]")
+{
+    const auto ds = numbers(100).shuffle(16, 4).batch<7>().prefetch(3);
+    const auto plain = labels_of(numbers(100).shuffle(16, 4).batch<7>(), 0);
+    CHECK(labels_of(ds, 0) == plain);
+    Batch<Ex, 7> b;
+    ds.start(1);
+    ds.next(b);   // abandon iteration 1 after one batch
+    CHECK(labels_of(ds, 0) == plain);
+    CHECK(labels_of(ds, 1) == labels_of(numbers(100).shuffle(16, 4).batch<7>(), 1));
+}
+
+// [dataset_fit]
+TEST_CASE("fit and evaluate on a batched Dataset, as the Reuters seed feeds its model", "[dataset][fit]")
+{
+    using Toy = Sequential<Input<Shape<2>>, Dense<8, Tanh>, Dense<2, Softmax>>;
+    using E = Example<Shape<2>, float, std::int32_t>;
+    xt::xtensor<float, 2> x(std::array<std::size_t, 2>{60, 2});
+    xt::xtensor<std::int32_t, 1> y(std::array<std::size_t, 1>{60});
+    for (std::size_t i = 0; i < 60; ++i) {
+        x(i, 0) = static_cast<float>(i % 7) / 7.0f - 0.5f;
+        x(i, 1) = static_cast<float>(i % 5) / 5.0f - 0.5f;
+        y(i) = x(i, 0) > x(i, 1) ? 1 : 0;
+    }
+    const auto train = Dataset<E>::from_tensor_slices(x, y).shuffle(60, 1).batch<8>().prefetch().cache();
+    const auto test = Dataset<E>::from_tensor_slices(x, y).batch<16>();
+
+    TpuStrategy<8> strategy;
+    auto model = strategy.scope<Toy>(3);
+    model.compile(optimizers::Adam{.learning_rate = 0.05f}, losses::SparseCategoricalCrossentropy{},
+                  metrics::SparseCategoricalAccuracy{});
+    std::ostringstream out;
+    const auto history = model.fit(train, {.epochs = 10, .out = &out}, test);
+    const auto scores = model.evaluate(test, {.verbose = 0});
+    // [dataset_fit]
+    std::istringstream lines(out.str());
+    std::string epoch1, bar1, epoch2, bar2;
+    std::getline(lines, epoch1);
+    std::getline(lines, bar1);
+    std::getline(lines, epoch2);
+    std::getline(lines, bar2);
+    CHECK(epoch1 == "Epoch 1/10");
+    CHECK(bar1.rfind("      8/Unknown - ", 0) == 0);   // 60 = 7 full batches and one of 4
+    CHECK(bar1.find(" - val_loss: ") != std::string::npos);
+    CHECK(bar2.rfind("8/8 [==============================] - ", 0) == 0);
+    CHECK(history.params.steps == 8);
+    CHECK(history["val_loss"].size() == 10);
+    CHECK(history["loss"].back() < history["loss"].front());
+    CHECK(scores[1] > 0.8);
+    CHECK(model.iterations() == 80);
+}
+
+TEST_CASE("a dataset's bad batch is reported with its place; one that runs dry stops training",
+          "[dataset][fit]")
+{
+    using Toy = Sequential<Input<Shape<2>>, Dense<2, Softmax>>;
+    using E = Example<Shape<2>, float, std::int32_t>;
+    xt::xtensor<float, 2> x(std::array<std::size_t, 2>{10, 2}, 0.5f);
+    xt::xtensor<std::int32_t, 1> y(std::array<std::size_t, 1>{10}, 1);
+    y(6) = 2;
+    Trainable<Toy> model;
+    model.compile(optimizers::SGD{}, losses::SparseCategoricalCrossentropy{});
+    std::ostringstream out;
+    CHECK_THROWS_WITH(model.fit(Dataset<E>::from_tensor_slices(x, y).batch<4>(), {.verbose = 0, .out = &out}),
+                      Catch::Contains("label 2 at sample 2 of y is outside [0, 2)") &&
+                          Catch::Contains("(in batch 1 of the dataset)"));
+    y(6) = 1;
+    const auto h = model.fit(Dataset<E>::from_tensor_slices(x, y).batch<4>(),
+                             {.epochs = 3, .verbose = 0, .steps_per_epoch = 5, .out = &out});
+    CHECK(out.str().find("WARNING: Your input ran out of data; interrupting training.") != std::string::npos);
+    CHECK(h.epoch.size() == 1);
+}
