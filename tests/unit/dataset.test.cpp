@@ -128,6 +128,19 @@ TEST_CASE("shuffle().cache() replays the first iteration; cache().shuffle() resh
     CHECK(labels_of(seed_a, 1) == a1);
 }
 
+TEST_CASE("cardinality, as tf.data computes it", "[dataset]")
+{
+    const auto ds = numbers(10);
+    CHECK(ds.cardinality() == 10);
+    CHECK(ds.shuffle(4).batch<4>().prefetch().cache().cardinality() == 3);
+    CHECK(ds.batch<4>(true).cardinality() == 2);
+    CHECK(ds.skip(3).take(5).cardinality() == 5);
+    CHECK(ds.skip(12).cardinality() == 0);
+    CHECK(ds.repeat(3).cardinality() == 30);
+    CHECK(ds.repeat().cardinality() == Dataset<Ex>::infinite_cardinality);
+    CHECK(ds.repeat().take(7).cardinality() == 7);
+}
+
 TEST_CASE("repeat, take and skip", "[dataset]")
 {
     const auto ds = numbers(4);
@@ -197,7 +210,7 @@ TEST_CASE("fit and evaluate on a batched Dataset, as the Reuters seed feeds its 
     std::getline(lines, epoch2);
     std::getline(lines, bar2);
     CHECK(epoch1 == "Epoch 1/10");
-    CHECK(bar1.rfind("      8/Unknown - ", 0) == 0);   // 60 = 7 full batches and one of 4
+    CHECK(bar1.rfind("8/8 [==============================] - ", 0) == 0);   // 60 = 7 batches of 8 and one of 4
     CHECK(bar1.find(" - val_loss: ") != std::string::npos);
     CHECK(bar2.rfind("8/8 [==============================] - ", 0) == 0);
     CHECK(history.params.steps == 8);
@@ -226,4 +239,6 @@ TEST_CASE("a dataset's bad batch is reported with its place; one that runs dry s
                              {.epochs = 3, .verbose = 0, .steps_per_epoch = 5, .out = &out});
     CHECK(out.str().find("WARNING: Your input ran out of data; interrupting training.") != std::string::npos);
     CHECK(h.epoch.size() == 1);
+    CHECK_THROWS_WITH(model.fit(Dataset<E>::from_tensor_slices(x, y).repeat().batch<4>(), {.verbose = 0}),
+                      Catch::Contains("repeats forever; pass steps_per_epoch"));
 }

@@ -71,6 +71,8 @@ TEST_CASE("progress line: Keras' bar, ETA, step time and values", "[fit][format]
     CHECK(progbar_line(1, 1, 0.0, 0.0004, Logs{}) == "1/1 [==============================] - 0s 400us/step");
     CHECK(progbar_line(0, 100, 0.0, 100.0, Logs{}).find(" - ETA: 2:46:40") != std::string::npos);
     CHECK(progbar_epoch_line(281, 6.2, logs) == "281/281 - 6s - loss: 0.5000 - sparse_categorical_accuracy: 1.2340e-04");
+    // an unknown length (Keras' first pass over a generator): no bar
+    CHECK(progbar_line(281, 0, 5.6, 0.02, Logs{}) == "    281/Unknown - 6s 20ms/step");
 }
 
 TEST_CASE("fit prints Epoch i/N and one Keras line per epoch; History holds val_* only when validated",

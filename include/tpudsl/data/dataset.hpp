@@ -63,6 +63,9 @@ struct is_batch<Batch<E, B>> : std::true_type {};
 
 namespace detail {
 
+/// tf.data's cardinality: the number of elements of one iteration, or `infinite`.
+inline constexpr std::size_t infinite = static_cast<std::size_t>(-1);
+
 /// A stage of the pipeline: `start(iteration)` begins a pass, `next(out)` yields elements until false.
 template <class T>
 class stage {
@@ -70,6 +73,7 @@ public:
     virtual ~stage() = default;
     virtual void start(std::size_t iteration) = 0;
     virtual bool next(T& out) = 0;
+    [[nodiscard]] virtual std::size_t cardinality() const = 0;
 };
 
 template <class E>
@@ -81,6 +85,7 @@ public:
     {
     }
     void start(std::size_t) override { i_ = 0; }
+    [[nodiscard]] std::size_t cardinality() const override { return n_; }
     bool
     next(E& out) override
     {
@@ -107,6 +112,7 @@ public:
         : up_(std::move(up)), size_(size), seed_(seed)
     {
     }
+    [[nodiscard]] std::size_t cardinality() const override { return up_->cardinality(); }
     void
     start(std::size_t iteration) override
     {
@@ -149,6 +155,7 @@ template <class T>
 class cache_stage final : public stage<T> {
 public:
     explicit cache_stage(std::shared_ptr<stage<T>> up) : up_(std::move(up)) {}
+    [[nodiscard]] std::size_t cardinality() const override { return up_->cardinality(); }
     void
     start(std::size_t iteration) override
     {
@@ -189,6 +196,16 @@ template <class T>
 class repeat_stage final : public stage<T> {
 public:
     repeat_stage(std::shared_ptr<stage<T>> up, std::optional<std::size_t> count) : up_(std::move(up)), count_(count) {}
+    [[nodiscard]] std::size_t
+    cardinality() const override
+    {
+        const std::size_t n = up_->cardinality();
+        if (n == 0 || (count_ && *count_ == 0))
+            return 0;
+        if (!count_ || n == infinite)
+            return infinite;
+        return n * *count_;
+    }
     void
     start(std::size_t iteration) override
     {
@@ -227,6 +244,13 @@ public:
         : up_(std::move(up)), skip_(skip), take_(take)
     {
     }
+    [[nodiscard]] std::size_t
+    cardinality() const override
+    {
+        const std::size_t n = up_->cardinality();
+        const std::size_t left = n == infinite ? infinite : (n > skip_ ? n - skip_ : 0);
+        return take_ ? std::min(left, *take_) : left;
+    }
     void
     start(std::size_t iteration) override
     {
@@ -258,6 +282,7 @@ template <class T, class U>
 class map_stage final : public stage<U> {
 public:
     map_stage(std::shared_ptr<stage<T>> up, std::function<U(const T&)> f) : up_(std::move(up)), f_(std::move(f)) {}
+    [[nodiscard]] std::size_t cardinality() const override { return up_->cardinality(); }
     void start(std::size_t iteration) override { up_->start(iteration); }
     bool
     next(U& out) override
@@ -278,6 +303,12 @@ template <class E, std::size_t B>
 class batch_stage final : public stage<Batch<E, B>> {
 public:
     batch_stage(std::shared_ptr<stage<E>> up, bool drop_remainder) : up_(std::move(up)), drop_(drop_remainder) {}
+    [[nodiscard]] std::size_t
+    cardinality() const override
+    {
+        const std::size_t n = up_->cardinality();
+        return n == infinite ? infinite : (drop_ ? n / B : (n + B - 1) / B);
+    }
     void start(std::size_t iteration) override { up_->start(iteration); }
     bool
     next(Batch<E, B>& out) override
@@ -305,6 +336,7 @@ template <class T>
 class prefetch_stage final : public stage<T> {
 public:
     prefetch_stage(std::shared_ptr<stage<T>> up, std::size_t depth) : up_(std::move(up)), depth_(std::max<std::size_t>(depth, 1)) {}
+    [[nodiscard]] std::size_t cardinality() const override { return up_->cardinality(); }
     ~prefetch_stage() override { stop(); }
 
     void
@@ -478,6 +510,11 @@ public:
     {
         return Dataset(std::make_shared<detail::prefetch_stage<T>>(stage_, n));
     }
+
+    /// Elements in one iteration (`tf.data.Dataset.cardinality()`), or `infinite_cardinality` for a
+    /// dataset that repeats forever.
+    [[nodiscard]] std::size_t cardinality() const { return stage_->cardinality(); }
+    static constexpr std::size_t infinite_cardinality = detail::infinite;
 
     /// Starts iteration `iteration` (fit starts one per epoch).
     void start(std::size_t iteration = 0) const { stage_->start(iteration); }

@@ -1,4 +1,4 @@
-/// @file Loads Fashion-MNIST (and MNIST, same format) from its IDX .gz files, as Keras'
+/// @file Loads Fashion-MNIST and MNIST (the same IDX format) from its IDX .gz files, as Keras'
 /// `fashion_mnist.load_data()`: uint8 images (N, 28, 28) and labels (N).
 #ifndef TPUDSL_DATA_FASHION_MNIST_HPP
 #define TPUDSL_DATA_FASHION_MNIST_HPP
@@ -43,6 +43,22 @@ load_split(const std::string& images_path, const std::string& labels_path)
 }
 } // namespace detail
 
+namespace detail {
+/// The four IDX files of an MNIST-format data set in `dir`, plain or .gz.
+inline image_dataset
+load_idx_dataset(const std::string& dir, const std::string& how_to_get)
+{
+    auto file = [&](const char* base) {
+        const std::string gz = std::string(base) + ".gz";
+        return find_file(dir, {gz.c_str(), base}, how_to_get);
+    };
+    image_dataset d;
+    d.train = load_split(file("train-images-idx3-ubyte"), file("train-labels-idx1-ubyte"));
+    d.test = load_split(file("t10k-images-idx3-ubyte"), file("t10k-labels-idx1-ubyte"));
+    return d;
+}
+} // namespace detail
+
 namespace fashion_mnist {
 
 /// Where the data is looked for: $TPUDSL_FASHION_MNIST_DIR, else Debian's `dataset-fashion-mnist`.
@@ -59,19 +75,32 @@ default_directory()
 inline image_dataset
 load_data(const std::string& dir = default_directory())
 {
-    const std::string how = "install the Debian package dataset-fashion-mnist, or point TPUDSL_FASHION_MNIST_DIR "
-                            "(or --data) at a directory with the four IDX files";
-    auto file = [&](const char* base) {
-        const std::string gz = std::string(base) + ".gz";
-        return find_file(dir, {gz.c_str(), base}, how);
-    };
-    image_dataset d;
-    d.train = detail::load_split(file("train-images-idx3-ubyte"), file("train-labels-idx1-ubyte"));
-    d.test = detail::load_split(file("t10k-images-idx3-ubyte"), file("t10k-labels-idx1-ubyte"));
-    return d;
+    return detail::load_idx_dataset(dir, "install the Debian package dataset-fashion-mnist, or point "
+                                         "TPUDSL_FASHION_MNIST_DIR (or --data) at a directory with the four IDX files");
 }
 
 } // namespace fashion_mnist
+
+namespace mnist {
+
+/// Where the data is looked for: $TPUDSL_MNIST_DIR, else ./mnist.
+inline std::string
+default_directory()
+{
+    if (const char* env = std::getenv("TPUDSL_MNIST_DIR"); env && *env)
+        return env;
+    return "mnist";
+}
+
+/// `mnist.load_data()` from the four IDX files (the same names as Fashion-MNIST's) in `dir`.
+inline image_dataset
+load_data(const std::string& dir = default_directory())
+{
+    return detail::load_idx_dataset(dir, "download the four MNIST IDX files (train-images-idx3-ubyte.gz, ...) and point "
+                                         "TPUDSL_MNIST_DIR (or --data) at their directory");
+}
+
+} // namespace mnist
 
 } // namespace tpudsl::data
 

@@ -524,13 +524,20 @@ private:
         require_compiled("fit");
         ensure_capacity(B);
         dataset_source<E, B> source(*this, data, options.initial_epoch);
+        std::size_t steps = options.steps_per_epoch;
+        if (steps == 0) {
+            steps = data.cardinality();
+            if (steps == Dataset<Batch<E, B>>::infinite_cardinality)
+                throw std::invalid_argument("tpudsl::Trainable::fit: the dataset repeats forever; pass "
+                                            "steps_per_epoch (how many batches make an epoch)");
+        }
         auto validate = [&] {
             if constexpr (requires { this->evaluate(*validation, EvaluateOptions{}); })
                 return evaluate(*validation, EvaluateOptions{B, 0, 0, options.out});
             else
                 return std::vector<double>{};
         };
-        return run_epochs(options, options.steps_per_epoch, source, validation != nullptr, validate);
+        return run_epochs(options, steps, source, validation != nullptr, validate);
     }
 
     /// Keras' epoch loop, shared by arrays and datasets. `steps` 0: unknown until the data ends.
