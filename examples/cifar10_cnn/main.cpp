@@ -8,6 +8,7 @@
 // without it the program trains on a synthetic stand-in (5,000 training and 1,000 test images), and
 // says so on its first line.
 #include "common/args.hpp"
+#include "common/data.hpp"
 #include "common/synthetic.hpp"
 #include "model.hpp"
 
@@ -17,38 +18,19 @@
 #include <exception>
 #include <iostream>
 
-namespace {
-
-std::pair<xt::xtensor<float, 4>, xt::xtensor<float, 2>>
-to_arrays(const tpudsl::data::image_split& s, std::size_t limit)
-{
-    const std::size_t n = limit ? std::min(limit, s.count) : s.count;
-    xt::xtensor<float, 4> x(std::array<std::size_t, 4>{n, 32, 32, 3});
-    for (std::size_t i = 0; i < n * 3072; ++i)
-        x.data()[i] = static_cast<float>(s.images[i]) / 255.0f;
-    const std::vector<std::uint8_t> labels(s.labels.begin(), s.labels.begin() + static_cast<std::ptrdiff_t>(n));
-    return {std::move(x), tpudsl::to_categorical<10>(labels)};
-}
-
-} // namespace
-
 int
 main(int argc, char** argv)
 try {
     const auto args =
         seeds::parse_args(argc, argv, {.epochs = 100, .batch = 32, .data = tpudsl::data::cifar10::default_directory()});
-    tpudsl::data::image_dataset data;
-    try {
-        data = tpudsl::data::cifar10::load_data(args.data);
-        std::cout << "Data: CIFAR-10 (" << data.train.count << " training, " << data.test.count << " test images)\n";
-    } catch (const std::runtime_error& e) {
-        data.train = seeds::synthetic_images(5000, 32, 32, 3, 1);
-        data.test = seeds::synthetic_images(1000, 32, 32, 3, 2);
-        std::cout << "Data: SYNTHETIC stand-in (5000 training, 1000 test images of CIFAR-10's shape): " << e.what()
-                  << '\n';
-    }
-    auto [x_train, y_train] = to_arrays(data.train, args.train_samples);
-    auto [x_test, y_test] = to_arrays(data.test, 0);
+    const auto data = seeds::load_or_stand_in(
+        "CIFAR-10", [&] { return tpudsl::data::cifar10::load_data(args.data); },
+        [] { return tpudsl::data::image_dataset{seeds::synthetic_images(5000, 32, 32, 3, 1),
+                                                seeds::synthetic_images(1000, 32, 32, 3, 2)}; });
+    const auto x_train = seeds::images_as_floats<32, 32, 3>(data.train, args.train_samples);
+    const auto y_train = tpudsl::to_categorical<10>(seeds::labels_as_ids(data.train, x_train.shape()[0]));
+    const auto x_test = seeds::images_as_floats<32, 32, 3>(data.test);
+    const auto y_test = tpudsl::to_categorical<10>(seeds::labels_as_ids(data.test, data.test.count));
 
     // [cifar_training]
     tpudsl::CpuClusterResolver resolver;

@@ -8,6 +8,7 @@
 // Without the data it trains on a synthetic stand-in, and says so on its first line. The seed's own
 // schedule is --steps 60 (steps_per_epoch=60, validated on the last of its 5 epochs).
 #include "common/args.hpp"
+#include "common/data.hpp"
 #include "common/synthetic.hpp"
 #include "model.hpp"
 
@@ -24,41 +25,18 @@
 #include <string>
 #include <string_view>
 
-namespace {
-
-/// uint8 images (n, 28, 28) -> float (n, 28, 28, 1) in [0, 1]; labels -> int32.
-std::pair<xt::xtensor<float, 4>, xt::xtensor<std::int32_t, 1>>
-to_tensors(const tpudsl::data::image_split& split, std::size_t limit)
-{
-    const std::size_t n = limit ? std::min(limit, split.count) : split.count;
-    xt::xtensor<float, 4> x(std::array<std::size_t, 4>{n, split.rows, split.cols, 1});
-    xt::xtensor<std::int32_t, 1> y(std::array<std::size_t, 1>{n});
-    for (std::size_t i = 0; i < n * split.rows * split.cols; ++i)
-        x.data()[i] = static_cast<float>(split.images[i]) / 255.0f;
-    for (std::size_t i = 0; i < n; ++i)
-        y(i) = split.labels[i];
-    return {std::move(x), std::move(y)};
-}
-
-} // namespace
-
 int
 main(int argc, char** argv)
 try {
     const auto args = seeds::parse_args(argc, argv, {.epochs = 5, .batch = 128, .data = tpudsl::data::fashion_mnist::default_directory()});
-    tpudsl::data::image_dataset data;
-    try {
-        data = tpudsl::data::fashion_mnist::load_data(args.data);
-        std::cout << "Data: Fashion-MNIST (" << data.train.count << " training, " << data.test.count
-                  << " test images)\n";
-    } catch (const std::runtime_error& e) {
-        data.train = seeds::synthetic_images(60000, 28, 28, 1, 1);
-        data.test = seeds::synthetic_images(10000, 28, 28, 1, 2);
-        std::cout << "Data: SYNTHETIC stand-in of Fashion-MNIST's sizes (60000 training, 10000 test): " << e.what()
-                  << '\n';
-    }
-    auto [x_train, y_train] = to_tensors(data.train, args.train_samples);
-    auto [x_test, y_test] = to_tensors(data.test, 0);
+    const auto data = seeds::load_or_stand_in(
+        "Fashion-MNIST", [&] { return tpudsl::data::fashion_mnist::load_data(args.data); },
+        [] { return tpudsl::data::image_dataset{seeds::synthetic_images(60000, 28, 28, 1, 1),
+                                                seeds::synthetic_images(10000, 28, 28, 1, 2)}; });
+    const auto x_train = seeds::images_as_floats<28, 28, 1>(data.train, args.train_samples);
+    const auto y_train = seeds::labels_as_ids(data.train, x_train.shape()[0]);
+    const auto x_test = seeds::images_as_floats<28, 28, 1>(data.test);
+    const auto y_test = seeds::labels_as_ids(data.test, data.test.count);
 
     // [fashion_strategy]
     tpudsl::CpuClusterResolver resolver;

@@ -7,6 +7,7 @@
 // The data is the four MNIST IDX files in DIR ($TPUDSL_MNIST_DIR, else ./mnist); without them the
 // program trains on a synthetic stand-in, and says so on its first line.
 #include "common/args.hpp"
+#include "common/data.hpp"
 #include "common/synthetic.hpp"
 #include "model.hpp"
 
@@ -16,36 +17,18 @@
 #include <exception>
 #include <iostream>
 
-namespace {
-
-std::pair<xt::xtensor<float, 2>, xt::xtensor<float, 2>>
-to_arrays(const tpudsl::data::image_split& s, std::size_t limit)
-{
-    const std::size_t n = limit ? std::min(limit, s.count) : s.count;
-    xt::xtensor<float, 2> x(std::array<std::size_t, 2>{n, 784});
-    for (std::size_t i = 0; i < n * 784; ++i)
-        x.data()[i] = static_cast<float>(s.images[i]) / 255.0f;
-    const std::vector<std::uint8_t> labels(s.labels.begin(), s.labels.begin() + static_cast<std::ptrdiff_t>(n));
-    return {std::move(x), tpudsl::to_categorical<10>(labels)};
-}
-
-} // namespace
-
 int
 main(int argc, char** argv)
 try {
     const auto args = seeds::parse_args(argc, argv, {.epochs = 20, .batch = 128, .data = tpudsl::data::mnist::default_directory()});
-    tpudsl::data::image_dataset data;
-    try {
-        data = tpudsl::data::mnist::load_data(args.data);
-        std::cout << "Data: MNIST (" << data.train.count << " training, " << data.test.count << " test images)\n";
-    } catch (const std::runtime_error& e) {
-        data.train = seeds::synthetic_images(60000, 28, 28, 1, 1);
-        data.test = seeds::synthetic_images(10000, 28, 28, 1, 2);
-        std::cout << "Data: SYNTHETIC stand-in of MNIST's sizes (60000 training, 10000 test): " << e.what() << '\n';
-    }
-    auto [x_train, y_train] = to_arrays(data.train, args.train_samples);
-    auto [x_test, y_test] = to_arrays(data.test, 0);
+    const auto data = seeds::load_or_stand_in(
+        "MNIST", [&] { return tpudsl::data::mnist::load_data(args.data); },
+        [] { return tpudsl::data::image_dataset{seeds::synthetic_images(60000, 28, 28, 1, 1),
+                                                seeds::synthetic_images(10000, 28, 28, 1, 2)}; });
+    const auto x_train = seeds::images_as_floats<784>(data.train, args.train_samples);
+    const auto y_train = tpudsl::to_categorical<10>(seeds::labels_as_ids(data.train, x_train.shape()[0]));
+    const auto x_test = seeds::images_as_floats<784>(data.test);
+    const auto y_test = tpudsl::to_categorical<10>(seeds::labels_as_ids(data.test, data.test.count));
 
     // [mnist_training]
     tpudsl::CpuClusterResolver resolver;

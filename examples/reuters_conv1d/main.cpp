@@ -8,6 +8,7 @@
 // The data is Keras' Reuters exported by tools/export_keras_dataset.py (see docs/data.md); without
 // it the program trains on a synthetic stand-in of the same sizes, and says so on its first line.
 #include "common/args.hpp"
+#include "common/data.hpp"
 #include "common/synthetic.hpp"
 #include "model.hpp"
 
@@ -65,16 +66,10 @@ int
 main(int argc, char** argv)
 try {
     const auto args = seeds::parse_args(argc, argv, {.epochs = 10, .batch = 32, .data = tpudsl::data::reuters::default_directory()});
-    tpudsl::data::sequence_dataset data;
-    try {
-        data = tpudsl::data::reuters::load_data(args.data);
-        std::cout << "Data: Keras' Reuters newswires (" << data.train.x.size() << " training, " << data.test.x.size()
-                  << " test)\n";
-    } catch (const std::runtime_error& e) {
-        data.train = seeds::synthetic_sequences(8982, 46, 30982, 1);
-        data.test = seeds::synthetic_sequences(2246, 46, 30982, 2);
-        std::cout << "Data: SYNTHETIC stand-in of Reuters' sizes (8982 training, 2246 test): " << e.what() << '\n';
-    }
+    const auto data = seeds::load_or_stand_in(
+        "Keras' Reuters newswires", [&] { return tpudsl::data::reuters::load_data(args.data); },
+        [] { return tpudsl::data::sequence_dataset{seeds::synthetic_sequences(8982, 46, 30982, 1),
+                                                   seeds::synthetic_sequences(2246, 46, 30982, 2)}; });
     switch (args.batch) {
     case 8: return train<8>(args, data);
     case 16: return train<16>(args, data);
