@@ -22,19 +22,22 @@ take_larger(const float* x, float* y, float* argmax, std::size_t base) noexcept
 {
     using tpudsl::detail::simd::vfloat;
     constexpr std::size_t W = vfloat::size;
-    std::size_t c = 0;
-    for (; c + W <= C; c += W) {
+    constexpr std::size_t vector_end = C / W * W;   // compile-time bounds: no dead tail loop to warn about
+    for (std::size_t c = 0; c < vector_end; c += W) {
         vfloat yv = vfloat::load(y + c), av = vfloat::load(argmax + c);
         take_if_greater(vfloat::load(x + c), yv, vfloat::ramp(static_cast<float>(base + c)), av);
         yv.store(y + c);
         av.store(argmax + c);
     }
-    for (; c < C; ++c) {
-        const bool greater = x[c] > y[c];
-        y[c] = greater ? x[c] : y[c];
-        argmax[c] = greater ? static_cast<float>(base + c) : argmax[c];
+    if constexpr (vector_end < C) {
+        for (std::size_t c = vector_end; c < C; ++c) {
+            const bool greater = x[c] > y[c];
+            y[c] = greater ? x[c] : y[c];
+            argmax[c] = greater ? static_cast<float>(base + c) : argmax[c];
+        }
     }
 }
+
 } // namespace detail_pool
 
 /// y(out_h, out_w, channels) <- the maximum of each window of x, per channel; padded positions are
