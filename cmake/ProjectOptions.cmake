@@ -6,6 +6,10 @@ target_compile_options(tpudsl_project_options INTERFACE
     $<$<CXX_COMPILER_ID:GNU,Clang>:-Wall -Wextra -Wpedantic>
     # options structs are filled with designated initializers; leaving members out is the point
     $<$<CXX_COMPILER_ID:GNU,Clang>:-Wno-missing-field-initializers>)
+option(TPUDSL_WERROR "Treat warnings in the project's own programs as errors" OFF)
+if(TPUDSL_WERROR)
+    target_compile_options(tpudsl_project_options INTERFACE $<$<CXX_COMPILER_ID:GNU,Clang>:-Werror>)
+endif()
 if(TPUDSL_NATIVE)
     target_compile_options(tpudsl_project_options INTERFACE $<$<CXX_COMPILER_ID:GNU,Clang>:-march=native>)
 endif()
