@@ -84,5 +84,6 @@ TEST_CASE("fit's allocations do not grow with its number of steps", "[alloc]")
         model.fit(x, y, options);
         return allocations.load() - before;
     };
+    count(10);   // per-thread buffers (a transposed kernel) are made once per thread, on first use
     CHECK(count(40) == count(10));
 }

@@ -73,7 +73,7 @@ transpose(const float* in, std::size_t rows, std::size_t cols, float* out) noexc
 inline float*
 thread_buffer(std::size_t slot, std::size_t n)
 {
-    thread_local std::vector<float> buffers[2];
+    thread_local std::vector<float> buffers[1];
     auto& b = buffers[slot];
     if (b.size() < n)
         b.resize(n);
@@ -184,16 +184,42 @@ struct layer_ops<Dense<Units, Act>> {
     /// input dimension instead of falling into the GEMM's scalar column tail.
     static constexpr bool narrow = Units < tpudsl::detail::simd::width;
 
+    /// This thread's transposed copy of the kernel (Units, I) of the bound layer B. Forward makes it
+    /// again only when the weights (or their version) change: once per step, not per micro-batch.
+    /// Backward uses the copy that the same thread's forward made for the same micro-batch (no update
+    /// happens between the two).
+    template <class B>
+    struct kernel_copy {
+        std::vector<float> wt;
+        const float* from = nullptr;
+        std::uint64_t version = 0;
+    };
+
+    template <class B>
+    static const float*
+    transposed_kernel(const float* w, std::uint64_t version, bool for_backward) noexcept
+    {
+        constexpr std::size_t I = B::input_shape::size;
+        thread_local kernel_copy<B> copy;
+        const bool fresh = for_backward ? copy.from == w : version != 0 && copy.from == w && copy.version == version;
+        if (copy.wt.size() < Units * I)
+            copy.wt.resize(Units * I);
+        else if (fresh)
+            return copy.wt.data();
+        detail::transpose(w, I, Units, copy.wt.data());
+        copy.from = w;
+        copy.version = for_backward ? 0 : version;
+        return copy.wt.data();
+    }
+
     template <class B>
     static void
-    forward(const float* params, const float* x, float* y, float* scratch, std::size_t n, const step_context&) noexcept
+    forward(const float* params, const float* x, float* y, float* scratch, std::size_t n, const step_context& ctx) noexcept
     {
         constexpr std::size_t I = B::input_shape::size;
         const float* w = params + B::template weight<0>::offset;
         if constexpr (narrow) {
-            float* wt = detail::thread_buffer(0, Units * I);
-            detail::transpose(w, I, Units, wt);
-            kernels::gemm_nt<I, Units>(n, x, wt, y);   // (n, U) = (n, I) . (U, I)^T
+            kernels::gemm_nt<I, Units>(n, x, transposed_kernel<B>(w, ctx.weights_version, false), y);   // (n, U) = (n, I) . (U, I)^T
         } else {
             kernels::gemm_nn<I, Units>(n, x, w, y);   // (n, U) = (n, I) . (I, U)
         }
@@ -215,14 +241,11 @@ struct layer_ops<Dense<Units, Act>> {
             kernels::activation_backward<Act, Units>(y, dy, dy, n);
         detail::column_sums(dy, grads + B::template weight<1>::offset, n, Units);
         if constexpr (narrow) {
-            float* t = detail::thread_buffer(1, Units * I);
+            float* t = detail::thread_buffer(0, Units * I);
             kernels::gemm_tn<Units, I>(n, dy, x, t, false);   // dW^T (U, I) = dZ^T . X
             detail::transpose(t, Units, I, dw);
-            if (dx) {
-                float* wt = detail::thread_buffer(0, Units * I);
-                detail::transpose(w, I, Units, wt);
-                kernels::gemm_nn<Units, I>(n, dy, wt, dx);   // dX (n, I) = dZ . W^T
-            }
+            if (dx)
+                kernels::gemm_nn<Units, I>(n, dy, transposed_kernel<B>(w, 0, true), dx);   // dX (n, I) = dZ . W^T
         } else {
             kernels::gemm_tn<I, Units>(n, x, dy, dw, false);   // dW = X^T . dZ
             if (dx)

@@ -16,6 +16,9 @@ struct step_context {
     std::uint64_t step = 0;
     /// Global index, within the batch, of the first sample this call sees.
     std::size_t first_sample = 0;
+    /// Changes whenever the parameters change (0: unknown). Layers may keep data derived from the
+    /// weights, such as a transposed kernel, across calls with the same nonzero version.
+    std::uint64_t weights_version = 0;
 };
 
 } // namespace tpudsl

@@ -31,6 +31,7 @@
 
 #include <algorithm>
 #include <array>
+#include <atomic>
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
@@ -102,6 +103,14 @@ private:
     std::unique_ptr<float[], deleter> data_;
     std::size_t size_ = 0;
 };
+
+/// A process-unique, nonzero version for a set of weights.
+inline std::uint64_t
+next_weights_version() noexcept
+{
+    static std::atomic<std::uint64_t> counter{0};
+    return counter.fetch_add(1, std::memory_order_relaxed) + 1;
+}
 
 /// A compiled metric: its name, whether it reads sparse labels, and how it counts hits.
 struct metric_entry {
@@ -324,8 +333,11 @@ public:
                         return;
                     graph::forward(params_.data(), src + (begin + k.offset) * input_size, k.workspace.data(),
                                    chunk_capacity_, k.n,
-                                   step_context{.training = false, .seed = seed_, .step = iterations_,
-                                                .first_sample = k.offset});
+                                   step_context{.training = false,
+                                                .seed = seed_,
+                                                .step = iterations_,
+                                                .first_sample = k.offset,
+                                                .weights_version = weights_version_});
                     const float* y = graph::output(k.workspace.data(), chunk_capacity_);
                     std::copy(y, y + k.n * output_size, out.data() + (begin + k.offset) * output_size);
                 });
@@ -336,7 +348,13 @@ public:
     }
 
     /// The flat parameter buffer (Keras' weights in order, each at `layer<I>::weight<J>::offset`).
-    [[nodiscard]] float* parameters() noexcept { return params_.data(); }
+    /// Writing through it counts as changing the weights.
+    [[nodiscard]] float*
+    parameters() noexcept
+    {
+        weights_version_ = detail::next_weights_version();
+        return params_.data();
+    }
     [[nodiscard]] const float* parameters() const noexcept { return params_.data(); }
 
     /// Optimizer steps taken (Keras' `optimizer.iterations`).
@@ -351,7 +369,12 @@ public:
         std::visit([&](auto& o) { o.learning_rate = static_cast<float>(lr); }, optimizer_);
     }
     void save_weights(const std::string& path) const override { tpudsl::save_weights<Seq>(path, params_.data()); }
-    void load_weights(const std::string& path) { tpudsl::load_weights<Seq>(path, params_.data()); }
+    void
+    load_weights(const std::string& path)
+    {
+        tpudsl::load_weights<Seq>(path, params_.data());
+        weights_version_ = detail::next_weights_version();
+    }
     [[nodiscard]] std::vector<float> get_weights() const override
     {
         return {params_.data(), params_.data() + Seq::param_buffer_size};
@@ -362,6 +385,7 @@ public:
             detail::bad_input("set_weights: expected " + std::to_string(Seq::param_buffer_size) + " floats, got " +
                               std::to_string(w.size()));
         std::copy(w.begin(), w.end(), params_.data());
+        weights_version_ = detail::next_weights_version();
     }
 
     /// Makes room for global batches of up to `batch` samples (allocates only when it grows).
@@ -703,7 +727,11 @@ private:
             return;   // an empty replica contributes nothing
         if (data)
             gather(*data, idx + k.offset, k);
-        const step_context ctx{.training = training, .seed = seed_, .step = iterations_, .first_sample = k.offset};
+        const step_context ctx{.training = training,
+                               .seed = seed_,
+                               .step = iterations_,
+                               .first_sample = k.offset,
+                               .weights_version = weights_version_};
         graph::forward(params_.data(), k.inputs.data(), k.workspace.data(), chunk_capacity_, k.n, ctx);
         loss_view view;
         view.n = k.n;
@@ -784,6 +812,7 @@ private:
                     };
                     pool_->run(work);
                     opt.advance(constants);
+                    weights_version_ = detail::next_weights_version();
                 },
                 optimizer_);
         }
@@ -835,6 +864,9 @@ private:
     std::vector<detail::metric_entry> metrics_;
     bool compiled_ = false;
     std::uint64_t iterations_ = 0;
+    /// A new process-unique value whenever the parameters may change (0 would mean "unknown"), so
+    /// no two models, even one built where another was freed, share a version.
+    std::uint64_t weights_version_ = detail::next_weights_version();
 
     double loss_total_ = 0.0;
     std::size_t seen_ = 0;
