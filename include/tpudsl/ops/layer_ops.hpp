@@ -69,15 +69,14 @@ transpose(const float* in, std::size_t rows, std::size_t cols, float* out) noexc
 }
 
 /// A buffer of this thread's that grows to n floats once and is reused after: no allocation in a
-/// steady-state step. `slot` tells apart buffers that are live at the same time.
+/// steady-state step. Its content lives until the next call on the same thread.
 inline float*
-thread_buffer(std::size_t slot, std::size_t n)
+thread_buffer(std::size_t n)
 {
-    thread_local std::vector<float> buffers[1];
-    auto& b = buffers[slot];
-    if (b.size() < n)
-        b.resize(n);
-    return b.data();
+    thread_local std::vector<float> buffer;
+    if (buffer.size() < n)
+        buffer.resize(n);
+    return buffer.data();
 }
 
 /// db(cols) = column sums of dz(rows, cols).
@@ -241,7 +240,7 @@ struct layer_ops<Dense<Units, Act>> {
             kernels::activation_backward<Act, Units>(y, dy, dy, n);
         detail::column_sums(dy, grads + B::template weight<1>::offset, n, Units);
         if constexpr (narrow) {
-            float* t = detail::thread_buffer(0, Units * I);
+            float* t = detail::thread_buffer(Units * I);
             kernels::gemm_tn<Units, I>(n, dy, x, t, false);   // dW^T (U, I) = dZ^T . X
             detail::transpose(t, Units, I, dw);
             if (dx)
