@@ -71,6 +71,27 @@ check_gemm()
     kernels::gemm_nt<K, N>(M, a.data(), bt.data(), got.data());
     kernels::reference::gemm(M, N, K, a.data(), false, bt.data(), true, want.data(), false, scale.data());
     check_close(got, want, scale);
+
+    // nt with the caller's B^T (K, N): b itself
+    std::fill(got.begin(), got.end(), 0.0f);
+    kernels::gemm_nt<K, N>(M, a.data(), nullptr, got.data(), b.data());
+    kernels::reference::gemm(M, N, K, a.data(), false, b.data(), false, want.data(), false, scale.data());
+    check_close(got, want, scale);
+
+    // nn with the fused bias (+ Relu) epilogue
+    const auto bias = random_vector(N, 6);
+    kernels::reference::gemm(M, N, K, a.data(), false, b.data(), false, want.data(), false, scale.data());
+    for (std::size_t i = 0; i < M; ++i)
+        for (std::size_t j = 0; j < N; ++j) {
+            want[i * N + j] += bias[j];
+            scale[i * N + j] += std::abs(bias[j]);
+        }
+    kernels::gemm_nn_bias<K, N, Linear>(M, a.data(), b.data(), bias.data(), got.data());
+    check_close(got, want, scale);
+    for (auto& w : want)
+        w = std::max(w, 0.0f);
+    kernels::gemm_nn_bias<K, N, Relu>(M, a.data(), b.data(), bias.data(), got.data());
+    check_close(got, want, scale);
 }
 
 /// One layer's forward and backward through the model machinery, against the direct reference.
@@ -146,6 +167,16 @@ TEST_CASE("gemm kernels equal the scalar reference", "[kernels]")
     check_gemm<9, 9, 64>();        // the Fashion model's convolution: patch 9, 64 filters
     check_gemm<4, 2336, 46>();     // the Reuters model's Dense
     check_gemm<3, 300, 512>();
+    // Every path of the blocking: packed panels (M >= 64), several blocks of K, a remainder panel of
+    // 3 vectors with a partial last one (N = 100), 3-vector panels (48), 2-vector panels with 14-row
+    // tiles and the 8/4/2/1 row remainders (M = 13, 67), a single partial vector (N = 10).
+    check_gemm<70, 300, 100>();
+    check_gemm<130, 260, 48>();
+    check_gemm<67, 513, 32>();
+    check_gemm<13, 129, 32>();
+    check_gemm<64, 9, 10>();
+    check_gemm<100, 40, 46>();
+    check_gemm<65, 1000, 7>();
 }
 
 TEST_CASE("convolutions equal the direct reference", "[kernels]")

@@ -4,6 +4,9 @@
 #define TPUDSL_DETAIL_SIMD_HPP
 
 #include <xsimd/xsimd.hpp>
+#if defined(__AVX2__) || defined(__AVX512F__)
+#include <immintrin.h>
+#endif
 
 #include <cstddef>
 
@@ -21,6 +24,15 @@ struct vfloat {
     friend vfloat operator+(vfloat a, vfloat b) noexcept { return {a.v + b.v}; }
     friend vfloat operator*(vfloat a, vfloat b) noexcept { return {a.v * b.v}; }
     friend float reduce_add(vfloat a) noexcept { return a.v; }
+    friend vfloat max(vfloat a, vfloat b) noexcept { return {a.v > b.v ? a.v : b.v}; }
+    /// The first `count` (< size) lanes from p, the others 0; never reads past p + count.
+    static vfloat load_n(const float* p, std::size_t count) noexcept { return {count ? *p : 0.0f}; }
+    /// Stores the first `count` (< size) lanes; never writes past p + count.
+    void store_n(float* p, std::size_t count) const noexcept
+    {
+        if (count)
+            *p = v;
+    }
     /// {x, x + 1, ..., x + size - 1}
     static vfloat ramp(float x) noexcept { return {x}; }
     /// Where a > b: b = a and ib = ia (lane by lane, without a branch).
@@ -38,6 +50,15 @@ struct vfloat {
     using batch = xsimd::batch<float>;
     batch v;
     static constexpr std::size_t size = batch::size;
+
+#if defined(__AVX2__) && !defined(__AVX512F__)
+    /// The AVX2 mask whose first `count` lanes are set.
+    static __m256i
+    lane_mask(std::size_t count) noexcept
+    {
+        return _mm256_cmpgt_epi32(_mm256_set1_epi32(static_cast<int>(count)), _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
+    }
+#endif
     static vfloat load(const float* p) noexcept { return {batch::load_unaligned(p)}; }
     static vfloat broadcast(float x) noexcept { return {batch(x)}; }
     void store(float* p) const noexcept { v.store_unaligned(p); }
@@ -45,6 +66,43 @@ struct vfloat {
     friend vfloat operator+(vfloat a, vfloat b) noexcept { return {a.v + b.v}; }
     friend vfloat operator*(vfloat a, vfloat b) noexcept { return {a.v * b.v}; }
     friend float reduce_add(vfloat a) noexcept { return xsimd::hadd(a.v); }
+    /// A compare and a blend: GCC 12 warns about the undefined pass-through operand of _mm512_max_ps.
+    friend vfloat max(vfloat a, vfloat b) noexcept { return {xsimd::select(a.v < b.v, b.v, a.v)}; }
+
+    /// The first `count` (< size) lanes from p, the others 0; never reads past p + count.
+    static vfloat
+    load_n(const float* p, std::size_t count) noexcept
+    {
+#if defined(__AVX512F__)
+        static_assert(size == 16);
+        return {batch(_mm512_maskz_loadu_ps(static_cast<__mmask16>((1u << count) - 1u), p))};
+#elif defined(__AVX2__)
+        static_assert(size == 8);
+        return {batch(_mm256_maskload_ps(p, lane_mask(count)))};
+#else
+        alignas(64) float lanes[size] = {};
+        for (std::size_t i = 0; i < count; ++i)
+            lanes[i] = p[i];
+        return {batch::load_aligned(lanes)};
+#endif
+    }
+
+    /// Stores the first `count` (< size) lanes; never writes past p + count.
+    void
+    store_n(float* p, std::size_t count) const noexcept
+    {
+#if defined(__AVX512F__)
+        _mm512_mask_storeu_ps(p, static_cast<__mmask16>((1u << count) - 1u), v);
+#elif defined(__AVX2__)
+        _mm256_maskstore_ps(p, lane_mask(count), v);
+#else
+        alignas(64) float lanes[size];
+        v.store_aligned(lanes);
+        for (std::size_t i = 0; i < count; ++i)
+            p[i] = lanes[i];
+#endif
+    }
+
     /// {x, x + 1, ..., x + size - 1}
     static vfloat
     ramp(float x) noexcept
@@ -66,6 +124,9 @@ inline const char* const arch_name = xsimd::default_arch::name();
 #endif
 
 inline constexpr std::size_t width = vfloat::size;
+
+/// How many vector registers the instruction set names: 32 with AVX-512, 16 with AVX2/SSE on x86-64.
+inline constexpr std::size_t registers = width == 16 ? 32 : 16;
 
 } // namespace tpudsl::detail::simd
 

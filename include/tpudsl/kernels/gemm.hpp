@@ -1,20 +1,36 @@
-/// @file Defines the SGEMM kernels every Dense and convolution layer runs on (xsimd, register-blocked).
+/// @file Defines the SGEMM kernels every Dense and convolution layer runs on (xsimd, register- and
+/// cache-blocked from the compile-time dimensions).
 ///
 ///   gemm_nn:  C(M,N) (+)= A(M,K) . B(K,N)      forward:   Z = X . W
 ///   gemm_tn:  C(M,N) (+)= A(K,M)^T . B(K,N)    gradient:  dW = X^T . dZ
 ///   gemm_nt:  C(M,N) =    A(M,K) . B(N,K)^T    input grad: dX = dZ . W^T
 /// All matrices are row-major and dense. The dimensions that come from the model are template
 /// parameters; the one that comes from the batch is an argument.
+///
+/// One micro-kernel computes an MR x (NV vectors) tile of C in registers over a block of KC steps of the
+/// reduction: per step it loads NV vectors of a row of B and multiplies them by MR broadcast elements of
+/// A (an FMA with a memory operand). The plan (MR, NV, KC, MC) is chosen at compile time from N and the
+/// instruction set: with AVX-512's 32 registers, 6 x 4 vectors (64 columns) when N allows, 8 x 3 or 14 x 2
+/// otherwise; with 16 registers, 6 x 2. The last vector of a row that N does not fill is read and written
+/// with masked loads and stores. B stays in place (its rows are the contiguous panels the kernel reads);
+/// KC keeps a panel of B in L1 across every row tile of an MC-row block of A, which stays in L2.
+///
+/// gemm_nn_bias adds the bias (and applies Relu) while the tile is still in registers: no second pass.
 #ifndef TPUDSL_KERNELS_GEMM_HPP
 #define TPUDSL_KERNELS_GEMM_HPP
 
+#include <tpudsl/core/activations.hpp>
 #include <tpudsl/detail/simd.hpp>
 
+#include <algorithm>
 #include <cstddef>
+#include <cstring>
+#include <type_traits>
+#include <vector>
 
 // GCC 12 at -O3 reports "iteration N invokes undefined behavior" inside these loops once it has
-// propagated a constant batch size into them (the row loops that follow a blocked loop). The loops
-// stay in bounds: the kernel tests also run under AddressSanitizer and UBSan.
+// propagated a constant batch size into them. The loops stay in bounds: the kernel tests also run under
+// AddressSanitizer and UBSan.
 #if defined(__GNUC__) && !defined(__clang__)
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Waggressive-loop-optimizations"
@@ -27,84 +43,241 @@ namespace detail_gemm {
 using tpudsl::detail::simd::vfloat;
 inline constexpr std::size_t W = vfloat::size;
 
-/// R rows x V vectors of C accumulated over K, with A read through strides (row rs, column cs).
-template <std::size_t R, std::size_t V, std::size_t N>
+/// The register and cache blocking of a GEMM whose C has N columns.
+template <std::size_t N>
+struct plan {
+    static constexpr std::size_t vectors = (N + W - 1) / W;   // vectors per row of C
+    static constexpr std::size_t regs = tpudsl::detail::simd::registers;
+    static constexpr std::size_t max_nv = regs >= 32 ? 4 : 2;
+    /// Vectors per tile: as wide as the budget allows, but 3 rather than 4 when that leaves no
+    /// narrower remainder panel (48 columns in one pass instead of 32 + 16).
+    static constexpr std::size_t nv = vectors >= max_nv ? (max_nv == 4 && vectors % 4 != 0 && vectors % 3 == 0 ? 3 : max_nv)
+                                                        : vectors;
+    /// Rows per tile: the accumulators, the B vectors of one step and one broadcast fill the registers.
+    static constexpr std::size_t rows_for(std::size_t v) noexcept
+    {
+        const std::size_t r = (regs - v - 1) / v;
+        return r > 14 ? 14 : (v == 4 && regs >= 32 ? 6 : r);
+    }
+    static constexpr std::size_t mr = rows_for(nv);
+    static constexpr std::size_t panels = vectors / nv;             // full panels of nv vectors
+    static constexpr std::size_t rest = vectors - panels * nv;      // vectors of the last, narrower panel
+    static constexpr std::size_t rest_mr = rest ? rows_for(rest) : 1;
+    static constexpr std::size_t last_lanes = N - (vectors - 1) * W;   // lanes used in a row's last vector
+    /// A panel of B (kc x nv vectors) takes about 32 KiB: it stays in L1 while the row tiles pass.
+    static constexpr std::size_t kc = std::max<std::size_t>(64, 32768 / (nv * W * sizeof(float)));
+};
+
+/// No epilogue: the tile is stored as computed.
+struct plain {
+    static constexpr bool active = false;
+    void apply(vfloat&, std::size_t, std::size_t) const noexcept {}
+};
+
+/// z + bias (then max(., 0) when Relu), by column.
+template <bool Relu>
+struct bias_epilogue {
+    static constexpr bool active = true;
+    const float* bias;
+    void
+    apply(vfloat& acc, std::size_t col, std::size_t lanes) const noexcept
+    {
+        acc = acc + (lanes == W ? vfloat::load(bias + col) : vfloat::load_n(bias + col, lanes));
+        if constexpr (Relu)
+            acc = max(acc, vfloat::broadcast(0.0f));
+    }
+};
+
+/// C tile (R rows x V vectors, the last with `Last` lanes) over kc steps, A(i, k) = a[i rs + k cs],
+/// B with leading dimension LDB (N in place, V W when packed), C with N. `load_c`: add to C; `finish`: this is the last block of K.
+template <std::size_t R, std::size_t V, std::size_t Last, std::size_t N, std::size_t LDB, class Epi>
 inline void
-block(std::size_t K, const float* a, std::size_t rs, std::size_t cs, const float* b, float* c,
-      bool accumulate) noexcept
+tile(std::size_t kc, const float* a, std::size_t rs, std::size_t cs, const float* b, float* c, bool load_c,
+     bool finish, const Epi& epi, std::size_t col) noexcept
 {
+    constexpr bool b_padded = LDB != N;   // a packed panel: its last vector is padded with zeros
     vfloat acc[R][V];
+#pragma GCC unroll 16
     for (std::size_t r = 0; r < R; ++r)
-        for (std::size_t v = 0; v < V; ++v)
-            acc[r][v] = accumulate ? vfloat::load(c + r * N + v * W) : vfloat::broadcast(0.0f);
-    for (std::size_t k = 0; k < K; ++k) {
+#pragma GCC unroll 4
+        for (std::size_t v = 0; v < V; ++v) {
+            if (!load_c)
+                acc[r][v] = vfloat::broadcast(0.0f);
+            else if (v + 1 < V || Last == W)
+                acc[r][v] = vfloat::load(c + r * N + v * W);
+            else
+                acc[r][v] = vfloat::load_n(c + r * N + v * W, Last);
+        }
+    for (std::size_t k = 0; k < kc; ++k) {
         vfloat bv[V];
+#pragma GCC unroll 4
         for (std::size_t v = 0; v < V; ++v)
-            bv[v] = vfloat::load(b + k * N + v * W);
+            bv[v] = v + 1 < V || Last == W || b_padded ? vfloat::load(b + k * LDB + v * W)
+                                                        : vfloat::load_n(b + k * LDB + v * W, Last);
+        const float* ak = a + k * cs;
+#pragma GCC unroll 16
         for (std::size_t r = 0; r < R; ++r) {
-            const vfloat av = vfloat::broadcast(a[r * rs + k * cs]);
+            const vfloat av = vfloat::broadcast(ak[r * rs]);
+#pragma GCC unroll 4
             for (std::size_t v = 0; v < V; ++v)
                 acc[r][v] = fma(av, bv[v], acc[r][v]);
         }
     }
+#pragma GCC unroll 16
     for (std::size_t r = 0; r < R; ++r)
-        for (std::size_t v = 0; v < V; ++v)
-            acc[r][v].store(c + r * N + v * W);
-}
-
-/// R rows of C over the columns [J0, N) that do not fill a vector.
-template <std::size_t R, std::size_t N, std::size_t J0>
-inline void
-tail(std::size_t K, const float* a, std::size_t rs, std::size_t cs, const float* b, float* c,
-     bool accumulate) noexcept
-{
-    for (std::size_t r = 0; r < R; ++r)
-        for (std::size_t j = J0; j < N; ++j) {
-            float s = accumulate ? c[r * N + j] : 0.0f;
-            for (std::size_t k = 0; k < K; ++k)
-                s += a[r * rs + k * cs] * b[k * N + j];
-            c[r * N + j] = s;
+#pragma GCC unroll 4
+        for (std::size_t v = 0; v < V; ++v) {
+            const std::size_t lanes = v + 1 < V ? W : Last;
+            if constexpr (Epi::active)
+                if (finish)
+                    epi.apply(acc[r][v], col + v * W, lanes);
+            if (lanes == W)
+                acc[r][v].store(c + r * N + v * W);
+            else
+                acc[r][v].store_n(c + r * N + v * W, lanes);
         }
 }
 
-template <std::size_t R, std::size_t N>
+/// Rows [0, m) of one column panel, in tiles of MR rows, then 8, 4, 2, 1 for the remainder.
+template <std::size_t MR, std::size_t V, std::size_t Last, std::size_t N, std::size_t LDB, class Epi>
 inline void
-row_block(std::size_t K, const float* a, std::size_t rs, std::size_t cs, const float* b, float* c,
-          bool accumulate) noexcept
+panel(std::size_t m, std::size_t kc, const float* a, std::size_t rs, std::size_t cs, const float* b, float* c,
+      bool load_c, bool finish, const Epi& epi, std::size_t col) noexcept
 {
-    constexpr std::size_t V = 4;   // 4 vectors x R rows of accumulators stay in registers
-    constexpr std::size_t wide_end = N / (V * W) * (V * W);
-    constexpr std::size_t vector_end = N / W * W;
-    for (std::size_t j = 0; j < wide_end; j += V * W)
-        block<R, V, N>(K, a, rs, cs, b + j, c + j, accumulate);
-    for (std::size_t j = wide_end; j < vector_end; j += W)
-        block<R, 1, N>(K, a, rs, cs, b + j, c + j, accumulate);
-    if constexpr (vector_end < N)
-        tail<R, N, vector_end>(K, a, rs, cs, b, c, accumulate);
+    std::size_t i = 0;
+    for (; i + MR <= m; i += MR)
+        tile<MR, V, Last, N, LDB>(kc, a + i * rs, rs, cs, b, c + i * N, load_c, finish, epi, col);
+    if constexpr (MR > 8)
+        if (i + 8 <= m) {
+            tile<8, V, Last, N, LDB>(kc, a + i * rs, rs, cs, b, c + i * N, load_c, finish, epi, col);
+            i += 8;
+        }
+    if constexpr (MR > 4)
+        if (i + 4 <= m) {
+            tile<4, V, Last, N, LDB>(kc, a + i * rs, rs, cs, b, c + i * N, load_c, finish, epi, col);
+            i += 4;
+        }
+    if constexpr (MR > 2)
+        if (i + 2 <= m) {
+            tile<2, V, Last, N, LDB>(kc, a + i * rs, rs, cs, b, c + i * N, load_c, finish, epi, col);
+            i += 2;
+        }
+    if constexpr (MR > 1)
+        if (i < m)
+            tile<1, V, Last, N, LDB>(kc, a + i * rs, rs, cs, b, c + i * N, load_c, finish, epi, col);
 }
 
-/// C(M,N) (+)= A . B with A(i, k) = a[i * rs + k * cs].
-template <std::size_t N>
-inline void
-strided(std::size_t M, std::size_t K, const float* a, std::size_t rs, std::size_t cs, const float* b, float* c,
-        bool accumulate) noexcept
+/// This thread's buffer of at least n floats: grows once, then is reused (no allocation in a steady step).
+inline float*
+scratch_buffer(std::size_t n, int which)
 {
-    constexpr std::size_t R = 4;
-    std::size_t i = 0;
-    for (; i + R <= M; i += R)
-        row_block<R, N>(K, a + i * rs, rs, cs, b, c + i * N, accumulate);
-    for (; i < M; ++i)
-        row_block<1, N>(K, a + i * rs, rs, cs, b, c + i * N, accumulate);
+    thread_local std::vector<float> buffers[2];
+    std::vector<float>& buffer = buffers[which];
+    if (buffer.size() < n)
+        buffer.resize(n);
+    return buffer.data();
+}
+
+/// Copies the kc x (V vectors) panel of B at column col into `to` (leading dimension V W), the
+/// columns beyond N as zeros.
+template <std::size_t V, std::size_t N>
+inline void
+pack_panel(std::size_t kc, const float* b, std::size_t col, float* to) noexcept
+{
+    constexpr std::size_t LD = V * W;
+    const std::size_t width = std::min(LD, N - col);
+    for (std::size_t k = 0; k < kc; ++k) {
+        std::memcpy(to + k * LD, b + k * N + col, width * sizeof(float));
+        if (width < LD)
+            std::memset(to + k * LD + width, 0, (LD - width) * sizeof(float));
+    }
+}
+
+/// One column panel (V vectors at col) over all M rows for one block of K.
+template <std::size_t MR, std::size_t V, std::size_t Last, std::size_t N, class Epi>
+inline void
+column_panel(std::size_t M, std::size_t kc, const float* a, std::size_t rs, std::size_t cs, const float* bk,
+             float* c, bool load_c, bool finish, const Epi& epi, std::size_t col, bool pack) noexcept
+{
+    if (pack) {
+        float* packed = scratch_buffer(plan<N>::kc * V * W, 0);
+        pack_panel<V, N>(kc, bk, col, packed);
+        panel<MR, V, Last, N, V * W>(M, kc, a, rs, cs, packed, c + col, load_c, finish, epi, col);
+    } else {
+        panel<MR, V, Last, N, N>(M, kc, a, rs, cs, bk + col, c + col, load_c, finish, epi, col);
+    }
+}
+
+/// C(M,N) (+)= A . B with A(i, k) = a[i * rs + k * cs] and B (K, N) row-major.
+///
+/// B's rows are N floats apart: a kc-row panel read in place maps onto few L1 sets (every row at the same
+/// offset in a page when N W is a multiple of 1024) and is served from L2. When enough rows of A share a
+/// panel (M >= pack_rows), the panel is first copied to a contiguous buffer that stays in L1; below that,
+/// the copy would cost more than it saves.
+template <std::size_t N, class Epi = plain>
+inline void
+blocked(std::size_t M, std::size_t K, const float* a, std::size_t rs, std::size_t cs, const float* b, float* c,
+        bool accumulate, const Epi& epi = {}) noexcept
+{
+    using P = plan<N>;
+    constexpr std::size_t pack_rows = 64;
+    if (K == 0) {
+        if (!accumulate)
+            std::memset(c, 0, M * N * sizeof(float));
+        return;
+    }
+    const bool pack = M >= pack_rows;
+    for (std::size_t k0 = 0; k0 < K; k0 += P::kc) {
+        const std::size_t kc = std::min(P::kc, K - k0);
+        const bool load_c = accumulate || k0 > 0;
+        const bool finish = k0 + kc == K;
+        const float* ak = a + k0 * cs;
+        const float* bk = b + k0 * N;
+        for (std::size_t p = 0; p < P::panels; ++p) {
+            const std::size_t col = p * P::nv * W;
+            if (P::rest == 0 && p + 1 == P::panels)
+                column_panel<P::mr, P::nv, P::last_lanes, N>(M, kc, ak, rs, cs, bk, c, load_c, finish, epi, col, pack);
+            else
+                column_panel<P::mr, P::nv, W, N>(M, kc, ak, rs, cs, bk, c, load_c, finish, epi, col, pack);
+        }
+        if constexpr (P::rest > 0)
+            column_panel<P::rest_mr, P::rest, P::last_lanes, N>(M, kc, ak, rs, cs, bk, c, load_c, finish, epi,
+                                                                P::panels * P::nv * W, pack);
+    }
 }
 
 } // namespace detail_gemm
+
+/// out(cols, rows) = in(rows, cols)^T, in 8 x 8 blocks so that both sides are read and written by lines.
+inline void
+transpose(const float* in, std::size_t rows, std::size_t cols, float* out) noexcept
+{
+    constexpr std::size_t T = 8;
+    for (std::size_t r0 = 0; r0 < rows; r0 += T)
+        for (std::size_t c0 = 0; c0 < cols; c0 += T) {
+            const std::size_t r1 = std::min(rows, r0 + T), c1 = std::min(cols, c0 + T);
+            for (std::size_t r = r0; r < r1; ++r)
+                for (std::size_t c = c0; c < c1; ++c)
+                    out[c * rows + r] = in[r * cols + c];
+        }
+}
 
 /// C(M,N) = A(M,K) . B(K,N), or C += A . B when `accumulate`.
 template <std::size_t K, std::size_t N>
 inline void
 gemm_nn(std::size_t M, const float* a, const float* b, float* c, bool accumulate = false) noexcept
 {
-    detail_gemm::strided<N>(M, K, a, K, 1, b, c, accumulate);
+    detail_gemm::blocked<N>(M, K, a, K, 1, b, c, accumulate);
+}
+
+/// C(M,N) = act(A(M,K) . B(K,N) + bias), the bias and the activation (Linear or Relu) applied in
+/// registers as each tile finishes.
+template <std::size_t K, std::size_t N, class Act>
+inline void
+gemm_nn_bias(std::size_t M, const float* a, const float* b, const float* bias, float* c) noexcept
+{
+    static_assert(std::is_same_v<Act, Linear> || std::is_same_v<Act, Relu>, "fused epilogue: Linear or Relu");
+    detail_gemm::blocked<N>(M, K, a, K, 1, b, c, false, detail_gemm::bias_epilogue<std::is_same_v<Act, Relu>>{bias});
 }
 
 /// C(M,N) = A(K,M)^T . B(K,N), or C += when `accumulate`: the reduction runs over the batch (K, known
@@ -113,46 +286,21 @@ template <std::size_t M, std::size_t N>
 inline void
 gemm_tn(std::size_t K, const float* a, const float* b, float* c, bool accumulate = true) noexcept
 {
-    detail_gemm::strided<N>(M, K, a, 1, M, b, c, accumulate);
+    detail_gemm::blocked<N>(M, K, a, 1, M, b, c, accumulate);
 }
 
-/// C(M,N) = A(M,K) . B(N,K)^T: dot products of rows of A with rows of B.
+/// C(M,N) = A(M,K) . B(N,K)^T, with `bt` = B^T (K, N) when the caller keeps one (a layer's transposed
+/// kernel, made once per weights update); otherwise B is transposed into this thread's buffer first.
 template <std::size_t K, std::size_t N>
 inline void
-gemm_nt(std::size_t M, const float* a, const float* b, float* c) noexcept
+gemm_nt(std::size_t M, const float* a, const float* b, float* c, const float* bt = nullptr) noexcept
 {
-    using detail_gemm::vfloat;
-    constexpr std::size_t W = vfloat::size;
-    constexpr std::size_t KV = K / W * W;
-    for (std::size_t i = 0; i < M; ++i) {
-        const float* ai = a + i * K;
-        std::size_t j = 0;
-        for (; j + 4 <= N; j += 4) {
-            vfloat s0 = vfloat::broadcast(0.0f), s1 = s0, s2 = s0, s3 = s0;
-            for (std::size_t k = 0; k < KV; k += W) {
-                const vfloat x = vfloat::load(ai + k);
-                s0 = fma(x, vfloat::load(b + (j + 0) * K + k), s0);
-                s1 = fma(x, vfloat::load(b + (j + 1) * K + k), s1);
-                s2 = fma(x, vfloat::load(b + (j + 2) * K + k), s2);
-                s3 = fma(x, vfloat::load(b + (j + 3) * K + k), s3);
-            }
-            float r[4] = {reduce_add(s0), reduce_add(s1), reduce_add(s2), reduce_add(s3)};
-            for (std::size_t k = KV; k < K; ++k)
-                for (std::size_t q = 0; q < 4; ++q)
-                    r[q] += ai[k] * b[(j + q) * K + k];
-            for (std::size_t q = 0; q < 4; ++q)
-                c[i * N + j + q] = r[q];
-        }
-        for (; j < N; ++j) {
-            vfloat s = vfloat::broadcast(0.0f);
-            for (std::size_t k = 0; k < KV; k += W)
-                s = fma(vfloat::load(ai + k), vfloat::load(b + j * K + k), s);
-            float r = reduce_add(s);
-            for (std::size_t k = KV; k < K; ++k)
-                r += ai[k] * b[j * K + k];
-            c[i * N + j] = r;
-        }
+    if (!bt) {
+        float* t = detail_gemm::scratch_buffer(K * N, 1);
+        transpose(b, N, K, t);
+        bt = t;
     }
+    detail_gemm::blocked<N>(M, K, a, K, 1, bt, c, false);
 }
 
 } // namespace tpudsl::kernels

@@ -50,35 +50,6 @@ struct layer_ops;
 
 namespace detail {
 
-/// z(rows, cols) += b per row.
-inline void
-add_bias(float* z, const float* b, std::size_t rows, std::size_t cols) noexcept
-{
-    for (std::size_t r = 0; r < rows; ++r)
-        for (std::size_t c = 0; c < cols; ++c)
-            z[r * cols + c] += b[c];
-}
-
-/// out(cols, rows) = in(rows, cols)^T.
-inline void
-transpose(const float* in, std::size_t rows, std::size_t cols, float* out) noexcept
-{
-    for (std::size_t r = 0; r < rows; ++r)
-        for (std::size_t c = 0; c < cols; ++c)
-            out[c * rows + r] = in[r * cols + c];
-}
-
-/// A buffer of this thread's that grows to n floats once and is reused after: no allocation in a
-/// steady-state step. Its content lives until the next call on the same thread.
-inline float*
-thread_buffer(std::size_t n)
-{
-    thread_local std::vector<float> buffer;
-    if (buffer.size() < n)
-        buffer.resize(n);
-    return buffer.data();
-}
-
 /// db(cols) = column sums of dz(rows, cols).
 inline void
 column_sums(const float* dz, float* db, std::size_t rows, std::size_t cols) noexcept
@@ -87,6 +58,22 @@ column_sums(const float* dz, float* db, std::size_t rows, std::size_t cols) noex
     for (std::size_t r = 0; r < rows; ++r)
         for (std::size_t c = 0; c < cols; ++c)
             db[c] += dz[r * cols + c];
+}
+
+/// z = x . w + b, y = act(z) over M rows: the bias and a Relu are applied inside the GEMM as each tile
+/// of y leaves the registers; a softmax layer keeps its logits z in `logits`.
+template <std::size_t K, std::size_t N, class Act>
+inline void
+linear_forward(std::size_t M, const float* x, const float* w, const float* b, float* y, float* logits) noexcept
+{
+    if constexpr (std::is_same_v<Act, Relu> || std::is_same_v<Act, Linear>) {
+        kernels::gemm_nn_bias<K, N, Act>(M, x, w, b, y);
+    } else {
+        kernels::gemm_nn_bias<K, N, Linear>(M, x, w, b, y);
+        if constexpr (std::is_same_v<Act, Softmax>)
+            std::memcpy(logits, y, M * N * sizeof(float));
+        kernels::activation_forward<Act, N>(y, M);
+    }
 }
 
 /// A convolution as im2col + GEMM: the kernel (patch, F) is Keras' (kh, kw, in, F) read row-major.
@@ -108,11 +95,7 @@ struct conv_core {
     {
         for (std::size_t s = 0; s < n; ++s)
             kernels::im2col<G>(x + s * G.in_size(), scratch + s * P * K);
-        kernels::gemm_nn<K, F>(n * P, scratch, w, y);   // (n P, F) = (n P, K) . (K, F)
-        add_bias(y, b, n * P, F);
-        if constexpr (softmax)
-            std::memcpy(logits(scratch, n), y, n * P * F * sizeof(float));
-        kernels::activation_forward<Act, F>(y, n * P);
+        linear_forward<K, F, Act>(n * P, scratch, w, b, y, logits(scratch, n));   // (n P, F) = (n P, K) . (K, F)
     }
 
     static void
@@ -178,15 +161,10 @@ struct layer_ops<Dense<Units, Act>> {
         return scratch;
     }
 
-    /// Fewer outputs than one SIMD register (Fashion-MNIST's Dense<10> on 10,816 inputs): the three
-    /// products run through the transposed kernel (Units, I), so that they vectorise over the long
-    /// input dimension instead of falling into the GEMM's scalar column tail.
-    static constexpr bool narrow = Units < tpudsl::detail::simd::width;
-
-    /// This thread's transposed copy of the kernel (Units, I) of the bound layer B. Forward makes it
-    /// again only when the weights (or their version) change: once per step, not per micro-batch.
-    /// Backward uses the copy that the same thread's forward made for the same micro-batch (no update
-    /// happens between the two).
+    /// This thread's transposed copy of the kernel (Units, I) of the bound layer B, for the input
+    /// gradient dX = dZ . W^T. A training forward makes it again only when the weights (or their
+    /// version) changed: once per step, not per micro-batch. Backward uses the copy that the same
+    /// thread's forward made for the same micro-batch (no update happens between the two).
     template <class B>
     struct kernel_copy {
         std::vector<float> wt;
@@ -200,16 +178,19 @@ struct layer_ops<Dense<Units, Act>> {
     {
         constexpr std::size_t I = B::input_shape::size;
         thread_local kernel_copy<B> copy;
-        const bool fresh = for_backward ? copy.from == w : version != 0 && copy.from == w && copy.version == version;
+        const bool fresh = copy.from == w && copy.version != 0 && (for_backward || copy.version == version);
         if (copy.wt.size() < Units * I)
             copy.wt.resize(Units * I);
         else if (fresh)
             return copy.wt.data();
-        detail::transpose(w, I, Units, copy.wt.data());
+        kernels::transpose(w, I, Units, copy.wt.data());
         copy.from = w;
-        copy.version = for_backward ? 0 : version;
+        copy.version = version;
         return copy.wt.data();
     }
+
+    /// The first layer's input gradient is rarely asked for: it transposes afresh (version 0).
+    static constexpr bool keeps_transpose(std::size_t index) noexcept { return index > 0; }
 
     template <class B>
     static void
@@ -217,15 +198,10 @@ struct layer_ops<Dense<Units, Act>> {
     {
         constexpr std::size_t I = B::input_shape::size;
         const float* w = params + B::template weight<0>::offset;
-        if constexpr (narrow) {
-            kernels::gemm_nt<I, Units>(n, x, transposed_kernel<B>(w, ctx.weights_version, false), y);   // (n, U) = (n, I) . (U, I)^T
-        } else {
-            kernels::gemm_nn<I, Units>(n, x, w, y);   // (n, U) = (n, I) . (I, U)
-        }
-        detail::add_bias(y, params + B::template weight<1>::offset, n, Units);
-        if constexpr (std::is_same_v<Act, Softmax>)
-            std::memcpy(scratch, y, n * Units * sizeof(float));
-        kernels::activation_forward<Act, Units>(y, n);
+        detail::linear_forward<I, Units, Act>(n, x, w, params + B::template weight<1>::offset, y, scratch);
+        if constexpr (keeps_transpose(B::index))
+            if (ctx.training)
+                transposed_kernel<B>(w, ctx.weights_version, false);
     }
 
     template <class B>
@@ -235,20 +211,14 @@ struct layer_ops<Dense<Units, Act>> {
     {
         constexpr std::size_t I = B::input_shape::size;
         const float* w = params + B::template weight<0>::offset;
-        float* dw = grads + B::template weight<0>::offset;
         if (!dy_is_logit_grad)
             kernels::activation_backward<Act, Units>(y, dy, dy, n);
         detail::column_sums(dy, grads + B::template weight<1>::offset, n, Units);
-        if constexpr (narrow) {
-            float* t = detail::thread_buffer(Units * I);
-            kernels::gemm_tn<Units, I>(n, dy, x, t, false);   // dW^T (U, I) = dZ^T . X
-            detail::transpose(t, Units, I, dw);
-            if (dx)
-                kernels::gemm_nn<Units, I>(n, dy, transposed_kernel<B>(w, 0, true), dx);   // dX (n, I) = dZ . W^T
-        } else {
-            kernels::gemm_tn<I, Units>(n, x, dy, dw, false);   // dW = X^T . dZ
-            if (dx)
-                kernels::gemm_nt<Units, I>(n, dy, w, dx);   // dX = dZ . W^T
+        kernels::gemm_tn<I, Units>(n, x, dy, grads + B::template weight<0>::offset, false);   // dW = X^T . dZ
+        if (dx) {
+            // dX (n, I) = dZ (n, U) . W^T, with W^T (U, I) as the thread keeps it since this step's forward.
+            const float* wt = transposed_kernel<B>(w, 0, keeps_transpose(B::index));
+            kernels::gemm_nn<Units, I>(n, dy, wt, dx);
         }
     }
 };
