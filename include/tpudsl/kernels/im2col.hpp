@@ -21,6 +21,16 @@ im2col(const float* x, float* cols) noexcept
             float* row = cols + (oh * G.out_w + ow) * G.patch();
             for (std::size_t kh = 0; kh < G.k_h; ++kh) {
                 const std::size_t ih = oh * G.s_h + kh;   // in padded coordinates
+                const std::size_t iw0 = ow * G.s_w;
+                if (ih >= G.pad_top && ih - G.pad_top < G.in_h && iw0 >= G.pad_left &&
+                    iw0 - G.pad_left + G.k_w <= G.in_w) {
+                    // The window's row lies inside: k_w C contiguous floats, a copy of constant length.
+                    const float* src = x + ((ih - G.pad_top) * G.in_w + (iw0 - G.pad_left)) * C;
+                    float* dst = row + kh * G.k_w * C;
+                    for (std::size_t q = 0; q < G.k_w * C; ++q)
+                        dst[q] = src[q];
+                    continue;
+                }
                 for (std::size_t kw = 0; kw < G.k_w; ++kw) {
                     const std::size_t iw = ow * G.s_w + kw;
                     float* dst = row + (kh * G.k_w + kw) * C;

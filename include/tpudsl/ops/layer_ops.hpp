@@ -50,14 +50,31 @@ struct layer_ops;
 
 namespace detail {
 
-/// db(cols) = column sums of dz(rows, cols).
+/// db(Cols) = column sums of dz(rows, Cols), a vector of columns at a time.
+template <std::size_t Cols>
 inline void
-column_sums(const float* dz, float* db, std::size_t rows, std::size_t cols) noexcept
+column_sums(const float* dz, float* db, std::size_t rows) noexcept
 {
-    std::fill(db, db + cols, 0.0f);
-    for (std::size_t r = 0; r < rows; ++r)
-        for (std::size_t c = 0; c < cols; ++c)
-            db[c] += dz[r * cols + c];
+    using tpudsl::detail::simd::vfloat;
+    constexpr std::size_t W = vfloat::size;
+    constexpr std::size_t full = Cols / W * W;
+    for (std::size_t c = 0; c < full; c += W) {
+        vfloat s0 = vfloat::broadcast(0.0f), s1 = s0;
+        std::size_t r = 0;
+        for (; r + 2 <= rows; r += 2) {
+            s0 = s0 + vfloat::load(dz + r * Cols + c);
+            s1 = s1 + vfloat::load(dz + (r + 1) * Cols + c);
+        }
+        if (r < rows)
+            s0 = s0 + vfloat::load(dz + r * Cols + c);
+        (s0 + s1).store(db + c);
+    }
+    if constexpr (full < Cols) {
+        vfloat s = vfloat::broadcast(0.0f);
+        for (std::size_t r = 0; r < rows; ++r)
+            s = s + vfloat::load_n(dz + r * Cols + full, Cols - full);
+        s.store_n(db + full, Cols - full);
+    }
 }
 
 /// z = x . w + b, y = act(z) over M rows: the bias and a Relu are applied inside the GEMM as each tile
@@ -105,7 +122,7 @@ struct conv_core {
         if (!dy_is_logit_grad)
             kernels::activation_backward<Act, F>(y, dy, dy, n * P);
         kernels::gemm_tn<K, F>(n * P, scratch, dy, dw, false);   // dW (K, F) = cols^T . dZ
-        column_sums(dy, db, n * P, F);
+        column_sums<F>(dy, db, n * P);
         if (dx) {
             kernels::gemm_nt<F, K>(n * P, dy, w, scratch);   // dcols (n P, K) = dZ . W^T, over the cols
             for (std::size_t s = 0; s < n; ++s)
@@ -213,7 +230,7 @@ struct layer_ops<Dense<Units, Act>> {
         const float* w = params + B::template weight<0>::offset;
         if (!dy_is_logit_grad)
             kernels::activation_backward<Act, Units>(y, dy, dy, n);
-        detail::column_sums(dy, grads + B::template weight<1>::offset, n, Units);
+        detail::column_sums<Units>(dy, grads + B::template weight<1>::offset, n);
         kernels::gemm_tn<I, Units>(n, x, dy, grads + B::template weight<0>::offset, false);   // dW = X^T . dZ
         if (dx) {
             // dX (n, I) = dZ (n, U) . W^T, with W^T (U, I) as the thread keeps it since this step's forward.

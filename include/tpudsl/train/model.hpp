@@ -19,6 +19,7 @@
 #include <tpudsl/distribute/thread_pool.hpp>
 #include <tpudsl/io/weights.hpp>
 #include <tpudsl/model/summary.hpp>
+#include <tpudsl/detail/simd.hpp>
 #include <tpudsl/ops/graph.hpp>
 #include <tpudsl/train/callbacks.hpp>
 #include <tpudsl/train/data.hpp>
@@ -754,6 +755,27 @@ private:
                             view.logit_grad);
     }
 
+    /// g0[b, e) = ((g0 + g1) + g2) + ...: one pass, a vector at a time, every element summed in
+    /// micro-batch order (the same bits as adding the arenas one after another).
+    static void
+    sum_arenas(float* g0, const float* const* others, std::size_t count, std::size_t b, std::size_t e) noexcept
+    {
+        using detail::simd::vfloat;
+        std::size_t i = b;
+        for (; i + vfloat::size <= e; i += vfloat::size) {
+            vfloat s = vfloat::load(g0 + i);
+            for (std::size_t k = 0; k < count; ++k)
+                s = s + vfloat::load(others[k] + i);
+            s.store(g0 + i);
+        }
+        for (; i < e; ++i) {
+            float s = g0[i];
+            for (std::size_t k = 0; k < count; ++k)
+                s += others[k][i];
+            g0[i] = s;
+        }
+    }
+
     /// The fused pass over thread t's shard of the parameters: sum the arenas of the micro-batches that
     /// had samples, in micro-batch order; apply the optimizer; clear what layers add into (the rest is
     /// written afresh by the next backward pass).
@@ -771,13 +793,13 @@ private:
         for (std::size_t s = 0; s < Opt::slots; ++s)
             slot_ptrs[s] = slots_.data() + s * P;
         float* g0 = chunks_[0].grads.data();   // micro-batch 0 always has samples: it takes the first
+        const float* others[micro_chunks] = {};
+        std::size_t count = 0;
+        for (std::size_t k = 1; k < micro_chunks && chunks_[k].n > 0; ++k)
+            others[count++] = chunks_[k].grads.data();
         for (std::size_t b = bound(t); b < bound(t + 1); b += block) {
             const std::size_t e = std::min(b + block, bound(t + 1));
-            for (std::size_t k = 1; k < micro_chunks && chunks_[k].n > 0; ++k) {
-                const float* gk = chunks_[k].grads.data();
-                for (std::size_t i = b; i < e; ++i)
-                    g0[i] += gk[i];
-            }
+            sum_arenas(g0, others, count, b, e);
             opt.update(c, params_.data(), g0, slot_ptrs, b, e);
             for (const auto& [rb, re] : graph::accumulating_ranges) {
                 const std::size_t lo = std::max(b, rb), hi = std::min(e, re);
