@@ -169,6 +169,27 @@ TEST_CASE("gradients: MaxPool2D valid and same", "[gradcheck]")
                            Flatten, Dense<3>>>(1e-3);
 }
 
+TEST_CASE("gradients: Conv1D fused with MaxPool1D, input gradient sharing the pooled gradient's buffer", "[gradcheck]")
+{
+    // The second convolution's input (8 x 3) is larger than its pooled output (3 x 4): samples run last to first.
+    using M = Sequential<Input<Shape<9, 2>>, Conv1D<3, 2, Tanh>, Conv1D<4, 3, Sigmoid>, MaxPool1D<2>, Flatten, Dense<2>>;
+    STATIC_REQUIRE(ops::graph<M>::fused_conv<1>());
+    STATIC_REQUIRE(ops::detail::conv_pool_pair<ops::graph<M>::ops<1>::core<M::layer<1>>,
+                                               ops::graph<M>::ops<2>::core<M::layer<2>>>::reverse);
+    check_model<M>(1e-3);
+}
+
+TEST_CASE("gradients: Conv2D fused with an overlapping MaxPool2D, samples first to last", "[gradcheck]")
+{
+    // The second convolution's input (4 x 4 x 1) is smaller than its pooled output (2 x 2 x 6).
+    using M = Sequential<Input<Shape<4, 4, 1>>, Conv2D<1, 1, Tanh>, Conv2D<6, 3, Sigmoid, Same>, MaxPool2D<3, 1>,
+                         Flatten, Dense<2>>;
+    STATIC_REQUIRE(ops::graph<M>::fused_conv<1>());
+    STATIC_REQUIRE(!ops::detail::conv_pool_pair<ops::graph<M>::ops<1>::core<M::layer<1>>,
+                                                ops::graph<M>::ops<2>::core<M::layer<2>>>::reverse);
+    check_model<M>(1e-3);
+}
+
 TEST_CASE("gradients: MaxPool1D overlapping and same", "[gradcheck]")
 {
     check_model<Sequential<Input<Shape<10, 2>>, MaxPool1D<3, 2>, MaxPool1D<2, 2, Same>, Flatten, Dense<2>>>(1e-3);

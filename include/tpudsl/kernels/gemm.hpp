@@ -289,17 +289,25 @@ gemm_tn(std::size_t K, const float* a, const float* b, float* c, bool accumulate
     detail_gemm::blocked<N>(M, K, a, 1, M, b, c, accumulate);
 }
 
+/// B^T (K, N) of B (N, K), in this thread's transpose buffer: valid until the thread's next call of
+/// transposed_scratch or gemm_nt without a `bt`.
+template <std::size_t K, std::size_t N>
+[[nodiscard]] inline const float*
+transposed_scratch(const float* b)
+{
+    float* t = detail_gemm::scratch_buffer(K * N, 1);
+    transpose(b, N, K, t);
+    return t;
+}
+
 /// C(M,N) = A(M,K) . B(N,K)^T, with `bt` = B^T (K, N) when the caller keeps one (a layer's transposed
 /// kernel, made once per weights update); otherwise B is transposed into this thread's buffer first.
 template <std::size_t K, std::size_t N>
 inline void
 gemm_nt(std::size_t M, const float* a, const float* b, float* c, const float* bt = nullptr) noexcept
 {
-    if (!bt) {
-        float* t = detail_gemm::scratch_buffer(K * N, 1);
-        transpose(b, N, K, t);
-        bt = t;
-    }
+    if (!bt)
+        bt = transposed_scratch<K, N>(b);
     detail_gemm::blocked<N>(M, K, a, K, 1, bt, c, false);
 }
 

@@ -54,6 +54,30 @@ struct graph {
             return ops<I>::accumulates_gradients;
     }
 
+    /// True when layer I is a convolution that runs together with the max pooling after it
+    /// (ops::detail::conv_pool_pair): layer I + 1 then has no pass of its own.
+    template <std::size_t I>
+    static consteval bool
+    fused_conv() noexcept
+    {
+        if constexpr (I + 1 < layers)
+            return detail::fuses_with_pool<typename layer<I>::spec, typename layer<I + 1>::spec>;
+        else
+            return false;
+    }
+    template <std::size_t I>
+    static consteval bool
+    fused_pool() noexcept
+    {
+        if constexpr (I > 0)
+            return fused_conv<I - 1>();
+        else
+            return false;
+    }
+    template <std::size_t I>
+    using conv_pool = detail::conv_pool_pair<typename ops<I>::template core<layer<I>>,
+                                             typename ops<I + 1>::template core<layer<I + 1>>>;
+
     /// True when the last layer ends in Softmax: the loss may then take the fused logits path.
     static constexpr bool softmax_output = detail::has_softmax<typename layer<layers - 1>::spec>();
 
@@ -150,7 +174,19 @@ private:
                   const step_context& ctx) noexcept
     {
         float* y = activation(ws, cap, I);
-        if constexpr (I == 0)
+        if constexpr (fused_pool<I>()) {
+            return;   // the convolution below ran this pooling
+        } else if constexpr (fused_conv<I>()) {
+            // y holds one sample's convolution output at a time; the pooling's block gets the rest.
+            const float* in;
+            if constexpr (I == 0)
+                in = x;
+            else
+                in = activation(ws, cap, I - 1);
+            conv_pool<I>::forward(params + layer<I>::template weight<0>::offset,
+                                  params + layer<I>::template weight<1>::offset, in, y, scratch(ws, cap, I),
+                                  activation(ws, cap, I + 1), scratch(ws, cap, I + 1), n);
+        } else if constexpr (I == 0)
             ops<0>::template forward<layer<0>>(params, x, y, scratch(ws, cap, 0), n, ctx);
         else
             ops<I>::template forward<layer<I>>(params, activation(ws, cap, I - 1), y, scratch(ws, cap, I), n, ctx);
@@ -164,7 +200,21 @@ private:
         constexpr std::size_t from_top = layers - 1 - I;
         float* dy = delta(ws, cap, from_top % 2);
         const bool fused = logit_grad && I == layers - 1;
-        if constexpr (I == 0) {
+        if constexpr (fused_pool<I>()) {
+            return;   // the convolution below takes this pooling's gradient
+        } else if constexpr (fused_conv<I>()) {
+            // dy: the pooling's gradient; dx shares its buffer (conv_pool_pair orders the samples for it).
+            float* pooled_dy = delta(ws, cap, (from_top - 1) % 2);
+            float* dx;
+            if constexpr (I == 0)
+                dx = input_grad;
+            else
+                dx = delta(ws, cap, (from_top + 1) % 2);
+            conv_pool<I>::backward(params + layer<I>::template weight<0>::offset, activation(ws, cap, I + 1),
+                                   pooled_dy, dx, grads + layer<I>::template weight<0>::offset,
+                                   grads + layer<I>::template weight<1>::offset, scratch(ws, cap, I),
+                                   activation(ws, cap, I), scratch(ws, cap, I + 1), n);
+        } else if constexpr (I == 0) {
             ops<0>::template backward<layer<0>>(params, x, activation(ws, cap, 0), dy, input_grad, grads,
                                                 scratch(ws, cap, 0), n, fused);
         } else {

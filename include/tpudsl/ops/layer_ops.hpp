@@ -50,10 +50,10 @@ struct layer_ops;
 
 namespace detail {
 
-/// db(Cols) = column sums of dz(rows, Cols), a vector of columns at a time.
+/// db(Cols) = column sums of dz(rows, Cols), a vector of columns at a time; db += them when `accumulate`.
 template <std::size_t Cols>
 inline void
-column_sums(const float* dz, float* db, std::size_t rows) noexcept
+column_sums(const float* dz, float* db, std::size_t rows, bool accumulate = false) noexcept
 {
     using tpudsl::detail::simd::vfloat;
     constexpr std::size_t W = vfloat::size;
@@ -67,12 +67,17 @@ column_sums(const float* dz, float* db, std::size_t rows) noexcept
         }
         if (r < rows)
             s0 = s0 + vfloat::load(dz + r * Cols + c);
-        (s0 + s1).store(db + c);
+        if (accumulate)
+            (vfloat::load(db + c) + (s0 + s1)).store(db + c);
+        else
+            (s0 + s1).store(db + c);
     }
     if constexpr (full < Cols) {
         vfloat s = vfloat::broadcast(0.0f);
         for (std::size_t r = 0; r < rows; ++r)
             s = s + vfloat::load_n(dz + r * Cols + full, Cols - full);
+        if (accumulate)
+            s = s + vfloat::load_n(db + full, Cols - full);
         s.store_n(db + full, Cols - full);
     }
 }
@@ -99,6 +104,9 @@ struct conv_core {
     static constexpr kernels::window_geometry geometry = G;
     static constexpr std::size_t P = G.positions();
     static constexpr std::size_t K = G.patch();
+    static constexpr std::size_t filters = F;
+    static constexpr std::size_t out = P * F;   // per sample
+    using activation = Act;
     static constexpr bool softmax = std::is_same_v<Act, Softmax>;
 
     static float*
@@ -127,6 +135,60 @@ struct conv_core {
             kernels::gemm_nt<F, K>(n * P, dy, w, scratch);   // dcols (n P, K) = dZ . W^T, over the cols
             for (std::size_t s = 0; s < n; ++s)
                 kernels::col2im<G>(scratch + s * P * K, dx + s * G.in_size());
+        }
+    }
+};
+
+/// A convolution and the max pooling right after it, one sample at a time. The convolution's output
+/// and its gradient live only in a one-sample buffer (`z1`) that stays in cache between the two
+/// layers, instead of a (n, positions, F) block that the pooling reads back from memory and that
+/// backward clears, scatters into and reads twice more. Backward needs no stored convolution output:
+/// an element-wise activation commutes with the maximum (it is non-decreasing), so act'(z) at a
+/// window's argmax is computed from the pooled value itself.
+///
+///   forward:  x (n, in) -> cols (n, P, K) kept for backward, z1 (P, F) per sample -> y (n, Q, F), argmax
+///   backward: dy (n, Q, F) -> dW, db; dx (n, in) may share dy's buffer (see `reverse`).
+template <class Conv, class Pool>
+struct conv_pool_pair {
+    using Act = typename Conv::activation;
+    static constexpr std::size_t F = Conv::filters, P = Conv::P, K = Conv::K;
+    static constexpr kernels::window_geometry CG = Conv::geometry, PG = Pool::geometry;
+    static_assert(!Conv::softmax, "a softmax convolution is not element-wise: it is not fused with its pooling");
+    static_assert(PG.in_size() == P * F && PG.channels == F);
+
+    /// The graph hands backward dy and dx in one buffer (the delta that held the pooling's gradient
+    /// receives the convolution's input gradient). Sample s reads dy[s Q F, ...) before it writes
+    /// dx[s in, ...): in increasing order that never overwrites an unread dy when in <= Q F, in
+    /// decreasing order when in >= Q F. The order is fixed by the shapes: the same bits every run.
+    static constexpr bool reverse = CG.in_size() >= Pool::out;
+
+    static void
+    forward(const float* w, const float* b, const float* x, float* z1, float* cols, float* y, float* argmax,
+            std::size_t n) noexcept
+    {
+        for (std::size_t s = 0; s < n; ++s) {
+            kernels::im2col<CG>(x + s * CG.in_size(), cols + s * P * K);
+            linear_forward<K, F, Act>(P, cols + s * P * K, w, b, z1, nullptr);   // (P, F) = (P, K) . (K, F)
+            kernels::max_pool_forward<PG>(z1, y + s * Pool::out, argmax + s * Pool::out);
+        }
+    }
+
+    static void
+    backward(const float* w, const float* y, float* dy, float* dx, float* dw, float* db, float* cols, float* z1,
+             const float* argmax, std::size_t n) noexcept
+    {
+        kernels::activation_backward<Act, F>(y, dy, dy, n * (Pool::out / F));   // act'(z) at each argmax
+        const float* wt = dx ? kernels::transposed_scratch<F, K>(w) : nullptr;   // W^T (F, K), once per pass
+        for (std::size_t i = 0; i < n; ++i) {
+            const std::size_t s = reverse ? n - 1 - i : i;
+            float* cs = cols + s * P * K;
+            kernels::max_pool_backward<PG>(dy + s * Pool::out, argmax + s * Pool::out, z1);   // dZ (P, F)
+            kernels::gemm_tn<K, F>(P, cs, z1, dw, i > 0);   // dW (K, F) += cols^T . dZ
+            column_sums<F>(z1, db, P, i > 0);
+            if (dx) {
+                kernels::gemm_nn<F, K>(P, z1, wt, cs);   // dcols (P, K) = dZ . W^T, over this sample's cols
+                kernels::col2im<CG>(cs, dx + s * CG.in_size());
+            }
         }
     }
 };
@@ -324,6 +386,17 @@ struct pool2d_binding {
     using core = pool_core<geometry_2d<typename Spec::padding, typename B::input_shape, typename B::output_shape,
                                        Spec::pool_rows, Spec::pool_cols, Spec::stride_rows, Spec::stride_cols>>;
 };
+
+/// True when a layer of spec A followed by one of spec B run as a conv_pool_pair: a convolution with an
+/// element-wise activation, then a max pooling of the same rank.
+template <class A, class B>
+inline constexpr bool fuses_with_pool = false;
+
+template <std::size_t F, std::size_t K, class Act, class Pad, std::size_t S, std::size_t PP, std::size_t PS, class PPad>
+inline constexpr bool fuses_with_pool<Conv1D<F, K, Act, Pad, S>, MaxPool1D<PP, PS, PPad>> = !std::is_same_v<Act, Softmax>;
+
+template <std::size_t F, auto K, class Act, class Pad, auto S, auto PP, auto PS, class PPad>
+inline constexpr bool fuses_with_pool<Conv2D<F, K, Act, Pad, S>, MaxPool2D<PP, PS, PPad>> = !std::is_same_v<Act, Softmax>;
 
 } // namespace detail
 
