@@ -195,4 +195,9 @@ TEST_CASE("max pooling equals the direct reference", "[kernels]")
     check_pool<Sequential<Input<Shape<7, 9, 3>>, MaxPool2D<Size2{2, 3}, 1>>>(2);
     check_pool<Sequential<Input<Shape<296, 8>>, MaxPool1D<2>>>(2);
     check_pool<Sequential<Input<Shape<13, 3>>, MaxPool1D<4, 3, Same>>>(3);
+    // Tiling windows (the backward pass writes each element once): a last row and column that no
+    // window reads, channels that fill no whole vector or a vector and a part.
+    check_pool<Sequential<Input<Shape<13, 11, 10>>, MaxPool2D<2>>>(2);
+    check_pool<Sequential<Input<Shape<9, 8, 19>>, MaxPool2D<Size2{3, 2}>>>(2);
+    check_pool<Sequential<Input<Shape<20, 5>>, MaxPool1D<3>>>(3);
 }

@@ -42,6 +42,8 @@ struct vfloat {
         b.v = m ? a.v : b.v;
         ib.v = m ? ia.v : ib.v;
     }
+    /// x where a == b, else 0 (lane by lane).
+    friend vfloat where_equal(vfloat a, vfloat b, vfloat x) noexcept { return {a.v == b.v ? x.v : 0.0f}; }
 };
 inline constexpr const char* arch_name = "scalar";
 #else
@@ -118,6 +120,11 @@ struct vfloat {
         const auto m = a.v > b.v;
         b.v = xsimd::select(m, a.v, b.v);
         ib.v = xsimd::select(m, ia.v, ib.v);
+    }
+    /// x where a == b, else 0 (lane by lane).
+    friend vfloat where_equal(vfloat a, vfloat b, vfloat x) noexcept
+    {
+        return {xsimd::select(a.v == b.v, x.v, batch(0.0f))};
     }
 };
 inline const char* const arch_name = xsimd::default_arch::name();

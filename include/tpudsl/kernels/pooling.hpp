@@ -77,13 +77,44 @@ max_pool_forward(const float* x, float* y, float* argmax) noexcept
 }
 
 /// dx <- dy routed to the argmax of each window (summed where windows overlap).
+///
+/// Windows that tile the input (stride = window, no padding) each own their elements: every element
+/// of dx is written once, dy or 0 by a vector compare with the argmax, with no clearing pass and no
+/// scatter; rows and columns past the last window are cleared. Other windows clear dx and add.
 template <window_geometry G>
 inline void
 max_pool_backward(const float* dy, const float* argmax, float* dx) noexcept
 {
-    std::memset(dx, 0, G.in_size() * sizeof(float));
-    for (std::size_t i = 0; i < G.positions() * G.channels; ++i)
-        dx[static_cast<std::size_t>(argmax[i])] += dy[i];
+    constexpr std::size_t C = G.channels;
+    if constexpr (G.s_h == G.k_h && G.s_w == G.k_w && G.pad_top == 0 && G.pad_left == 0) {
+        using tpudsl::detail::simd::vfloat;
+        constexpr std::size_t W = vfloat::size;
+        constexpr std::size_t vector_end = C / W * W;
+        constexpr std::size_t covered_w = G.out_w * G.k_w;   // columns that some window reads
+        for (std::size_t oh = 0; oh < G.out_h; ++oh) {
+            for (std::size_t kh = 0; kh < G.k_h; ++kh) {
+                const std::size_t ih = oh * G.k_h + kh;
+                for (std::size_t iw = 0; iw < covered_w; ++iw) {
+                    const std::size_t o = (oh * G.out_w + iw / G.k_w) * C;
+                    const std::size_t base = (ih * G.in_w + iw) * C;
+                    for (std::size_t c = 0; c < vector_end; c += W)
+                        where_equal(vfloat::load(argmax + o + c), vfloat::ramp(static_cast<float>(base + c)),
+                                    vfloat::load(dy + o + c))
+                            .store(dx + base + c);
+                    for (std::size_t c = vector_end; c < C; ++c)
+                        dx[base + c] = argmax[o + c] == static_cast<float>(base + c) ? dy[o + c] : 0.0f;
+                }
+                if constexpr (covered_w < G.in_w)
+                    std::memset(dx + (ih * G.in_w + covered_w) * C, 0, (G.in_w - covered_w) * C * sizeof(float));
+            }
+        }
+        if constexpr (G.out_h * G.k_h < G.in_h)
+            std::memset(dx + G.out_h * G.k_h * G.in_w * C, 0, (G.in_h - G.out_h * G.k_h) * G.in_w * C * sizeof(float));
+    } else {
+        std::memset(dx, 0, G.in_size() * sizeof(float));
+        for (std::size_t i = 0; i < G.positions() * C; ++i)
+            dx[static_cast<std::size_t>(argmax[i])] += dy[i];
+    }
 }
 
 } // namespace tpudsl::kernels

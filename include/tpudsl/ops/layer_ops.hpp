@@ -178,13 +178,13 @@ struct conv_pool_pair {
              const float* argmax, std::size_t n) noexcept
     {
         kernels::activation_backward<Act, F>(y, dy, dy, n * (Pool::out / F));   // act'(z) at each argmax
+        column_sums<F>(dy, db, n * (Pool::out / F));   // each pooled gradient lands on one z: the same sums
         const float* wt = dx ? kernels::transposed_scratch<F, K>(w) : nullptr;   // W^T (F, K), once per pass
         for (std::size_t i = 0; i < n; ++i) {
             const std::size_t s = reverse ? n - 1 - i : i;
             float* cs = cols + s * P * K;
             kernels::max_pool_backward<PG>(dy + s * Pool::out, argmax + s * Pool::out, z1);   // dZ (P, F)
             kernels::gemm_tn<K, F>(P, cs, z1, dw, i > 0);   // dW (K, F) += cols^T . dZ
-            column_sums<F>(z1, db, P, i > 0);
             if (dx) {
                 kernels::gemm_nn<F, K>(P, z1, wt, cs);   // dcols (P, K) = dZ . W^T, over this sample's cols
                 kernels::col2im<CG>(cs, dx + s * CG.in_size());
