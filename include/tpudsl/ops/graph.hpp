@@ -78,6 +78,43 @@ struct graph {
     using conv_pool = detail::conv_pool_pair<typename ops<I>::template core<layer<I>>,
                                              typename ops<I + 1>::template core<layer<I + 1>>>;
 
+    /// True when layer I's output is its input's memory (a Flatten after another layer): no copy
+    /// forward, and its gradient is the gradient of its input as it stands.
+    template <std::size_t I>
+    static consteval bool
+    aliases_input() noexcept
+    {
+        return I > 0 && std::is_same_v<typename layer<I>::spec, Flatten>;
+    }
+
+    /// True when layer I's backward leaves dL/d(input) in the buffer that held dL/d(output): an
+    /// aliasing Flatten, an Activation or a Dropout (element-wise, computed in place), and a fused
+    /// convolution and its pooling (conv_pool_pair writes the input gradient over the pooled one).
+    template <std::size_t I>
+    static consteval bool
+    gradient_in_place() noexcept
+    {
+        using S = typename layer<I>::spec;
+        return aliases_input<I>() || fused_conv<I>() || fused_pool<I>() || detail::is_activation_layer<S> ||
+               detail::is_dropout_layer<S>;
+    }
+
+    /// Which of the two delta buffers holds dL/d(output of layer I): the loss writes into delta 0,
+    /// and each layer below the top flips to the other buffer unless its gradient is in place.
+    static constexpr auto gradient_buffer = [] {
+        std::array<std::size_t, layers> g{};
+        g[layers - 1] = 0;
+        [&]<std::size_t... I>(std::index_sequence<I...>) {
+            // from the top down: layer J = layers - 1 - I sets the buffer of layer J - 1
+            ((layers - 1 - I > 0 ? (g[layers - 2 - I] = gradient_in_place<layers - 1 - I>() ? g[layers - 1 - I]
+                                                                                                 : 1 - g[layers - 1 - I],
+                                    0)
+                                 : 0),
+             ...);
+        }(std::make_index_sequence<layers>{});
+        return g;
+    }();
+
     /// True when the last layer ends in Softmax: the loss may then take the fused logits path.
     static constexpr bool softmax_output = detail::has_softmax<typename layer<layers - 1>::spec>();
 
@@ -86,7 +123,9 @@ struct graph {
         std::array<std::size_t, layers> act{}, scratch{};
         std::size_t a = 0, s = Model::activation_size;
         [&]<std::size_t... I>(std::index_sequence<I...>) {
-            ((act[I] = a, a += aligned_floats(layer<I>::output_shape::size)), ...);
+            ((aliases_input<I>() ? (act[I] = act[I - (I > 0 ? 1 : 0)], 0)
+                                 : (act[I] = a, a += aligned_floats(layer<I>::output_shape::size), 0)),
+             ...);
             ((scratch[I] = s, s += aligned_floats(layer<I>::scratch_size)), ...);
         }(std::make_index_sequence<layers>{});
         return std::pair{act, scratch};
@@ -174,8 +213,8 @@ private:
                   const step_context& ctx) noexcept
     {
         float* y = activation(ws, cap, I);
-        if constexpr (fused_pool<I>()) {
-            return;   // the convolution below ran this pooling
+        if constexpr (fused_pool<I>() || aliases_input<I>()) {
+            return;   // the convolution below ran this pooling; a Flatten's output is its input
         } else if constexpr (fused_conv<I>()) {
             // y holds one sample's convolution output at a time; the pooling's block gets the rest.
             const float* in;
@@ -197,19 +236,18 @@ private:
     backward_layer(const float* params, const input_type* x, float* ws, std::size_t cap, std::size_t n,
                    float* grads, bool logit_grad, float* input_grad) noexcept
     {
-        constexpr std::size_t from_top = layers - 1 - I;
-        float* dy = delta(ws, cap, from_top % 2);
+        float* dy = delta(ws, cap, gradient_buffer[I]);
         const bool fused = logit_grad && I == layers - 1;
-        if constexpr (fused_pool<I>()) {
-            return;   // the convolution below takes this pooling's gradient
+        if constexpr (fused_pool<I>() || aliases_input<I>()) {
+            return;   // the convolution below takes this pooling's gradient; a Flatten's is its input's
         } else if constexpr (fused_conv<I>()) {
             // dy: the pooling's gradient; dx shares its buffer (conv_pool_pair orders the samples for it).
-            float* pooled_dy = delta(ws, cap, (from_top - 1) % 2);
+            float* pooled_dy = delta(ws, cap, gradient_buffer[I + 1]);
             float* dx;
             if constexpr (I == 0)
                 dx = input_grad;
             else
-                dx = delta(ws, cap, (from_top + 1) % 2);
+                dx = delta(ws, cap, gradient_buffer[I - 1]);
             conv_pool<I>::backward(params + layer<I>::template weight<0>::offset, activation(ws, cap, I + 1),
                                    pooled_dy, dx, grads + layer<I>::template weight<0>::offset,
                                    grads + layer<I>::template weight<1>::offset, scratch(ws, cap, I),
@@ -219,7 +257,7 @@ private:
                                                 scratch(ws, cap, 0), n, fused);
         } else {
             ops<I>::template backward<layer<I>>(params, activation(ws, cap, I - 1), activation(ws, cap, I), dy,
-                                                delta(ws, cap, (from_top + 1) % 2), grads, scratch(ws, cap, I), n,
+                                                delta(ws, cap, gradient_buffer[I - 1]), grads, scratch(ws, cap, I), n,
                                                 fused);
         }
     }

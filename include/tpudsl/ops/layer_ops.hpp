@@ -387,6 +387,15 @@ struct pool2d_binding {
                                        Spec::pool_rows, Spec::pool_cols, Spec::stride_rows, Spec::stride_cols>>;
 };
 
+template <class Spec>
+inline constexpr bool is_activation_layer = false;
+template <class Act>
+inline constexpr bool is_activation_layer<Activation<Act>> = true;
+template <class Spec>
+inline constexpr bool is_dropout_layer = false;
+template <float Rate>
+inline constexpr bool is_dropout_layer<Dropout<Rate>> = true;
+
 /// True when a layer of spec A followed by one of spec B run as a conv_pool_pair: a convolution with an
 /// element-wise activation, then a max pooling of the same rank.
 template <class A, class B>
@@ -477,6 +486,11 @@ struct layer_ops<Activation<Act>> {
     {
         constexpr std::size_t S = B::input_shape::size;
         constexpr std::size_t D = B::input_shape::dims[B::input_shape::rank - 1];   // softmax: the last axis
+        if constexpr (std::is_same_v<Act, Relu>) {
+            for (std::size_t i = 0; i < n * S; ++i)   // one pass, no copy first
+                y[i] = x[i] > 0.0f ? x[i] : 0.0f;
+            return;
+        }
         std::memcpy(y, x, n * S * sizeof(float));
         if constexpr (std::is_same_v<Act, Softmax>)
             std::memcpy(scratch, x, n * S * sizeof(float));
@@ -492,9 +506,10 @@ struct layer_ops<Activation<Act>> {
         constexpr std::size_t D = B::input_shape::dims[B::input_shape::rank - 1];
         if (!dx)
             return;
-        if (dy_is_logit_grad)
-            std::memcpy(dx, dy, n * S * sizeof(float));
-        else
+        if (dy_is_logit_grad) {
+            if (dx != dy)   // the graph computes an Activation's gradient in place
+                std::memcpy(dx, dy, n * S * sizeof(float));
+        } else
             kernels::activation_backward<Act, D>(y, dy, dx, n * (S / D));
     }
 };
