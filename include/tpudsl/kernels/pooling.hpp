@@ -38,6 +38,26 @@ take_larger(const float* x, float* y, float* argmax, std::size_t base) noexcept
     }
 }
 
+/// y, argmax <- the window element at `base` (the first real one of a window).
+template <std::size_t C>
+inline void
+take_first(const float* x, float* y, float* argmax, std::size_t base) noexcept
+{
+    using tpudsl::detail::simd::vfloat;
+    constexpr std::size_t W = vfloat::size;
+    constexpr std::size_t vector_end = C / W * W;
+    for (std::size_t c = 0; c < vector_end; c += W) {
+        vfloat::load(x + c).store(y + c);
+        vfloat::ramp(static_cast<float>(base + c)).store(argmax + c);
+    }
+    if constexpr (vector_end < C) {
+        for (std::size_t c = vector_end; c < C; ++c) {
+            y[c] = x[c];
+            argmax[c] = static_cast<float>(base + c);
+        }
+    }
+}
+
 } // namespace detail_pool
 
 /// y(out_h, out_w, channels) <- the maximum of each window of x, per channel; padded positions are
@@ -63,10 +83,7 @@ max_pool_forward(const float* x, float* y, float* argmax) noexcept
                         continue;
                     const std::size_t base = ((ih - G.pad_top) * G.in_w + (iw - G.pad_left)) * C;
                     if (first) {
-                        for (std::size_t c = 0; c < C; ++c) {
-                            yo[c] = x[base + c];
-                            ao[c] = static_cast<float>(base + c);
-                        }
+                        detail_pool::take_first<C>(x + base, yo, ao, base);
                         first = false;
                     } else {
                         detail_pool::take_larger<C>(x + base, yo, ao, base);
