@@ -54,19 +54,21 @@ seconds_since(clock_type::time_point start)
 // ---------------------------------------------------------------------------------------------
 // The FMA peak
 
-/// 2 x lanes x chains FLOPs per iteration: 20 independent chains hide the FMA latency on every
-/// core we know (2 pipes x 4-5 cycles).
+/// Independent chains of FMAs, as many as the registers hold beside the two operands (20 of
+/// AVX-512's 32, 12 of AVX2's 16: more would spill to memory), enough to hide the FMA latency on
+/// every core we know (2 pipes x 4-5 cycles).
+constexpr int chains = tpudsl::detail::simd::registers >= 32 ? 20 : 12;
+
 [[gnu::noinline]] float
 fma_loop(long iterations, float seed)
 {
     using tpudsl::detail::simd::vfloat;
-    constexpr int chains = 20;
     vfloat acc[chains];
     for (int i = 0; i < chains; ++i)
         acc[i] = vfloat::broadcast(seed + static_cast<float>(i));
     const vfloat m = vfloat::broadcast(0.99999f), b = vfloat::broadcast(seed);
     for (long it = 0; it < iterations; ++it) {
-#pragma GCC unroll 20
+#pragma GCC unroll 32
         for (int i = 0; i < chains; ++i)
             acc[i] = fma(acc[i], m, b);
     }
@@ -81,7 +83,7 @@ double
 fma_peak(std::size_t threads)
 {
     constexpr long iterations = 20'000'000;
-    const double flops = 2.0 * 20 * tpudsl::detail::simd::width * static_cast<double>(iterations);
+    const double flops = 2.0 * chains * tpudsl::detail::simd::width * static_cast<double>(iterations);
     double best = 0;
     for (int round = 0; round < 5; ++round) {
         std::vector<std::thread> pool;
