@@ -177,6 +177,9 @@ TEST_CASE("gemm kernels equal the scalar reference", "[kernels]")
     check_gemm<64, 9, 10>();
     check_gemm<100, 40, 46>();
     check_gemm<65, 1000, 7>();
+    // gemm_tn lays A^T out by rows (M a multiple of 128) in blocks of 24 row tiles: several blocks, the last partial,
+    // over two blocks of K.
+    check_gemm<384, 600, 20>();
 }
 
 TEST_CASE("convolutions equal the direct reference", "[kernels]")

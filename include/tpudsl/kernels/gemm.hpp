@@ -168,10 +168,11 @@ panel(std::size_t m, std::size_t kc, const float* a, std::size_t rs, std::size_t
 }
 
 /// This thread's buffer of at least n floats: grows once, then is reused (no allocation in a steady step).
+/// 0: a packed panel of B; 1: a transposed B (gemm_nt); 2: a block of A laid out by rows.
 inline float*
 scratch_buffer(std::size_t n, int which)
 {
-    thread_local std::vector<float> buffers[2];
+    thread_local std::vector<float> buffers[3];
     std::vector<float>& buffer = buffers[which];
     if (buffer.size() < n)
         buffer.resize(n);
@@ -208,6 +209,21 @@ column_panel(std::size_t M, std::size_t kc, const float* a, std::size_t rs, std:
     }
 }
 
+/// to(rows, kc) <- the block of A with A(i, k) = a[k * cs + i] (rows contiguous in A's columns: the
+/// A^T of gemm_tn), in 8 x 8 blocks so that both sides are read and written by lines.
+inline void
+pack_a_rows(const float* a, std::size_t cs, std::size_t rows, std::size_t kc, float* to) noexcept
+{
+    constexpr std::size_t T = 8;
+    for (std::size_t k0 = 0; k0 < kc; k0 += T)
+        for (std::size_t i0 = 0; i0 < rows; i0 += T) {
+            const std::size_t k1 = std::min(kc, k0 + T), i1 = std::min(rows, i0 + T);
+            for (std::size_t k = k0; k < k1; ++k)
+                for (std::size_t i = i0; i < i1; ++i)
+                    to[i * kc + k] = a[k * cs + i];
+        }
+}
+
 /// C(M,N) (+)= A . B with A(i, k) = a[i * rs + k * cs] and B (K, N) row-major.
 ///
 /// B's rows are N floats apart: a kc-row panel read in place maps onto few L1 sets (every row at the same
@@ -227,22 +243,42 @@ blocked(std::size_t M, std::size_t K, const float* a, std::size_t rs, std::size_
         return;
     }
     const bool pack = M >= pack_rows;
+    // A^T's rows (gemm_tn: rs = 1, cs = M) lie M floats apart: a tile's broadcasts touch a new line
+    // at every step of k. When M is a multiple of 128 those lines fall on at most 8 of L1's 64 sets
+    // and A comes from L2 at every step; blocks of mc rows are then first laid out by rows (rs = kc,
+    // cs = 1, as gemm_nn reads A), a block staying in L2 across the panels. Other strides spread over
+    // the sets, and the copy would cost more than it saves (measured: 288 x 64 x 3600 half as fast).
+    const bool pack_a = rs == 1 && cs % 128 == 0 && M >= pack_rows;
+    constexpr std::size_t mc = P::mr * 24;
     for (std::size_t k0 = 0; k0 < K; k0 += P::kc) {
         const std::size_t kc = std::min(P::kc, K - k0);
         const bool load_c = accumulate || k0 > 0;
         const bool finish = k0 + kc == K;
-        const float* ak = a + k0 * cs;
         const float* bk = b + k0 * N;
-        for (std::size_t p = 0; p < P::panels; ++p) {
-            const std::size_t col = p * P::nv * W;
-            if (P::rest == 0 && p + 1 == P::panels)
-                column_panel<P::mr, P::nv, P::last_lanes, N>(M, kc, ak, rs, cs, bk, c, load_c, finish, epi, col, pack);
-            else
-                column_panel<P::mr, P::nv, W, N>(M, kc, ak, rs, cs, bk, c, load_c, finish, epi, col, pack);
+        for (std::size_t m0 = 0; m0 < M; m0 += pack_a ? mc : M) {
+            const std::size_t m = pack_a ? std::min(mc, M - m0) : M;
+            const float* ak = a + k0 * cs + m0 * rs;
+            std::size_t ars = rs, acs = cs;
+            if (pack_a) {
+                float* rows = scratch_buffer(mc * P::kc, 2);
+                pack_a_rows(ak, cs, m, kc, rows);
+                ak = rows;
+                ars = kc;
+                acs = 1;
+            }
+            float* cm = c + m0 * N;
+            for (std::size_t p = 0; p < P::panels; ++p) {
+                const std::size_t col = p * P::nv * W;
+                if (P::rest == 0 && p + 1 == P::panels)
+                    column_panel<P::mr, P::nv, P::last_lanes, N>(m, kc, ak, ars, acs, bk, cm, load_c, finish, epi, col,
+                                                                 pack);
+                else
+                    column_panel<P::mr, P::nv, W, N>(m, kc, ak, ars, acs, bk, cm, load_c, finish, epi, col, pack);
+            }
+            if constexpr (P::rest > 0)
+                column_panel<P::rest_mr, P::rest, P::last_lanes, N>(m, kc, ak, ars, acs, bk, cm, load_c, finish, epi,
+                                                                    P::panels * P::nv * W, pack);
         }
-        if constexpr (P::rest > 0)
-            column_panel<P::rest_mr, P::rest, P::last_lanes, N>(M, kc, ak, rs, cs, bk, c, load_c, finish, epi,
-                                                                P::panels * P::nv * W, pack);
     }
 }
 
