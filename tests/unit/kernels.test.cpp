@@ -180,6 +180,9 @@ TEST_CASE("gemm kernels equal the scalar reference", "[kernels]")
     // gemm_tn lays A^T out by rows (M a multiple of 128) in blocks of 24 row tiles: several blocks, the last partial,
     // over two blocks of K.
     check_gemm<384, 600, 20>();
+    // A 16-sample micro-batch of the MLP's Dense<512> (B read in place), and a short one beside it.
+    check_gemm<16, 784, 512>();
+    check_gemm<13, 70, 256>();
 }
 
 TEST_CASE("convolutions equal the direct reference", "[kernels]")
