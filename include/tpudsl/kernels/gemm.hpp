@@ -249,8 +249,9 @@ blocked(std::size_t M, std::size_t K, const float* a, std::size_t rs, std::size_
     // at every step of k. When M is a multiple of 128 those lines fall on at most 8 of L1's 64 sets
     // and A comes from L2 at every step; blocks of mc rows are then first laid out by rows (rs = kc,
     // cs = 1, as gemm_nn reads A), a block staying in L2 across the panels. Other strides spread over
-    // the sets, and the copy would cost more than it saves (measured: 288 x 64 x 3600 half as fast).
-    const bool pack_a = rs == 1 && cs % 128 == 0 && M >= pack_rows;
+    // the sets, and the copy would cost more than it saves (measured: 288 x 64 x 3600 half as fast);
+    // so would it for narrow C, whose few panels reuse A little (512 x 10 x 16: 0.71x OpenBLAS packed).
+    const bool pack_a = rs == 1 && cs % 128 == 0 && M >= pack_rows && N >= 64;
     constexpr std::size_t mc = P::mr * 24;
     for (std::size_t k0 = 0; k0 < K; k0 += P::kc) {
         const std::size_t kc = std::min(P::kc, K - k0);
