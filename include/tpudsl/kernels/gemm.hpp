@@ -209,18 +209,19 @@ column_panel(std::size_t M, std::size_t kc, const float* a, std::size_t rs, std:
     }
 }
 
-/// to(rows, kc) <- the block of A with A(i, k) = a[k * cs + i] (rows contiguous in A's columns: the
-/// A^T of gemm_tn), in 8 x 8 blocks so that both sides are read and written by lines.
+/// out(c, r) = in(r, c) for r < rows, c < cols, rows `in_ld` and `out_ld` floats apart, in 8 x 8
+/// blocks so that both sides are read and written by lines.
 inline void
-pack_a_rows(const float* a, std::size_t cs, std::size_t rows, std::size_t kc, float* to) noexcept
+transpose_strided(const float* in, std::size_t rows, std::size_t cols, std::size_t in_ld, float* out,
+                  std::size_t out_ld) noexcept
 {
     constexpr std::size_t T = 8;
-    for (std::size_t k0 = 0; k0 < kc; k0 += T)
-        for (std::size_t i0 = 0; i0 < rows; i0 += T) {
-            const std::size_t k1 = std::min(kc, k0 + T), i1 = std::min(rows, i0 + T);
-            for (std::size_t k = k0; k < k1; ++k)
-                for (std::size_t i = i0; i < i1; ++i)
-                    to[i * kc + k] = a[k * cs + i];
+    for (std::size_t r0 = 0; r0 < rows; r0 += T)
+        for (std::size_t c0 = 0; c0 < cols; c0 += T) {
+            const std::size_t r1 = std::min(rows, r0 + T), c1 = std::min(cols, c0 + T);
+            for (std::size_t r = r0; r < r1; ++r)
+                for (std::size_t c = c0; c < c1; ++c)
+                    out[c * out_ld + r] = in[r * in_ld + c];
         }
 }
 
@@ -264,7 +265,7 @@ blocked(std::size_t M, std::size_t K, const float* a, std::size_t rs, std::size_
             std::size_t ars = rs, acs = cs;
             if (pack_a) {
                 float* rows = scratch_buffer(mc * P::kc, 2);
-                pack_a_rows(ak, cs, m, kc, rows);
+                transpose_strided(ak, kc, m, cs, rows, kc);   // (kc, m) at stride cs -> (m, kc)
                 ak = rows;
                 ars = kc;
                 acs = 1;
@@ -291,14 +292,7 @@ blocked(std::size_t M, std::size_t K, const float* a, std::size_t rs, std::size_
 inline void
 transpose(const float* in, std::size_t rows, std::size_t cols, float* out) noexcept
 {
-    constexpr std::size_t T = 8;
-    for (std::size_t r0 = 0; r0 < rows; r0 += T)
-        for (std::size_t c0 = 0; c0 < cols; c0 += T) {
-            const std::size_t r1 = std::min(rows, r0 + T), c1 = std::min(cols, c0 + T);
-            for (std::size_t r = r0; r < r1; ++r)
-                for (std::size_t c = c0; c < c1; ++c)
-                    out[c * rows + r] = in[r * cols + c];
-        }
+    detail_gemm::transpose_strided(in, rows, cols, cols, out, rows);
 }
 
 /// C(M,N) = A(M,K) . B(K,N), or C += A . B when `accumulate`.
