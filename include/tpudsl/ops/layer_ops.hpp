@@ -50,10 +50,10 @@ struct layer_ops;
 
 namespace detail {
 
-/// db(Cols) = column sums of dz(rows, Cols), a vector of columns at a time; db += them when `accumulate`.
+/// db(Cols) = column sums of dz(rows, Cols), a vector of columns at a time.
 template <std::size_t Cols>
 inline void
-column_sums(const float* dz, float* db, std::size_t rows, bool accumulate = false) noexcept
+column_sums(const float* dz, float* db, std::size_t rows) noexcept
 {
     using tpudsl::detail::simd::vfloat;
     constexpr std::size_t W = vfloat::size;
@@ -67,17 +67,12 @@ column_sums(const float* dz, float* db, std::size_t rows, bool accumulate = fals
         }
         if (r < rows)
             s0 = s0 + vfloat::load(dz + r * Cols + c);
-        if (accumulate)
-            (vfloat::load(db + c) + (s0 + s1)).store(db + c);
-        else
-            (s0 + s1).store(db + c);
+        (s0 + s1).store(db + c);
     }
     if constexpr (full < Cols) {
         vfloat s = vfloat::broadcast(0.0f);
         for (std::size_t r = 0; r < rows; ++r)
             s = s + vfloat::load_n(dz + r * Cols + full, Cols - full);
-        if (accumulate)
-            s = s + vfloat::load_n(db + full, Cols - full);
         s.store_n(db + full, Cols - full);
     }
 }
@@ -105,7 +100,6 @@ struct conv_core {
     static constexpr std::size_t P = G.positions();
     static constexpr std::size_t K = G.patch();
     static constexpr std::size_t filters = F;
-    static constexpr std::size_t out = P * F;   // per sample
     using activation = Act;
     static constexpr bool softmax = std::is_same_v<Act, Softmax>;
 
