@@ -190,6 +190,29 @@ TEST_CASE("gradients: Conv2D fused with an overlapping MaxPool2D, samples first 
     check_model<M>(1e-3);
 }
 
+TEST_CASE("gradients: a thin Conv2D read in place, fused with its pooling, absorbing the Activation after it", "[gradcheck]")
+{
+    // The second convolution (patch 3 x 3 x 2, no padding) reads its input in place and has an input
+    // gradient; the Tanh after its pooling runs inside the pair.
+    using M = Sequential<Input<Shape<7, 7, 1>>, Conv2D<2, 1, Sigmoid>, Conv2D<5, 3>, MaxPool2D<2>, Activation<Tanh>,
+                         Flatten, Dense<2>>;
+    using G = ops::graph<M>;
+    STATIC_REQUIRE(G::fused_conv<1>());
+    STATIC_REQUIRE(G::absorbed_activation<3>());
+    STATIC_REQUIRE(G::conv_pool<1>::conv_type::in_place);
+    STATIC_REQUIRE(std::is_same_v<G::conv_pool<1>::Act, Tanh>);
+    check_model<M>(1e-3);
+}
+
+TEST_CASE("gradients: the Fashion-MNIST pattern, Conv2D then MaxPool2D then Activation<Relu>", "[gradcheck]")
+{
+    using M = Sequential<Input<Shape<8, 8, 1>>, Conv2D<4, 3>, MaxPool2D<2>, Activation<Relu>, Flatten, Dense<3>,
+                         Activation<Softmax>>;
+    STATIC_REQUIRE(ops::graph<M>::absorbed_activation<2>());
+    STATIC_REQUIRE(!ops::graph<M>::absorbed_activation<5>());   // a softmax is not element-wise
+    check_model<M>(1e-3);
+}
+
 TEST_CASE("gradients: MaxPool1D overlapping and same", "[gradcheck]")
 {
     check_model<Sequential<Input<Shape<10, 2>>, MaxPool1D<3, 2>, MaxPool1D<2, 2, Same>, Flatten, Dense<2>>>(1e-3);

@@ -1,7 +1,9 @@
 // Every kernel against its plain scalar reference (double accumulation), within 1e-5 relative to the
 // magnitude of the sum it computes (sum_k |a_ik b_kj|).
 #include <tpudsl/detail/simd.hpp>
+#include <tpudsl/kernels/direct_conv.hpp>
 #include <tpudsl/kernels/gemm.hpp>
+#include <tpudsl/kernels/im2col.hpp>
 #include <tpudsl/kernels/reference/conv.hpp>
 #include <tpudsl/kernels/reference/gemm.hpp>
 #include <tpudsl/ops/graph.hpp>
@@ -192,6 +194,61 @@ TEST_CASE("convolutions equal the direct reference", "[kernels]")
     check_conv<Sequential<Input<Shape<9, 8, 3>>, Conv2D<4, Size2{2, 4}, Linear, Same, Size2{3, 1}>>>(2);
     check_conv<Sequential<Input<Shape<30, 7>>, Conv1D<16, 5>>>(2);
     check_conv<Sequential<Input<Shape<11, 4>>, Conv1D<6, 4, Linear, Same, 3>>>(3);
+    // Read in place: a thin 2-D patch with strides, a partial vector of filters and a remainder of
+    // positions and patch rows (12 = 6 + 6, 10 filters); a 1-D one with stride 2; a wide 2-D patch
+    // (36 floats: im2col).
+    check_conv<Sequential<Input<Shape<9, 8, 2>>, Conv2D<10, Size2{3, 2}, Linear, Valid, Size2{2, 1}>>>(3);
+    check_conv<Sequential<Input<Shape<7, 7, 3>>, Conv2D<21, 2>>>(2);
+    check_conv<Sequential<Input<Shape<17, 5>>, Conv1D<9, 3, Linear, Valid, 2>>>(3);
+    check_conv<Sequential<Input<Shape<8, 8, 4>>, Conv2D<8, 3>>>(2);
+}
+
+TEST_CASE("the convolution path is chosen from the shapes", "[kernels]")
+{
+    using kernels::conv_path;
+    auto path = []<class M>(M) {
+        using B = typename M::template layer<0>;
+        return kernels::conv_path_for<ops::layer_ops<typename B::spec>::template core<B>::geometry>;
+    };
+    STATIC_REQUIRE(path(Sequential<Input<Shape<28, 28, 1>>, Conv2D<64, 3>>{}) == conv_path::direct);
+    STATIC_REQUIRE(path(Sequential<Input<Shape<300, 7>>, Conv1D<64, 5>>{}) == conv_path::strided);
+    STATIC_REQUIRE(path(Sequential<Input<Shape<148, 64>>, Conv1D<32, 3>>{}) == conv_path::strided);
+    STATIC_REQUIRE(path(Sequential<Input<Shape<32, 32, 3>>, Conv2D<32, 3, Relu, Same>>{}) == conv_path::im2col);
+    STATIC_REQUIRE(path(Sequential<Input<Shape<32, 32, 32>>, Conv2D<32, 3>>{}) == conv_path::im2col);
+    STATIC_REQUIRE(path(Sequential<Input<Shape<10, 3>>, Conv1D<4, 2, Linear, Same>>{}) == conv_path::im2col);
+}
+
+/// The in-place kernels against im2col + GEMM on the same sample: the same additions in the same order.
+template <kernels::window_geometry G, std::size_t F>
+void
+check_in_place_bits(std::size_t samples)
+{
+    constexpr std::size_t P = G.positions(), K = G.patch();
+    const auto x = random_vector(samples * G.in_size(), 11);
+    const auto w = random_vector(K * F, 12);
+    const auto b = random_vector(F, 13);
+    const auto dz = random_vector(samples * P * F, 14);
+    std::vector<float> cols(P * K), want(P * F), got(P * F), want_dw(K * F), got_dw(K * F);
+    for (std::size_t s = 0; s < samples; ++s) {
+        kernels::im2col<G>(x.data() + s * G.in_size(), cols.data());
+        kernels::gemm_nn_bias<K, F, Relu>(P, cols.data(), w.data(), b.data(), want.data());
+        kernels::conv_forward_in_place<G, F, Relu>(x.data() + s * G.in_size(), w.data(), b.data(), got.data());
+        CHECK(got == want);
+        kernels::gemm_tn<K, F>(P, cols.data(), dz.data() + s * P * F, want_dw.data(), s > 0);
+        kernels::conv_kernel_gradient_in_place<G, F>(x.data() + s * G.in_size(), dz.data() + s * P * F,
+                                                     got_dw.data(), s > 0);
+    }
+    CHECK(got_dw == want_dw);
+}
+
+TEST_CASE("convolutions read in place give im2col's bits", "[kernels]")
+{
+    // The Fashion model's convolution (direct), the Reuters model's two (strided, one over two blocks
+    // of the GEMM's K when filters are few), and a strided thin 2-D patch with partial vectors.
+    check_in_place_bits<kernels::window_geometry{28, 28, 1, 3, 3, 1, 1, 26, 26, 0, 0}, 64>(3);
+    check_in_place_bits<kernels::window_geometry{1, 300, 7, 1, 5, 1, 1, 1, 296, 0, 0}, 64>(2);
+    check_in_place_bits<kernels::window_geometry{1, 148, 64, 1, 3, 1, 1, 1, 146, 0, 0}, 32>(2);
+    check_in_place_bits<kernels::window_geometry{9, 8, 2, 3, 2, 2, 1, 4, 7, 0, 0}, 10>(2);
 }
 
 TEST_CASE("max pooling equals the direct reference", "[kernels]")

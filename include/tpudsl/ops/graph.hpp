@@ -74,17 +74,45 @@ struct graph {
         else
             return false;
     }
+    /// True when layer I is an Activation that the fused convolution two layers below applies instead
+    /// (a Linear convolution, its max pooling, then an element-wise activation: the activation commutes
+    /// with the maximum, so act(max z) = max act(z) and its derivative is read from the pooled output).
     template <std::size_t I>
-    using conv_pool = detail::conv_pool_pair<typename ops<I>::template core<layer<I>>,
+    static consteval bool
+    absorbed_activation() noexcept
+    {
+        if constexpr (I >= 2 && I < layers) {
+            if constexpr (fused_conv<I - 2>())
+                return detail::absorbs_activation<typename layer<I - 2>::spec, typename layer<I>::spec>;
+            else
+                return false;
+        } else {
+            return false;
+        }
+    }
+
+    /// The convolution core of a fused pair at layer I: with the activation it absorbs, if any.
+    template <std::size_t I>
+    static consteval auto
+    fused_conv_core() noexcept
+    {
+        using C = typename ops<I>::template core<layer<I>>;
+        if constexpr (absorbed_activation<I + 2>())
+            return std::type_identity<detail::conv_core<C::geometry, C::filters, typename layer<I + 2>::spec::activation>>{};
+        else
+            return std::type_identity<C>{};
+    }
+    template <std::size_t I>
+    using conv_pool = detail::conv_pool_pair<typename decltype(fused_conv_core<I>())::type,
                                              typename ops<I + 1>::template core<layer<I + 1>>>;
 
-    /// True when layer I's output is its input's memory (a Flatten after another layer): no copy
-    /// forward, and its gradient is the gradient of its input as it stands.
+    /// True when layer I's output is its input's memory (a Flatten after another layer, an absorbed
+    /// Activation): no pass forward, and its gradient is the gradient of its input as it stands.
     template <std::size_t I>
     static consteval bool
     aliases_input() noexcept
     {
-        return I > 0 && std::is_same_v<typename layer<I>::spec, Flatten>;
+        return (I > 0 && std::is_same_v<typename layer<I>::spec, Flatten>) || absorbed_activation<I>();
     }
 
     /// True when layer I's backward leaves dL/d(input) in the buffer that held dL/d(output): an
@@ -244,11 +272,15 @@ private:
             // dy: the pooling's gradient; dx shares its buffer (conv_pool_pair orders the samples for it).
             float* pooled_dy = delta(ws, cap, gradient_buffer[I + 1]);
             float* dx;
-            if constexpr (I == 0)
+            const float* in;
+            if constexpr (I == 0) {
                 dx = input_grad;
-            else
+                in = x;
+            } else {
                 dx = delta(ws, cap, gradient_buffer[I - 1]);
-            conv_pool<I>::backward(params + layer<I>::template weight<0>::offset, activation(ws, cap, I + 1),
+                in = activation(ws, cap, I - 1);
+            }
+            conv_pool<I>::backward(params + layer<I>::template weight<0>::offset, in, activation(ws, cap, I + 1),
                                    pooled_dy, dx, grads + layer<I>::template weight<0>::offset,
                                    grads + layer<I>::template weight<1>::offset, scratch(ws, cap, I),
                                    activation(ws, cap, I), scratch(ws, cap, I + 1), n);

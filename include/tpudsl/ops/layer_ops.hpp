@@ -21,6 +21,7 @@
 #include <tpudsl/detail/random.hpp>
 #include <tpudsl/detail/simd.hpp>
 #include <tpudsl/kernels/activation.hpp>
+#include <tpudsl/kernels/direct_conv.hpp>
 #include <tpudsl/kernels/gemm.hpp>
 #include <tpudsl/kernels/im2col.hpp>
 #include <tpudsl/kernels/pooling.hpp>
@@ -93,7 +94,9 @@ linear_forward(std::size_t M, const float* x, const float* w, const float* b, fl
     }
 }
 
-/// A convolution as im2col + GEMM: the kernel (patch, F) is Keras' (kh, kw, in, F) read row-major.
+/// A convolution: im2col + GEMM, or read in place (kernels::conv_path_for: a 1-D convolution, or a thin
+/// 2-D patch, with every window inside the input). The kernel (patch, F) is Keras' (kh, kw, in, F)
+/// read row-major.
 template <kernels::window_geometry G, std::size_t F, class Act>
 struct conv_core {
     static constexpr kernels::window_geometry geometry = G;
@@ -102,6 +105,11 @@ struct conv_core {
     static constexpr std::size_t filters = F;
     using activation = Act;
     static constexpr bool softmax = std::is_same_v<Act, Softmax>;
+    /// Read in place (no im2col): chosen from the shapes at compile time.
+    static constexpr bool in_place = !softmax && kernels::conv_path_for<G> != kernels::conv_path::im2col;
+    /// The activation applied in the GEMM's epilogue (the others run as a pass after it).
+    static constexpr bool epilogue_activation = std::is_same_v<Act, Relu> || std::is_same_v<Act, Linear>;
+    using epilogue = std::conditional_t<epilogue_activation, Act, Linear>;
 
     static float*
     logits(float* scratch, std::size_t n) noexcept
@@ -109,21 +117,40 @@ struct conv_core {
         return scratch + n * P * K;
     }
 
+    /// z(P, F) = act(conv(x) + b) for one sample, in place (the in_place path only).
     static void
-    forward(const float* w, const float* b, const float* x, float* y, float* scratch, std::size_t n) noexcept
+    forward_sample(const float* x, const float* w, const float* b, float* z) noexcept
     {
-        for (std::size_t s = 0; s < n; ++s)
-            kernels::im2col<G>(x + s * G.in_size(), scratch + s * P * K);
-        linear_forward<K, F, Act>(n * P, scratch, w, b, y, logits(scratch, n));   // (n P, F) = (n P, K) . (K, F)
+        kernels::conv_forward_in_place<G, F, epilogue>(x, w, b, z);
+        if constexpr (!epilogue_activation)
+            kernels::activation_forward<Act, F>(z, P);
     }
 
     static void
-    backward(const float* w, const float* y, float* dy, float* dx, float* dw, float* db, float* scratch,
-             std::size_t n, bool dy_is_logit_grad) noexcept
+    forward(const float* w, const float* b, const float* x, float* y, float* scratch, std::size_t n) noexcept
+    {
+        if constexpr (in_place) {
+            for (std::size_t s = 0; s < n; ++s)
+                forward_sample(x + s * G.in_size(), w, b, y + s * P * F);
+        } else {
+            for (std::size_t s = 0; s < n; ++s)
+                kernels::im2col<G>(x + s * G.in_size(), scratch + s * P * K);
+            linear_forward<K, F, Act>(n * P, scratch, w, b, y, logits(scratch, n));   // (n P, F) = (n P, K) . (K, F)
+        }
+    }
+
+    static void
+    backward(const float* w, const float* x, const float* y, float* dy, float* dx, float* dw, float* db,
+             float* scratch, std::size_t n, bool dy_is_logit_grad) noexcept
     {
         if (!dy_is_logit_grad)
             kernels::activation_backward<Act, F>(y, dy, dy, n * P);
-        kernels::gemm_tn<K, F>(n * P, scratch, dy, dw, false);   // dW (K, F) = cols^T . dZ
+        if constexpr (in_place) {
+            for (std::size_t s = 0; s < n; ++s)   // dW (K, F) += windows^T . dZ, sample by sample
+                kernels::conv_kernel_gradient_in_place<G, F>(x + s * G.in_size(), dy + s * P * F, dw, s > 0);
+        } else {
+            kernels::gemm_tn<K, F>(n * P, scratch, dy, dw, false);   // dW (K, F) = cols^T . dZ
+        }
         column_sums<F>(dy, db, n * P);
         if (dx) {
             kernels::gemm_nt<F, K>(n * P, dy, w, scratch);   // dcols (n P, K) = dZ . W^T, over the cols
@@ -144,6 +171,7 @@ struct conv_core {
 ///   backward: dy (n, Q, F) -> dW, db; dx (n, in) may share dy's buffer (see `reverse`).
 template <class Conv, class Pool>
 struct conv_pool_pair {
+    using conv_type = Conv;
     using Act = typename Conv::activation;
     static constexpr std::size_t F = Conv::filters, P = Conv::P, K = Conv::K;
     static constexpr kernels::window_geometry CG = Conv::geometry, PG = Pool::geometry;
@@ -161,24 +189,31 @@ struct conv_pool_pair {
             std::size_t n) noexcept
     {
         for (std::size_t s = 0; s < n; ++s) {
-            kernels::im2col<CG>(x + s * CG.in_size(), cols + s * P * K);
-            linear_forward<K, F, Act>(P, cols + s * P * K, w, b, z1, nullptr);   // (P, F) = (P, K) . (K, F)
+            if constexpr (Conv::in_place) {
+                Conv::forward_sample(x + s * CG.in_size(), w, b, z1);
+            } else {
+                kernels::im2col<CG>(x + s * CG.in_size(), cols + s * P * K);
+                linear_forward<K, F, Act>(P, cols + s * P * K, w, b, z1, nullptr);   // (P, F) = (P, K) . (K, F)
+            }
             kernels::max_pool_forward<PG>(z1, y + s * Pool::out, argmax + s * Pool::out);
         }
     }
 
     static void
-    backward(const float* w, const float* y, float* dy, float* dx, float* dw, float* db, float* cols, float* z1,
-             const float* argmax, std::size_t n) noexcept
+    backward(const float* w, const float* x, const float* y, float* dy, float* dx, float* dw, float* db, float* cols,
+             float* z1, const float* argmax, std::size_t n) noexcept
     {
         kernels::activation_backward<Act, F>(y, dy, dy, n * (Pool::out / F));   // act'(z) at each argmax
         column_sums<F>(dy, db, n * (Pool::out / F));   // each pooled gradient lands on one z: the same sums
         const float* wt = dx ? kernels::transposed_scratch<F, K>(w) : nullptr;   // W^T (F, K), once per pass
         for (std::size_t i = 0; i < n; ++i) {
             const std::size_t s = reverse ? n - 1 - i : i;
-            float* cs = cols + s * P * K;
+            float* cs = Conv::in_place ? cols : cols + s * P * K;   // in place: cols is dcols' buffer
             kernels::max_pool_backward<PG>(dy + s * Pool::out, argmax + s * Pool::out, z1);   // dZ (P, F)
-            kernels::gemm_tn<K, F>(P, cs, z1, dw, i > 0);   // dW (K, F) += cols^T . dZ
+            if constexpr (Conv::in_place)
+                kernels::conv_kernel_gradient_in_place<CG, F>(x + s * CG.in_size(), z1, dw, i > 0);
+            else
+                kernels::gemm_tn<K, F>(P, cs, z1, dw, i > 0);   // dW (K, F) += cols^T . dZ
             if (dx) {
                 kernels::gemm_nn<F, K>(P, z1, wt, cs);   // dcols (P, K) = dZ . W^T, over this sample's cols
                 kernels::col2im<CG>(cs, dx + s * CG.in_size());
@@ -323,10 +358,10 @@ struct conv_layer_ops {
 
     template <class B>
     static void
-    backward(const float* params, const float*, const float* y, float* dy, float* dx, float* grads, float* scratch,
+    backward(const float* params, const float* x, const float* y, float* dy, float* dx, float* grads, float* scratch,
              std::size_t n, bool dy_is_logit_grad) noexcept
     {
-        core<B>::backward(params + B::template weight<0>::offset, y, dy, dx, grads + B::template weight<0>::offset,
+        core<B>::backward(params + B::template weight<0>::offset, x, y, dy, dx, grads + B::template weight<0>::offset,
                           grads + B::template weight<1>::offset, scratch, n, dy_is_logit_grad);
     }
 };
@@ -400,6 +435,15 @@ inline constexpr bool fuses_with_pool<Conv1D<F, K, Act, Pad, S>, MaxPool1D<PP, P
 
 template <std::size_t F, auto K, class Act, class Pad, auto S, auto PP, auto PS, class PPad>
 inline constexpr bool fuses_with_pool<Conv2D<F, K, Act, Pad, S>, MaxPool2D<PP, PS, PPad>> = !std::is_same_v<Act, Softmax>;
+
+/// True when a convolution of spec A, fused with its pooling, applies the activation of a layer of
+/// spec B right after the pooling instead of it: A is Linear, B an element-wise Activation.
+template <class A, class B>
+inline constexpr bool absorbs_activation = false;
+
+template <class A, class Act>
+inline constexpr bool absorbs_activation<A, Activation<Act>> =
+    std::is_same_v<typename A::activation, Linear> && !std::is_same_v<Act, Softmax> && !std::is_same_v<Act, Linear>;
 
 } // namespace detail
 

@@ -1,0 +1,248 @@
+/// @file Defines the convolutions that read their input in place, without im2col's copy.
+///
+/// im2col writes every window of a sample out as a row of `patch` floats, and the GEMM reads them back:
+/// for a thin layer (the Fashion-MNIST model's Conv2D reads a 3 x 3 patch of one channel: 9 floats) the
+/// copy costs as much as the arithmetic. Two layouts need no copy when every window lies inside the
+/// input (no padding):
+///
+///   strided: a 1-D convolution. Window p starts at x + p s C and its patch is k C contiguous floats,
+///            so A(p, k) = x[p s C + k] is a matrix with row stride s C: the blocked GEMM reads it as
+///            it stands, for any patch length.
+///   direct:  a 2-D convolution with a thin patch (at most `direct_patch_limit` floats). Window p starts
+///            at x + (oh s_h in_w + ow s_w) C and patch element k at a constant offset from there
+///            (kh in_w C + kw C + c); the tiles below take a base pointer per row and the offsets as
+///            compile-time displacements, the whole patch unrolled.
+///
+/// Both add in the same order as im2col + GEMM (the patch in order, from zero, then the bias; the
+/// kernel gradient position by position, sample by sample): the same bits.
+#ifndef TPUDSL_KERNELS_DIRECT_CONV_HPP
+#define TPUDSL_KERNELS_DIRECT_CONV_HPP
+
+#include <tpudsl/kernels/gemm.hpp>
+#include <tpudsl/kernels/window_geometry.hpp>
+
+#include <array>
+#include <cstddef>
+#include <type_traits>
+#include <utility>
+
+namespace tpudsl::kernels {
+
+/// How a convolution reads its windows.
+enum class conv_path {
+    im2col,    ///< copies the windows out (padding, or a 2-D patch too wide to unroll)
+    strided,   ///< a 1-D convolution read in place as a matrix of row stride s C
+    direct,    ///< a 2-D convolution with a thin patch, read in place by unrolled tiles
+};
+
+/// The widest 2-D patch the direct tiles unroll.
+inline constexpr std::size_t direct_patch_limit = 32;
+
+/// True when every window of G lies inside the input (nothing to read as padding).
+[[nodiscard]] constexpr bool
+windows_inside(const window_geometry& g) noexcept
+{
+    return g.pad_top == 0 && g.pad_left == 0 && (g.out_h - 1) * g.s_h + g.k_h <= g.in_h &&
+           (g.out_w - 1) * g.s_w + g.k_w <= g.in_w;
+}
+
+/// The path a convolution of geometry G takes, fixed by its shapes at compile time.
+template <window_geometry G>
+inline constexpr conv_path conv_path_for = !windows_inside(G)                 ? conv_path::im2col
+                                           : G.in_h == 1 && G.k_h == 1         ? conv_path::strided
+                                           : G.patch() <= direct_patch_limit   ? conv_path::direct
+                                                                               : conv_path::im2col;
+
+namespace detail_direct {
+
+using detail_gemm::vfloat;
+using detail_gemm::W;
+
+/// Offset of patch element k = (kh, kw, c) from the window's first input element.
+template <window_geometry G>
+inline constexpr auto patch_offsets = [] {
+    std::array<std::size_t, G.patch()> off{};
+    for (std::size_t kh = 0; kh < G.k_h; ++kh)
+        for (std::size_t kw = 0; kw < G.k_w; ++kw)
+            for (std::size_t c = 0; c < G.channels; ++c)
+                off[(kh * G.k_w + kw) * G.channels + c] = (kh * G.in_w + kw) * G.channels + c;
+    return off;
+}();
+
+/// Offset of window p's first input element.
+template <window_geometry G>
+[[nodiscard]] inline std::size_t
+window_start(std::size_t p) noexcept
+{
+    return ((p / G.out_w) * G.s_h * G.in_w + (p % G.out_w) * G.s_w) * G.channels;
+}
+
+/// Z rows [p0, p0 + R), V vectors at column `col`: act(sum_k x(window, k) W(k, .) + b), the patch
+/// unrolled with compile-time offsets.
+template <window_geometry G, std::size_t F, std::size_t R, std::size_t V, std::size_t Last, class Epi>
+inline void
+forward_tile(const float* x, std::size_t p0, const float* w, float* z, const Epi& epi, std::size_t col) noexcept
+{
+    static constexpr auto off = patch_offsets<G>;
+    const float* base[R];
+#pragma GCC unroll 16
+    for (std::size_t r = 0; r < R; ++r)
+        base[r] = x + window_start<G>(p0 + r);
+    vfloat acc[R][V];
+#pragma GCC unroll 16
+    for (std::size_t r = 0; r < R; ++r)
+#pragma GCC unroll 4
+        for (std::size_t v = 0; v < V; ++v)
+            acc[r][v] = vfloat::broadcast(0.0f);
+    // Fully unrolled (no lambdas: a captured accumulator would live in memory), each offset a constant.
+    constexpr std::size_t K = G.patch();
+#pragma GCC unroll 64
+    for (std::size_t k = 0; k < K; ++k) {
+        vfloat bv[V];
+#pragma GCC unroll 4
+        for (std::size_t v = 0; v < V; ++v)
+            bv[v] = v + 1 < V || Last == W ? vfloat::load(w + k * F + col + v * W)
+                                           : vfloat::load_n(w + k * F + col + v * W, Last);
+#pragma GCC unroll 16
+        for (std::size_t r = 0; r < R; ++r) {
+            const vfloat av = vfloat::broadcast(base[r][off[k]]);
+#pragma GCC unroll 4
+            for (std::size_t v = 0; v < V; ++v)
+                acc[r][v] = fma(av, bv[v], acc[r][v]);
+        }
+    }
+#pragma GCC unroll 16
+    for (std::size_t r = 0; r < R; ++r)
+#pragma GCC unroll 4
+        for (std::size_t v = 0; v < V; ++v) {
+            const std::size_t lanes = v + 1 < V ? W : Last;
+            epi.apply(acc[r][v], col + v * W, lanes);
+            float* out = z + (p0 + r) * F + col + v * W;
+            if (lanes == W)
+                acc[r][v].store(out);
+            else
+                acc[r][v].store_n(out, lanes);
+        }
+}
+
+/// dW rows [K0, K0 + R) (patch elements), V vectors at column `col`, (+)= sum over the sample's
+/// windows p of x(window p, k) dZ(p, .), p in order.
+template <window_geometry G, std::size_t F, std::size_t K0, std::size_t R, std::size_t V, std::size_t Last>
+inline void
+gradient_tile(const float* x, const float* dz, float* dw, bool accumulate, std::size_t col) noexcept
+{
+    static constexpr auto off = patch_offsets<G>;
+    vfloat acc[R][V];
+#pragma GCC unroll 16
+    for (std::size_t r = 0; r < R; ++r)
+#pragma GCC unroll 4
+        for (std::size_t v = 0; v < V; ++v) {
+            float* c = dw + (K0 + r) * F + col + v * W;
+            if (!accumulate)
+                acc[r][v] = vfloat::broadcast(0.0f);
+            else if (v + 1 < V || Last == W)
+                acc[r][v] = vfloat::load(c);
+            else
+                acc[r][v] = vfloat::load_n(c, Last);
+        }
+    for (std::size_t oh = 0; oh < G.out_h; ++oh) {
+        const float* xrow = x + oh * G.s_h * G.in_w * G.channels;
+        const float* dzrow = dz + oh * G.out_w * F + col;
+        for (std::size_t ow = 0; ow < G.out_w; ++ow) {
+            const float* xp = xrow + ow * G.s_w * G.channels;
+            vfloat bv[V];
+#pragma GCC unroll 4
+            for (std::size_t v = 0; v < V; ++v)
+                bv[v] = v + 1 < V || Last == W ? vfloat::load(dzrow + ow * F + v * W)
+                                               : vfloat::load_n(dzrow + ow * F + v * W, Last);
+#pragma GCC unroll 16
+            for (std::size_t r = 0; r < R; ++r) {
+                const vfloat av = vfloat::broadcast(xp[off[K0 + r]]);
+#pragma GCC unroll 4
+                for (std::size_t v = 0; v < V; ++v)
+                    acc[r][v] = fma(av, bv[v], acc[r][v]);
+            }
+        }
+    }
+#pragma GCC unroll 16
+    for (std::size_t r = 0; r < R; ++r)
+#pragma GCC unroll 4
+        for (std::size_t v = 0; v < V; ++v) {
+            float* c = dw + (K0 + r) * F + col + v * W;
+            if (v + 1 < V || Last == W)
+                acc[r][v].store(c);
+            else
+                acc[r][v].store_n(c, Last);
+        }
+}
+
+/// Calls f.template operator()<V, Last>(col) for each column panel of a C with N columns, the
+/// panels of gemm's plan.
+template <std::size_t N, class Fn>
+inline void
+for_each_panel(Fn&& f) noexcept
+{
+    using P = detail_gemm::plan<N>;
+    [&]<std::size_t... p>(std::index_sequence<p...>) {
+        (f.template operator()<P::nv, (P::rest == 0 && p + 1 == P::panels) ? P::last_lanes : W>(p * P::nv * W), ...);
+    }(std::make_index_sequence<P::panels>{});
+    if constexpr (P::rest > 0)
+        f.template operator()<P::rest, P::last_lanes>(P::panels * P::nv * W);
+}
+
+} // namespace detail_direct
+
+/// z(P, F) = act(conv(x) + b) for one sample x of geometry G, read in place (conv_path_for<G> is
+/// strided or direct); Act is Linear or Relu (applied as each tile leaves the registers).
+template <window_geometry G, std::size_t F, class Act>
+inline void
+conv_forward_in_place(const float* x, const float* w, const float* b, float* z) noexcept
+{
+    constexpr conv_path path = conv_path_for<G>;
+    static_assert(path != conv_path::im2col, "conv_forward_in_place: this geometry needs im2col");
+    static_assert(std::is_same_v<Act, Linear> || std::is_same_v<Act, Relu>, "fused epilogue: Linear or Relu");
+    using Epi = detail_gemm::bias_epilogue<std::is_same_v<Act, Relu>>;
+    const Epi epi{b};
+    if constexpr (path == conv_path::strided) {
+        detail_gemm::blocked<F>(G.out_w, G.patch(), x, G.s_w * G.channels, 1, w, z, false, epi);
+    } else {
+        using P = detail_gemm::plan<F>;
+        constexpr std::size_t positions = G.positions();
+        detail_direct::for_each_panel<F>([&]<std::size_t V, std::size_t Last>(std::size_t col) {
+            constexpr std::size_t mr = V == P::nv ? P::mr : P::rest_mr;
+            std::size_t p = 0;
+            for (; p + mr <= positions; p += mr)
+                detail_direct::forward_tile<G, F, mr, V, Last>(x, p, w, z, epi, col);
+            if constexpr (positions % mr != 0)
+                detail_direct::forward_tile<G, F, positions % mr, V, Last>(x, p, w, z, epi, col);
+        });
+    }
+}
+
+/// dW(patch, F) (+)= conv's kernel gradient over one sample: sum over windows p of x(window p)^T dz(p, .),
+/// x read in place (conv_path_for<G> is strided or direct). `accumulate`: add to dW (a later sample).
+template <window_geometry G, std::size_t F>
+inline void
+conv_kernel_gradient_in_place(const float* x, const float* dz, float* dw, bool accumulate) noexcept
+{
+    constexpr conv_path path = conv_path_for<G>;
+    static_assert(path != conv_path::im2col, "conv_kernel_gradient_in_place: this geometry needs im2col");
+    if constexpr (path == conv_path::strided) {
+        detail_gemm::blocked<F>(G.patch(), G.out_w, x, 1, G.s_w * G.channels, dz, dw, accumulate);
+    } else {
+        using P = detail_gemm::plan<F>;
+        constexpr std::size_t K = G.patch();
+        detail_direct::for_each_panel<F>([&]<std::size_t V, std::size_t Last>(std::size_t col) {
+            constexpr std::size_t mr = V == P::nv ? P::mr : P::rest_mr;
+            [&]<std::size_t... t>(std::index_sequence<t...>) {
+                (detail_direct::gradient_tile<G, F, t * mr, mr, V, Last>(x, dz, dw, accumulate, col), ...);
+            }(std::make_index_sequence<K / mr>{});
+            if constexpr (K % mr != 0)
+                detail_direct::gradient_tile<G, F, K / mr * mr, K % mr, V, Last>(x, dz, dw, accumulate, col);
+        });
+    }
+}
+
+} // namespace tpudsl::kernels
+
+#endif // !TPUDSL_KERNELS_DIRECT_CONV_HPP
