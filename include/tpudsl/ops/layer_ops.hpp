@@ -51,10 +51,10 @@ struct layer_ops;
 
 namespace detail {
 
-/// db(Cols) = column sums of dz(rows, Cols), a vector of columns at a time.
+/// db(Cols) = column sums of dz(rows, Cols), a vector of columns at a time; `accumulate`: db += them.
 template <std::size_t Cols>
 inline void
-column_sums(const float* dz, float* db, std::size_t rows) noexcept
+column_sums(const float* dz, float* db, std::size_t rows, bool accumulate = false) noexcept
 {
     using tpudsl::detail::simd::vfloat;
     constexpr std::size_t W = vfloat::size;
@@ -68,13 +68,14 @@ column_sums(const float* dz, float* db, std::size_t rows) noexcept
         }
         if (r < rows)
             s0 = s0 + vfloat::load(dz + r * Cols + c);
-        (s0 + s1).store(db + c);
+        const vfloat sum = s0 + s1;
+        (accumulate ? vfloat::load(db + c) + sum : sum).store(db + c);
     }
     if constexpr (full < Cols) {
         vfloat s = vfloat::broadcast(0.0f);
         for (std::size_t r = 0; r < rows; ++r)
             s = s + vfloat::load_n(dz + r * Cols + full, Cols - full);
-        s.store_n(db + full, Cols - full);
+        (accumulate ? vfloat::load_n(db + full, Cols - full) + s : s).store_n(db + full, Cols - full);
     }
 }
 
@@ -203,13 +204,17 @@ struct conv_pool_pair {
     backward(const float* w, const float* x, const float* y, float* dy, float* dx, float* dw, float* db, float* cols,
              float* z1, const float* argmax, std::size_t n) noexcept
     {
-        kernels::activation_backward<Act, F>(y, dy, dy, n * (Pool::out / F));   // act'(z) at each argmax
-        column_sums<F>(dy, db, n * (Pool::out / F));   // each pooled gradient lands on one z: the same sums
+        constexpr std::size_t Q = Pool::out / F;   // pooled positions
         const float* wt = dx ? kernels::transposed_scratch<F, K>(w) : nullptr;   // W^T (F, K), once per pass
         for (std::size_t i = 0; i < n; ++i) {
             const std::size_t s = reverse ? n - 1 - i : i;
             float* cs = Conv::in_place ? cols : cols + s * P * K;   // in place: cols is dcols' buffer
-            kernels::max_pool_backward<PG>(dy + s * Pool::out, argmax + s * Pool::out, z1);   // dZ (P, F)
+            float* dys = dy + s * Pool::out;
+            // While the sample's pooled gradient is in cache: act'(z) at each argmax (from the pooled
+            // value), the bias gradient (each pooled gradient lands on one z: the same sums), dZ (P, F).
+            kernels::activation_backward<Act, F>(y + s * Pool::out, dys, dys, Q);
+            column_sums<F>(dys, db, Q, i > 0);
+            kernels::max_pool_backward<PG>(dys, argmax + s * Pool::out, z1);
             if constexpr (Conv::in_place)
                 kernels::conv_kernel_gradient_in_place<CG, F>(x + s * CG.in_size(), z1, dw, i > 0);
             else
