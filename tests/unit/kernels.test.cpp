@@ -9,6 +9,8 @@
 #include <tpudsl/ops/graph.hpp>
 #include <tpudsl/tpudsl.hpp>
 
+#include "fashion_mnist_cnn/model.hpp"
+
 #include <catch2/catch.hpp>
 
 #include <cmath>
@@ -249,6 +251,28 @@ TEST_CASE("convolutions read in place give im2col's bits", "[kernels]")
     check_in_place_bits<kernels::window_geometry{1, 300, 7, 1, 5, 1, 1, 1, 296, 0, 0}, 64>(2);
     check_in_place_bits<kernels::window_geometry{1, 148, 64, 1, 3, 1, 1, 1, 146, 0, 0}, 32>(2);
     check_in_place_bits<kernels::window_geometry{9, 8, 2, 3, 2, 2, 1, 4, 7, 0, 0}, 10>(2);
+}
+
+TEST_CASE("a fused graph's workspace is smaller than its layers' own layout", "[kernels]")
+{
+    using seeds::FashionCnn;
+    using G = ops::graph<FashionCnn>;
+    // Per sample: the pooled block (the absorbed Relu shares it), the Dense and Softmax outputs, the
+    // argmax, the softmax logits, two deltas as wide as the pooled block (the convolution's own
+    // gradient never reaches them). Once: one sample's convolution output; no windows (read in place,
+    // and the first layer needs no input gradient).
+    STATIC_REQUIRE(G::plan.per_sample == 4 * aligned_floats(13 * 13 * 64) + 3 * aligned_floats(10));
+    STATIC_REQUIRE(G::plan.fixed == aligned_floats(26 * 26 * 64));
+    STATIC_REQUIRE(G::workspace_floats(16) * 3 < 16 * FashionCnn::workspace_size);   // 0.26 of it
+    // Every block lies inside the workspace, and the delta buffers do not overlap the others.
+    constexpr std::size_t cap = 16;
+    std::vector<float> ws(G::workspace_floats(cap));
+    for (std::size_t l = 0; l < G::layers; ++l) {
+        CHECK(G::activation(ws.data(), cap, l) <= ws.data() + ws.size());
+        CHECK(G::scratch(ws.data(), cap, l) <= ws.data() + ws.size());
+    }
+    CHECK(G::delta(ws.data(), cap, 1) + cap * G::plan.delta_stride <= ws.data() + cap * G::plan.per_sample);
+    CHECK(G::activation(ws.data(), cap, 0) + 26 * 26 * 64 == ws.data() + ws.size());
 }
 
 TEST_CASE("max pooling equals the direct reference", "[kernels]")

@@ -1,10 +1,13 @@
 /// @file Defines graph<Model>: a whole model's forward and backward pass over one replica's workspace.
 ///
-/// A replica of capacity `cap` samples owns `cap * Model::workspace_size` floats, laid out as
-///   [ activations: one (cap, out_l) block per layer ][ scratch: one (cap, scratch_l) block per layer ]
-///   [ delta 0: (cap, widest) ][ delta 1: (cap, widest) ]
-/// every block 64-byte aligned. The loss writes dL/d(output) (or dL/d(logits)) into delta 0; backward
-/// ping-pongs between the two deltas down to the first layer. Nothing here allocates.
+/// A replica of capacity `cap` samples owns `workspace_floats(cap)` floats (at most
+/// `cap * Model::workspace_size`), laid out as
+///   [ activations: one (cap, out_l) block per layer that has its own ][ scratch: one (cap, scratch_l) block per layer ]
+///   [ delta 0: (cap, widest) ][ delta 1: (cap, widest) ][ one-sample blocks of the fused convolutions ]
+/// every block 64-byte aligned. A Flatten or an absorbed Activation shares its input's block; a fused
+/// convolution's output (and, read in place, its window gradients) is one sample's. The loss writes
+/// dL/d(output) (or dL/d(logits)) into delta 0; backward ping-pongs between the two deltas down to the
+/// first layer. Nothing here allocates.
 #ifndef TPUDSL_OPS_GRAPH_HPP
 #define TPUDSL_OPS_GRAPH_HPP
 
@@ -13,6 +16,7 @@
 #include <tpudsl/ops/layer_ops.hpp>
 #include <tpudsl/ops/step_context.hpp>
 
+#include <algorithm>
 #include <array>
 #include <cstddef>
 #include <type_traits>
@@ -146,18 +150,85 @@ struct graph {
     /// True when the last layer ends in Softmax: the loss may then take the fused logits path.
     static constexpr bool softmax_output = detail::has_softmax<typename layer<layers - 1>::spec>();
 
-    /// Per-sample offsets of each layer's activation and scratch block (multiply by the capacity).
-    static constexpr auto offsets = [] {
+    /// True when layer I's activation block holds one sample, not `cap`: a fused convolution's output,
+    /// which its pair computes and pools one sample at a time.
+    template <std::size_t I>
+    static consteval bool
+    one_sample_activation() noexcept
+    {
+        return fused_conv<I>();
+    }
+    /// True when layer I's scratch block holds one sample: a fused convolution that reads its input in
+    /// place keeps no windows, only one sample's window gradients (when its input needs a gradient).
+    template <std::size_t I>
+    static consteval bool
+    one_sample_scratch() noexcept
+    {
+        if constexpr (fused_conv<I>())
+            return conv_pool<I>::conv_type::in_place;
+        else
+            return false;
+    }
+
+    /// Where each layer's activation and scratch block lies: `cap`-sample blocks at a per-sample offset
+    /// (multiplied by the capacity), one-sample blocks at an offset after all of them.
+    struct block_plan {
         std::array<std::size_t, layers> act{}, scratch{};
-        std::size_t a = 0, s = Model::activation_size;
+        std::array<bool, layers> act_fixed{}, scratch_fixed{};
+        std::size_t per_sample = 0, fixed = 0, delta_offset = 0, delta_stride = 0;
+    };
+    static constexpr block_plan plan = [] {
+        block_plan p;
+        std::size_t a = 0, f = 0, widest = 0;
         [&]<std::size_t... I>(std::index_sequence<I...>) {
-            ((aliases_input<I>() ? (act[I] = act[I - (I > 0 ? 1 : 0)], 0)
-                                 : (act[I] = a, a += aligned_floats(layer<I>::output_shape::size), 0)),
+            (([&] {
+                 constexpr std::size_t out = aligned_floats(layer<I>::output_shape::size);
+                 if constexpr (aliases_input<I>()) {
+                     p.act[I] = p.act[I - 1];
+                     p.act_fixed[I] = p.act_fixed[I - 1];
+                 } else if constexpr (one_sample_activation<I>()) {
+                     p.act[I] = f;
+                     p.act_fixed[I] = true;
+                     f += out;
+                 } else {
+                     p.act[I] = a;
+                     a += out;
+                 }
+                 // The deltas hold every output gradient but a fused convolution's (its pair keeps
+                 // that one sample at a time in the activation block).
+                 if constexpr (!fused_conv<I>())
+                     widest = std::max(widest, out);
+             }()),
              ...);
-            ((scratch[I] = s, s += aligned_floats(layer<I>::scratch_size)), ...);
+            (([&] {
+                 constexpr std::size_t size = aligned_floats(layer<I>::scratch_size);
+                 if constexpr (one_sample_scratch<I>()) {
+                     p.scratch[I] = f;
+                     p.scratch_fixed[I] = true;
+                     f += I > 0 ? aligned_floats(conv_pool<I>::P * conv_pool<I>::K) : 0;   // dcols, when dx is asked
+                 } else {
+                     p.scratch[I] = a;
+                     a += size;
+                 }
+             }()),
+             ...);
         }(std::make_index_sequence<layers>{});
-        return std::pair{act, scratch};
+        p.delta_offset = a;
+        p.delta_stride = widest;
+        p.per_sample = a + 2 * widest;
+        p.fixed = f;
+        return p;
     }();
+    static_assert(plan.per_sample + plan.fixed <= Model::workspace_size,
+                  "graph: the fused plan needs no more than the layers' own layout (Model::workspace_size)");
+
+    /// Floats a replica of capacity `cap` needs: never more than cap * Model::workspace_size.
+    [[nodiscard]] static constexpr std::size_t
+    workspace_floats(std::size_t cap) noexcept
+    {
+        return cap * plan.per_sample + plan.fixed;
+    }
+
     /// The parameter ranges [begin, end) whose gradients layers add into (rather than write): the
     /// arena must be cleared there between steps.
     static constexpr auto accumulating_ranges = [] {
@@ -175,23 +246,20 @@ struct graph {
         }(std::make_index_sequence<layers>{});
         return ranges;
     }();
-    static constexpr std::size_t delta_offset = Model::activation_size + Model::scratch_size;
-    static constexpr std::size_t delta_stride = Model::delta_size / 2;
-
     [[nodiscard]] static float*
     activation(float* ws, std::size_t cap, std::size_t l) noexcept
     {
-        return ws + cap * offsets.first[l];
+        return ws + (plan.act_fixed[l] ? cap * plan.per_sample + plan.act[l] : cap * plan.act[l]);
     }
     [[nodiscard]] static float*
     scratch(float* ws, std::size_t cap, std::size_t l) noexcept
     {
-        return ws + cap * offsets.second[l];
+        return ws + (plan.scratch_fixed[l] ? cap * plan.per_sample + plan.scratch[l] : cap * plan.scratch[l]);
     }
     [[nodiscard]] static float*
     delta(float* ws, std::size_t cap, std::size_t which) noexcept
     {
-        return ws + cap * (delta_offset + which * delta_stride);
+        return ws + cap * (plan.delta_offset + which * plan.delta_stride);
     }
     /// The model's output, (n, output_size).
     [[nodiscard]] static float*

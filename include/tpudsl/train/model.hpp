@@ -397,7 +397,7 @@ public:
         if (cap <= chunk_capacity_)
             return;
         for (auto& k : chunks_) {
-            k.workspace.resize(cap * Seq::workspace_size);
+            k.workspace.resize(graph::workspace_floats(cap));
             k.inputs.assign(cap * input_size, input_type{});
             k.sparse_labels.assign(cap, 0);
             k.dense_labels.assign(cap * output_size, 0.0f);
