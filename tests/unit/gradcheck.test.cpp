@@ -204,6 +204,15 @@ TEST_CASE("gradients: a thin Conv2D read in place, fused with its pooling, absor
     check_model<M>(1e-3);
 }
 
+TEST_CASE("gradients: a wide Conv2D read in place one window row at a time, fused with its pooling", "[gradcheck]")
+{
+    using M = Sequential<Input<Shape<7, 7, 4>>, Conv2D<4, 1, Tanh>, Conv2D<3, 3, Sigmoid>, MaxPool2D<2>, Flatten,
+                         Dense<2>>;
+    using Core = ops::graph<M>::conv_pool<1>::conv_type;
+    STATIC_REQUIRE(kernels::conv_path_for<Core::geometry> == kernels::conv_path::rows);
+    check_model<M>(1e-3);
+}
+
 TEST_CASE("gradients: the Fashion-MNIST pattern, Conv2D then MaxPool2D then Activation<Relu>", "[gradcheck]")
 {
     using M = Sequential<Input<Shape<8, 8, 1>>, Conv2D<4, 3>, MaxPool2D<2>, Activation<Relu>, Flatten, Dense<3>,

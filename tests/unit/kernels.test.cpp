@@ -198,7 +198,7 @@ TEST_CASE("convolutions equal the direct reference", "[kernels]")
     check_conv<Sequential<Input<Shape<11, 4>>, Conv1D<6, 4, Linear, Same, 3>>>(3);
     // Read in place: a thin 2-D patch with strides, a partial vector of filters and a remainder of
     // positions and patch rows (12 = 6 + 6, 10 filters); a 1-D one with stride 2; a wide 2-D patch
-    // (36 floats: im2col).
+    // (36 floats: window rows).
     check_conv<Sequential<Input<Shape<9, 8, 2>>, Conv2D<10, Size2{3, 2}, Linear, Valid, Size2{2, 1}>>>(3);
     check_conv<Sequential<Input<Shape<7, 7, 3>>, Conv2D<21, 2>>>(2);
     check_conv<Sequential<Input<Shape<17, 5>>, Conv1D<9, 3, Linear, Valid, 2>>>(3);
@@ -216,7 +216,7 @@ TEST_CASE("the convolution path is chosen from the shapes", "[kernels]")
     STATIC_REQUIRE(path(Sequential<Input<Shape<300, 7>>, Conv1D<64, 5>>{}) == conv_path::strided);
     STATIC_REQUIRE(path(Sequential<Input<Shape<148, 64>>, Conv1D<32, 3>>{}) == conv_path::strided);
     STATIC_REQUIRE(path(Sequential<Input<Shape<32, 32, 3>>, Conv2D<32, 3, Relu, Same>>{}) == conv_path::im2col);
-    STATIC_REQUIRE(path(Sequential<Input<Shape<32, 32, 32>>, Conv2D<32, 3>>{}) == conv_path::im2col);
+    STATIC_REQUIRE(path(Sequential<Input<Shape<32, 32, 32>>, Conv2D<32, 3>>{}) == conv_path::rows);
     STATIC_REQUIRE(path(Sequential<Input<Shape<10, 3>>, Conv1D<4, 2, Linear, Same>>{}) == conv_path::im2col);
 }
 
@@ -251,6 +251,10 @@ TEST_CASE("convolutions read in place give im2col's bits", "[kernels]")
     check_in_place_bits<kernels::window_geometry{1, 300, 7, 1, 5, 1, 1, 1, 296, 0, 0}, 64>(2);
     check_in_place_bits<kernels::window_geometry{1, 148, 64, 1, 3, 1, 1, 1, 146, 0, 0}, 32>(2);
     check_in_place_bits<kernels::window_geometry{9, 8, 2, 3, 2, 2, 1, 4, 7, 0, 0}, 10>(2);
+    // Window rows: the CIFAR-10 model's second convolution, and a strided one with a patch over two
+    // blocks of the GEMM's K (so im2col's GEMM splits it where the rows do not).
+    check_in_place_bits<kernels::window_geometry{32, 32, 32, 3, 3, 1, 1, 30, 30, 0, 0}, 32>(2);
+    check_in_place_bits<kernels::window_geometry{11, 12, 40, 3, 5, 2, 2, 5, 4, 0, 0}, 20>(2);
 }
 
 TEST_CASE("a fused graph's workspace is smaller than its layers' own layout", "[kernels]")

@@ -12,6 +12,9 @@
 ///            at x + (oh s_h in_w + ow s_w) C and patch element k at a constant offset from there
 ///            (kh in_w C + kw C + c); the tiles below take a base pointer per row and the offsets as
 ///            compile-time displacements, the whole patch unrolled.
+///   rows:    a 2-D convolution with a wider patch. Row kh of the windows of output row oh is again a
+///            strided matrix (k_w C contiguous floats, rows s_w C apart), so output row oh is k_h
+///            strided GEMMs added up, kernel rows kh k_w C onwards; the kernel gradient likewise.
 ///
 /// Both add in the same order as im2col + GEMM (the patch in order, from zero, then the bias; the
 /// kernel gradient position by position, sample by sample): the same bits.
@@ -33,6 +36,7 @@ enum class conv_path {
     im2col,    ///< copies the windows out (padding, or a 2-D patch too wide to unroll)
     strided,   ///< a 1-D convolution read in place as a matrix of row stride s C
     direct,    ///< a 2-D convolution with a thin patch, read in place by unrolled tiles
+    rows,      ///< a 2-D convolution with a wide patch, read in place one window row at a time
 };
 
 /// The widest 2-D patch the direct tiles unroll.
@@ -51,7 +55,7 @@ template <window_geometry G>
 inline constexpr conv_path conv_path_for = !windows_inside(G)                 ? conv_path::im2col
                                            : G.in_h == 1 && G.k_h == 1         ? conv_path::strided
                                            : G.patch() <= direct_patch_limit   ? conv_path::direct
-                                                                               : conv_path::im2col;
+                                                                               : conv_path::rows;
 
 namespace detail_direct {
 
@@ -205,6 +209,18 @@ conv_forward_in_place(const float* x, const float* w, const float* b, float* z) 
     const Epi epi{b};
     if constexpr (path == conv_path::strided) {
         detail_gemm::blocked<F>(G.out_w, G.patch(), x, G.s_w * G.channels, 1, w, z, false, epi);
+    } else if constexpr (path == conv_path::rows) {
+        constexpr std::size_t R = G.k_w * G.channels;   // one window row, contiguous in x
+        for (std::size_t oh = 0; oh < G.out_h; ++oh) {
+            float* zr = z + oh * G.out_w * F;
+            for (std::size_t kh = 0; kh < G.k_h; ++kh) {
+                const float* xr = x + (oh * G.s_h + kh) * G.in_w * G.channels;
+                if (kh + 1 < G.k_h)
+                    detail_gemm::blocked<F>(G.out_w, R, xr, G.s_w * G.channels, 1, w + kh * R * F, zr, kh > 0);
+                else   // the bias and the activation once the last window row is in
+                    detail_gemm::blocked<F>(G.out_w, R, xr, G.s_w * G.channels, 1, w + kh * R * F, zr, kh > 0, epi);
+            }
+        }
     } else {
         using P = detail_gemm::plan<F>;
         constexpr std::size_t positions = G.positions();
@@ -229,6 +245,12 @@ conv_kernel_gradient_in_place(const float* x, const float* dz, float* dw, bool a
     static_assert(path != conv_path::im2col, "conv_kernel_gradient_in_place: this geometry needs im2col");
     if constexpr (path == conv_path::strided) {
         detail_gemm::blocked<F>(G.patch(), G.out_w, x, 1, G.s_w * G.channels, dz, dw, accumulate);
+    } else if constexpr (path == conv_path::rows) {
+        constexpr std::size_t R = G.k_w * G.channels;
+        for (std::size_t oh = 0; oh < G.out_h; ++oh)   // positions in order, as im2col's GEMM adds them
+            for (std::size_t kh = 0; kh < G.k_h; ++kh)
+                detail_gemm::blocked<F>(R, G.out_w, x + (oh * G.s_h + kh) * G.in_w * G.channels, 1, G.s_w * G.channels,
+                                        dz + oh * G.out_w * F, dw + kh * R * F, accumulate || oh > 0);
     } else {
         using P = detail_gemm::plan<F>;
         constexpr std::size_t K = G.patch();
