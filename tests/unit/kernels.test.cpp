@@ -291,4 +291,11 @@ TEST_CASE("max pooling equals the direct reference", "[kernels]")
     check_pool<Sequential<Input<Shape<13, 11, 10>>, MaxPool2D<2>>>(2);
     check_pool<Sequential<Input<Shape<9, 8, 19>>, MaxPool2D<Size2{3, 2}>>>(2);
     check_pool<Sequential<Input<Shape<20, 5>>, MaxPool1D<3>>>(3);
+    // Windows inside the input with whole vectors of channels (the maxima stay in registers):
+    // tiling, overlapping, and a "same" pooling whose windows happen to need no padding.
+    check_pool<Sequential<Input<Shape<10, 9, 16>>, MaxPool2D<2>>>(2);
+    check_pool<Sequential<Input<Shape<9, 9, 32>>, MaxPool2D<3, 2>>>(2);
+    check_pool<Sequential<Input<Shape<8, 8, 16>>, MaxPool2D<2, 2, Same>>>(2);
+    check_pool<Sequential<Input<Shape<7, 7, 16>>, MaxPool2D<2, 2, Same>>>(2);
+    check_pool<Sequential<Input<Shape<21, 32>>, MaxPool1D<3, 2>>>(2);
 }

@@ -68,6 +68,32 @@ inline void
 max_pool_forward(const float* x, float* y, float* argmax) noexcept
 {
     constexpr std::size_t C = G.channels;
+    using tpudsl::detail::simd::vfloat;
+    constexpr std::size_t W = vfloat::size;
+    if constexpr (G.pad_top == 0 && G.pad_left == 0 && (G.out_h - 1) * G.s_h + G.k_h <= G.in_h &&
+                  (G.out_w - 1) * G.s_w + G.k_w <= G.in_w && C % W == 0 && G.k_h * G.k_w <= 16) {
+        // Every window inside the input (no padding): each vector of channels keeps its maximum and
+        // argmax in registers over the window (the same comparisons in the same order as below).
+        const vfloat lanes = vfloat::ramp(0.0f);
+        for (std::size_t oh = 0; oh < G.out_h; ++oh)
+            for (std::size_t ow = 0; ow < G.out_w; ++ow) {
+                const std::size_t start = (oh * G.s_h * G.in_w + ow * G.s_w) * C;
+                const std::size_t o = (oh * G.out_w + ow) * C;
+                for (std::size_t c = 0; c < C; c += W) {
+                    const vfloat first = vfloat::broadcast(static_cast<float>(start + c)) + lanes;
+                    vfloat m = vfloat::load(x + start + c), am = first;
+#pragma GCC unroll 16
+                    for (std::size_t e = 1; e < G.k_h * G.k_w; ++e) {
+                        const std::size_t off = ((e / G.k_w) * G.in_w + e % G.k_w) * C;
+                        take_if_greater(vfloat::load(x + start + off + c), m,
+                                        first + vfloat::broadcast(static_cast<float>(off)), am);
+                    }
+                    m.store(y + o + c);
+                    am.store(argmax + o + c);
+                }
+            }
+        return;
+    }
     for (std::size_t oh = 0; oh < G.out_h; ++oh)
         for (std::size_t ow = 0; ow < G.out_w; ++ow) {
             float* yo = y + (oh * G.out_w + ow) * C;
@@ -95,7 +121,7 @@ max_pool_forward(const float* x, float* y, float* argmax) noexcept
 
 /// dx <- dy routed to the argmax of each window (summed where windows overlap).
 ///
-/// Windows that tile the input (stride = window, no padding) each own their elements: every element
+/// Windows that tile the input (stride = window, all inside it) each own their elements: every element
 /// of dx is written once, dy or 0 by a vector compare with the argmax, with no clearing pass and no
 /// scatter; rows and columns past the last window are cleared. Other windows clear dx and add.
 template <window_geometry G>
@@ -103,7 +129,10 @@ inline void
 max_pool_backward(const float* dy, const float* argmax, float* dx) noexcept
 {
     constexpr std::size_t C = G.channels;
-    if constexpr (G.s_h == G.k_h && G.s_w == G.k_w && G.pad_top == 0 && G.pad_left == 0) {
+    // (A "same" pooling with no leading padding can still have a last window past the input's edge:
+    // that one takes the general path.)
+    if constexpr (G.s_h == G.k_h && G.s_w == G.k_w && G.pad_top == 0 && G.pad_left == 0 && G.out_h * G.k_h <= G.in_h &&
+                  G.out_w * G.k_w <= G.in_w) {
         using tpudsl::detail::simd::vfloat;
         constexpr std::size_t W = vfloat::size;
         constexpr std::size_t vector_end = C / W * W;
