@@ -1,8 +1,8 @@
 #!/usr/bin/python3
 """tpudsl beside what its users would run instead, measured in one run on one machine.
 
-  benchmarks/compare_peers.py [--build build/release] [--batch 128] [--seconds 3] [--threads 1,2]
-                              [--models fashion,reuters,mnist,cifar] [--csv FILE]
+  benchmarks/compare_peers.py [--build build/release] [--batch 128] [--seconds 3] [--rounds 3]
+                              [--threads 1,2] [--models fashion,reuters,mnist,cifar] [--csv FILE]
 
 Trains each seed model for --seconds on synthetic inputs of its shapes (throughput does not depend on
 the values), Adam, sparse categorical cross-entropy, the same batch and the same thread count:
@@ -13,8 +13,10 @@ the values), Adam, sparse categorical cross-entropy, the same batch and the same
     -march=native (tiny-dnn with its AVX backend; CNN_SINGLE_THREAD for one thread, its own
     std::thread parallel_for otherwise; dlib with OPENBLAS_NUM_THREADS=t).
 
-Prints one line per measurement and one per ratio:
-  peer framework=<f> model=<m> batch=<b> threads=<t> samples_per_s=<x>
+The frameworks take turns, --rounds times over (tpudsl, PyTorch, tiny-dnn, dlib, tpudsl, ...), so that a
+machine whose speed drifts over minutes (a shared or virtual one) slows them alike; each figure is the
+median of its rounds. Prints one line per measurement and one per ratio (of the medians):
+  peer framework=<f> model=<m> batch=<b> threads=<t> samples_per_s=<median> min=<x> max=<y> rounds=<n>
   ratio model=<m> threads=<t> peer=<f> tpudsl_over_peer=<r>
 Run it with Debian's python3 (/usr/bin/python3), which is the one python3-torch installs into.
 Peers missing from the machine are reported and skipped; scripts/install_deps.sh installs them:
@@ -27,6 +29,7 @@ import os
 import pathlib
 import re
 import shutil
+import statistics
 import subprocess
 import sys
 import time
@@ -172,6 +175,7 @@ def main():
     ap.add_argument("--build", default=str(ROOT / "build" / "release"))
     ap.add_argument("--batch", type=int, default=128)
     ap.add_argument("--seconds", type=float, default=3.0)
+    ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--threads", default="1,2")
     ap.add_argument("--models", default="fashion,reuters,mnist,cifar")
     ap.add_argument("--csv", default="")
@@ -186,30 +190,39 @@ def main():
     rows = []
     for model in a.models.split(","):
         for threads in [int(t) for t in a.threads.split(",")]:
-            results = {"tpudsl": run_tpudsl(build, model, a.batch, threads, a.seconds),
-                       "pytorch": run_torch(model, a.batch, threads, a.seconds)}
+            runs = {"tpudsl": lambda: run_tpudsl(build, model, a.batch, threads, a.seconds),
+                    "pytorch": lambda: run_torch(model, a.batch, threads, a.seconds)}
             if model == "fashion":
-                results["tiny-dnn"] = run_peer(build, "tiny_dnn", a.batch, threads, a.seconds)
-                results["dlib"] = run_peer(build, "dlib", a.batch, threads, a.seconds)
-            for framework, value in results.items():
-                if value is None:
+                runs["tiny-dnn"] = lambda: run_peer(build, "tiny_dnn", a.batch, threads, a.seconds)
+                runs["dlib"] = lambda: run_peer(build, "dlib", a.batch, threads, a.seconds)
+            samples = {framework: [] for framework in runs}
+            for _ in range(max(1, a.rounds)):
+                for framework, run in runs.items():
+                    value = run()
+                    if value is not None:
+                        samples[framework].append(value)
+            results = {}
+            for framework, values in samples.items():
+                if not values:
+                    results[framework] = None
                     print("peer framework=%s model=%s batch=%d threads=%d samples_per_s=unavailable" %
                           (framework, model, a.batch, threads))
                     continue
-                print("peer framework=%s model=%s batch=%d threads=%d samples_per_s=%.1f" %
-                      (framework, model, a.batch, threads, value))
-                rows.append((model, threads, framework, value))
+                results[framework] = statistics.median(values)
+                print("peer framework=%s model=%s batch=%d threads=%d samples_per_s=%.1f min=%.1f max=%.1f rounds=%d" %
+                      (framework, model, a.batch, threads, results[framework], min(values), max(values), len(values)))
+                rows.append((model, threads, framework, results[framework], min(values), max(values), len(values)))
             for framework, value in results.items():
-                if framework != "tpudsl" and value:
+                if framework != "tpudsl" and value and results["tpudsl"]:
                     print("ratio model=%s threads=%d peer=%s tpudsl_over_peer=%.2f" %
                           (model, threads, framework, results["tpudsl"] / value))
             sys.stdout.flush()
     if a.csv:
         with open(a.csv, "w", newline="") as f:
             w = csv.writer(f)
-            w.writerow(["model", "batch", "threads", "framework", "samples_per_s"])
-            for model, threads, framework, value in rows:
-                w.writerow([model, a.batch, threads, framework, "%.1f" % value])
+            w.writerow(["model", "batch", "threads", "framework", "samples_per_s", "min", "max", "rounds"])
+            for model, threads, framework, value, low, high, n in rows:
+                w.writerow([model, a.batch, threads, framework, "%.1f" % value, "%.1f" % low, "%.1f" % high, n])
 
 
 if __name__ == "__main__":
