@@ -42,17 +42,9 @@ enum class conv_path {
 /// The widest 2-D patch the direct tiles unroll.
 inline constexpr std::size_t direct_patch_limit = 32;
 
-/// True when every window of G lies inside the input (nothing to read as padding).
-[[nodiscard]] constexpr bool
-windows_inside(const window_geometry& g) noexcept
-{
-    return g.pad_top == 0 && g.pad_left == 0 && (g.out_h - 1) * g.s_h + g.k_h <= g.in_h &&
-           (g.out_w - 1) * g.s_w + g.k_w <= g.in_w;
-}
-
 /// The path a convolution of geometry G takes, fixed by its shapes at compile time.
 template <window_geometry G>
-inline constexpr conv_path conv_path_for = !windows_inside(G)                 ? conv_path::im2col
+inline constexpr conv_path conv_path_for = !G.windows_inside()               ? conv_path::im2col
                                            : G.in_h == 1 && G.k_h == 1         ? conv_path::strided
                                            : G.patch() <= direct_patch_limit   ? conv_path::direct
                                                                                : conv_path::rows;

@@ -70,8 +70,7 @@ max_pool_forward(const float* x, float* y, float* argmax) noexcept
     constexpr std::size_t C = G.channels;
     using tpudsl::detail::simd::vfloat;
     constexpr std::size_t W = vfloat::size;
-    if constexpr (G.pad_top == 0 && G.pad_left == 0 && (G.out_h - 1) * G.s_h + G.k_h <= G.in_h &&
-                  (G.out_w - 1) * G.s_w + G.k_w <= G.in_w && C % W == 0 && G.k_h * G.k_w <= 16) {
+    if constexpr (G.windows_inside() && C % W == 0 && G.k_h * G.k_w <= 16) {
         // Every window inside the input (no padding): each vector of channels keeps its maximum and
         // argmax in registers over the window (the same comparisons in the same order as below).
         const vfloat lanes = vfloat::ramp(0.0f);
@@ -129,10 +128,7 @@ inline void
 max_pool_backward(const float* dy, const float* argmax, float* dx) noexcept
 {
     constexpr std::size_t C = G.channels;
-    // (A "same" pooling with no leading padding can still have a last window past the input's edge:
-    // that one takes the general path.)
-    if constexpr (G.s_h == G.k_h && G.s_w == G.k_w && G.pad_top == 0 && G.pad_left == 0 && G.out_h * G.k_h <= G.in_h &&
-                  G.out_w * G.k_w <= G.in_w) {
+    if constexpr (G.s_h == G.k_h && G.s_w == G.k_w && G.windows_inside()) {
         using tpudsl::detail::simd::vfloat;
         constexpr std::size_t W = vfloat::size;
         constexpr std::size_t vector_end = C / W * W;

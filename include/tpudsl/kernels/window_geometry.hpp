@@ -18,6 +18,13 @@ struct window_geometry {
     [[nodiscard]] constexpr std::size_t positions() const noexcept { return out_h * out_w; }
     /// Length of one im2col row: (k_h, k_w, channels), the layout of a Keras conv kernel's rows.
     [[nodiscard]] constexpr std::size_t patch() const noexcept { return k_h * k_w * channels; }
+    /// True when every window lies inside the input: nothing is read as padding (a "same" window with
+    /// no padding before can still pass the last row or column).
+    [[nodiscard]] constexpr bool
+    windows_inside() const noexcept
+    {
+        return pad_top == 0 && pad_left == 0 && (out_h - 1) * s_h + k_h <= in_h && (out_w - 1) * s_w + k_w <= in_w;
+    }
 };
 
 } // namespace tpudsl::kernels
