@@ -1,11 +1,12 @@
 // Every kernel against its plain scalar reference (double accumulation), within 1e-5 relative to the
-// magnitude of the sum it computes (sum_k |a_ik b_kj|).
-#include <tpudsl/detail/simd.hpp>
+// magnitude of the sum it computes (sum_k |a_ik b_kj|). Convolutions and pooling here; GEMMs in
+// kernels_gemm.test.cpp.
+#include "kernel_checks.hpp"
+
 #include <tpudsl/kernels/direct_conv.hpp>
 #include <tpudsl/kernels/gemm.hpp>
 #include <tpudsl/kernels/im2col.hpp>
 #include <tpudsl/kernels/reference/conv.hpp>
-#include <tpudsl/kernels/reference/gemm.hpp>
 #include <tpudsl/ops/graph.hpp>
 #include <tpudsl/tpudsl.hpp>
 
@@ -13,90 +14,13 @@
 
 #include <catch2/catch.hpp>
 
-#include <cmath>
-#include <random>
 #include <vector>
 
 using namespace tpudsl;
+using kernel_checks::check_close;
+using kernel_checks::random_vector;
 
 namespace {
-
-std::vector<float>
-random_vector(std::size_t n, std::uint32_t seed)
-{
-    std::mt19937 gen(seed);
-    std::uniform_real_distribution<float> u(-1.0f, 1.0f);
-    std::vector<float> v(n);
-    for (auto& x : v)
-        x = u(gen);
-    return v;
-}
-
-void
-check_close(const std::vector<float>& got, const std::vector<float>& want, const std::vector<double>& scale)
-{
-    REQUIRE(got.size() == want.size());
-    std::size_t bad = 0;
-    for (std::size_t i = 0; i < got.size(); ++i)
-        if (std::abs(got[i] - want[i]) > 1e-5 * (scale[i] + 1e-6))
-            ++bad;
-    CHECK(bad == 0);
-}
-
-template <std::size_t M, std::size_t K, std::size_t N>
-void
-check_gemm()
-{
-    INFO("M=" << M << " K=" << K << " N=" << N << " simd=" << detail::simd::arch_name);
-    const auto a = random_vector(M * K, 1), b = random_vector(K * N, 2), c0 = random_vector(M * N, 3);
-    std::vector<double> scale(M * N);
-
-    // nn, overwrite and accumulate
-    std::vector<float> got(M * N), want(M * N);
-    kernels::gemm_nn<K, N>(M, a.data(), b.data(), got.data());
-    kernels::reference::gemm(M, N, K, a.data(), false, b.data(), false, want.data(), false, scale.data());
-    check_close(got, want, scale);
-    got = c0;
-    want = c0;
-    kernels::gemm_nn<K, N>(M, a.data(), b.data(), got.data(), true);
-    kernels::reference::gemm(M, N, K, a.data(), false, b.data(), false, want.data(), true, scale.data());
-    check_close(got, want, scale);
-
-    // tn: A stored (K, M)
-    const auto at = random_vector(K * M, 4);
-    got = c0;
-    want = c0;
-    kernels::gemm_tn<M, N>(K, at.data(), b.data(), got.data());
-    kernels::reference::gemm(M, N, K, at.data(), true, b.data(), false, want.data(), true, scale.data());
-    check_close(got, want, scale);
-
-    // nt: B stored (N, K)
-    const auto bt = random_vector(N * K, 5);
-    kernels::gemm_nt<K, N>(M, a.data(), bt.data(), got.data());
-    kernels::reference::gemm(M, N, K, a.data(), false, bt.data(), true, want.data(), false, scale.data());
-    check_close(got, want, scale);
-
-    // nt with the caller's B^T (K, N): b itself
-    std::fill(got.begin(), got.end(), 0.0f);
-    kernels::gemm_nt<K, N>(M, a.data(), nullptr, got.data(), b.data());
-    kernels::reference::gemm(M, N, K, a.data(), false, b.data(), false, want.data(), false, scale.data());
-    check_close(got, want, scale);
-
-    // nn with the fused bias (+ Relu) epilogue
-    const auto bias = random_vector(N, 6);
-    kernels::reference::gemm(M, N, K, a.data(), false, b.data(), false, want.data(), false, scale.data());
-    for (std::size_t i = 0; i < M; ++i)
-        for (std::size_t j = 0; j < N; ++j) {
-            want[i * N + j] += bias[j];
-            scale[i * N + j] += std::abs(bias[j]);
-        }
-    kernels::gemm_nn_bias<K, N, Linear>(M, a.data(), b.data(), bias.data(), got.data());
-    check_close(got, want, scale);
-    for (auto& w : want)
-        w = std::max(w, 0.0f);
-    kernels::gemm_nn_bias<K, N, Relu>(M, a.data(), b.data(), bias.data(), got.data());
-    check_close(got, want, scale);
-}
 
 /// One layer's forward and backward through the model machinery, against the direct reference.
 template <class M>
@@ -161,33 +85,6 @@ check_pool(std::size_t n)
 }
 
 } // namespace
-
-TEST_CASE("gemm kernels equal the scalar reference", "[kernels]")
-{
-    check_gemm<1, 1, 1>();
-    check_gemm<5, 3, 7>();
-    check_gemm<7, 17, 33>();
-    check_gemm<13, 64, 100>();
-    check_gemm<9, 9, 64>();        // the Fashion model's convolution: patch 9, 64 filters
-    check_gemm<4, 2336, 46>();     // the Reuters model's Dense
-    check_gemm<3, 300, 512>();
-    // Every path of the blocking: packed panels (M >= 64), several blocks of K, a remainder panel of
-    // 3 vectors with a partial last one (N = 100), 3-vector panels (48), 2-vector panels with 14-row
-    // tiles and the 8/4/2/1 row remainders (M = 13, 67), a single partial vector (N = 10).
-    check_gemm<70, 300, 100>();
-    check_gemm<130, 260, 48>();
-    check_gemm<67, 513, 32>();
-    check_gemm<13, 129, 32>();
-    check_gemm<64, 9, 10>();
-    check_gemm<100, 40, 46>();
-    check_gemm<65, 1000, 7>();
-    // gemm_tn lays A^T out by rows (M a multiple of 128, N >= 64) in blocks of 24 row tiles: several blocks, the last partial,
-    // over two blocks of K.
-    check_gemm<384, 600, 64>();
-    // A 16-sample micro-batch of the MLP's Dense<512> (B read in place), and a short one beside it.
-    check_gemm<16, 784, 512>();
-    check_gemm<13, 70, 256>();
-}
 
 TEST_CASE("convolutions equal the direct reference", "[kernels]")
 {
