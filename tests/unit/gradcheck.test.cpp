@@ -243,3 +243,89 @@ TEST_CASE("gradients: Dropout in training (a fixed mask)", "[gradcheck]")
 {
     check_model<Sequential<Input<Shape<8>>, Dense<6, Tanh>, Dropout<0.5f>, Dense<2>>>();
 }
+
+namespace {
+
+/// Micro-batches of sizes `sizes` (capacity cap): backward on each into its own arena, the arenas
+/// added in order (what the trainer did before it deferred the kernels), against backward with the
+/// kernels deferred and graph::deferred_gradient over the parts, whole and cut at odd offsets. Bits.
+template <class M>
+void
+check_deferred(const std::vector<std::size_t>& sizes, bool logit_grad)
+{
+    using G = ops::graph<M>;
+    constexpr std::size_t P = M::param_buffer_size;
+    const std::size_t cap = *std::max_element(sizes.begin(), sizes.end());
+    std::mt19937 gen(5);
+    std::uniform_real_distribution<float> u(-1.0f, 1.0f);
+    std::vector<float> params(P);
+    for (auto& p : params)
+        p = u(gen);
+    const std::size_t parts = sizes.size();
+    std::vector<std::vector<float>> x(parts), dy(parts), ws(parts), arena(parts), kept(parts);
+    for (std::size_t p = 0; p < parts; ++p) {
+        x[p].resize(cap * M::input_shape::size);
+        dy[p].resize(cap * M::output_shape::size);
+        for (auto& v : x[p])
+            v = u(gen);
+        for (auto& v : dy[p])
+            v = u(gen);
+        ws[p].resize(G::workspace_floats(cap));
+    }
+    const step_context ctx{};
+    auto run = [&](std::size_t p, std::vector<float>& grads, bool defer) {
+        grads.assign(P, 42.0f);   // what backward writes replaces it; deferred ranges keep it
+        if (sizes[p] == 0)
+            return;
+        G::forward(params.data(), x[p].data(), ws[p].data(), cap, sizes[p], ctx);
+        std::copy_n(dy[p].data(), sizes[p] * M::output_shape::size, G::loss_gradient(ws[p].data(), cap));
+        G::backward(params.data(), x[p].data(), ws[p].data(), cap, sizes[p], grads.data(), logit_grad, nullptr, defer);
+    };
+    auto sum_in_order = [&](std::vector<std::vector<float>>& a) {
+        std::vector<float> g = a[0];
+        for (std::size_t p = 1; p < parts; ++p)
+            if (sizes[p] > 0)
+                for (std::size_t i = 0; i < P; ++i)
+                    g[i] = g[i] + a[p][i];
+        return g;
+    };
+    for (std::size_t p = 0; p < parts; ++p)
+        run(p, arena[p], false);
+    const std::vector<float> want = sum_in_order(arena);
+
+    for (std::size_t p = 0; p < parts; ++p)
+        run(p, kept[p], true);
+    std::size_t deferred = 0;
+    for (const auto& r : G::deferred_ranges) {
+        deferred += r.end - r.begin;
+        CHECK(std::all_of(kept[0].begin() + r.begin, kept[0].begin() + r.end, [](float v) { return v == 42.0f; }));
+    }
+    CHECK(deferred > 0);
+    std::vector<typename G::part> views;
+    for (std::size_t p = 0; p < parts; ++p)
+        views.push_back({x[p].data(), ws[p].data(), sizes[p]});
+    std::vector<float> whole = sum_in_order(kept);   // right outside the deferred ranges
+    G::deferred_gradient(views.data(), parts, cap, 0, P, whole.data());
+    CHECK(whole == want);
+
+    std::vector<float> cut = sum_in_order(kept);
+    for (std::size_t lo = 0; lo < P; lo += 37)   // 37 floats: blocks that begin and end inside rows
+        G::deferred_gradient(views.data(), parts, cap, lo, std::min(P, lo + 37), cut.data());
+    CHECK(cut == want);
+}
+
+} // namespace
+
+TEST_CASE("deferred Dense kernels: over every micro-batch at once, the bits of summing each one's gradient",
+          "[gradcheck][deferred]")
+{
+    // Dense<20> and Dense<5> are deferred; Dense<7> feeds Dense<5> directly, so it is not.
+    using Chain = Sequential<Input<Shape<13>>, Dense<20, Relu>, Dense<7, Tanh>, Dense<5, Softmax>>;
+    STATIC_REQUIRE(ops::graph<Chain>::deferred_ranges.size() == 2);
+    check_deferred<Chain>({5, 0, 3, 4, 5}, true);
+    check_deferred<Chain>({2, 2}, false);
+    // The Fashion-MNIST pattern: the Dense reads the fused pair's pooled block through a Flatten.
+    using Conv = Sequential<Input<Shape<8, 8, 1>>, Conv2D<4, 3>, MaxPool2D<2>, Activation<Relu>, Flatten, Dense<6>,
+                            Activation<Softmax>>;
+    check_deferred<Conv>({3, 1, 0, 2}, false);
+}

@@ -10,6 +10,8 @@
 
 #include <catch2/catch.hpp>
 
+#include <algorithm>
+#include <type_traits>
 #include <vector>
 
 using namespace tpudsl;
@@ -100,4 +102,44 @@ TEST_CASE("gemm kernels equal the scalar reference", "[kernels]")
     // A 16-sample micro-batch of the MLP's Dense<512> (B read in place), and a short one beside it.
     check_gemm<16, 784, 512>();
     check_gemm<13, 70, 256>();
+}
+
+TEST_CASE("gemm_tn_parts: each part's chains from zero, added in order, the bits of gemm_tn per part", "[kernels]")
+{
+    auto check = []<std::size_t M, std::size_t N>(std::integral_constant<std::size_t, M>,
+                                                  std::integral_constant<std::size_t, N>,
+                                                  std::vector<std::size_t> rows) {
+        INFO("M=" << M << " N=" << N);
+        std::vector<std::vector<float>> a, b;
+        std::vector<float> want(M * N), part(M * N);
+        bool first = true;
+        for (std::size_t p = 0; p < rows.size(); ++p) {
+            a.push_back(random_vector(rows[p] * M, 20 + p));
+            b.push_back(random_vector(rows[p] * N, 40 + p));
+            if (rows[p] == 0)
+                continue;
+            kernels::gemm_tn<M, N>(rows[p], a[p].data(), b[p].data(), first ? want.data() : part.data(), false);
+            if (!first)
+                for (std::size_t i = 0; i < M * N; ++i)
+                    want[i] = want[i] + part[i];
+            first = false;
+        }
+        std::vector<float> got(M * N, 7.0f);
+        kernels::gemm_tn_parts<N>(
+            M, M, [&](std::size_t p) { return kernels::gemm_part{a[p].data(), b[p].data(), rows[p]}; }, rows.size(),
+            got.data());
+        CHECK(got == want);
+    };
+    using std::integral_constant;
+    // The MLP's kernels over eight micro-batches of 16 (gemm_tn lays A^T out by rows at M = 512, and
+    // splits K = 600 in two blocks: the parts' chains still give its bits), remainders of every kind.
+    check(integral_constant<std::size_t, 784>{}, integral_constant<std::size_t, 512>{},
+          std::vector<std::size_t>(8, 16));
+    check(integral_constant<std::size_t, 512>{}, integral_constant<std::size_t, 64>{}, std::vector<std::size_t>{600, 3});
+    check(integral_constant<std::size_t, 13>{}, integral_constant<std::size_t, 10>{}, std::vector<std::size_t>{5, 0, 4});
+    check(integral_constant<std::size_t, 23>{}, integral_constant<std::size_t, 46>{}, std::vector<std::size_t>{1, 2, 3});
+    std::vector<float> zero(6 * 5, 3.0f);   // no part has rows: C is zero
+    kernels::gemm_tn_parts<5>(
+        6, 6, [](std::size_t) { return kernels::gemm_part{nullptr, nullptr, 0}; }, 2, zero.data());
+    CHECK(std::all_of(zero.begin(), zero.end(), [](float v) { return v == 0.0f; }));
 }

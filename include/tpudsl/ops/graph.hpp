@@ -7,7 +7,8 @@
 /// every block 64-byte aligned. A Flatten or an absorbed Activation shares its input's block; a fused
 /// convolution's output (and, read in place, its window gradients) is one sample's. The loss writes
 /// dL/d(output) (or dL/d(logits)) into delta 0; backward ping-pongs between the two deltas down to the
-/// first layer. Nothing here allocates.
+/// first layer, a Dense leaving its dZ in its own output block for the kernel gradient (which the
+/// trainer may take over all micro-batches at once: deferred_gradient). Nothing here allocates.
 #ifndef TPUDSL_OPS_GRAPH_HPP
 #define TPUDSL_OPS_GRAPH_HPP
 
@@ -18,6 +19,7 @@
 
 #include <algorithm>
 #include <array>
+#include <cmath>
 #include <cstddef>
 #include <type_traits>
 #include <utility>
@@ -147,6 +149,35 @@ struct graph {
         return g;
     }();
 
+    /// True when layer I is a Dense whose kernel gradient X^T . dZ `backward` may leave to
+    /// deferred_gradient, which computes it over every micro-batch of a step at once. Its dZ then stays
+    /// in its output block (nothing reads a Dense's output after its backward) until the step's
+    /// reduce; so a Dense that feeds another deferred Dense directly (its output is that one's X) is
+    /// not deferred.
+    template <std::size_t I>
+    static consteval bool
+    deferred_kernel() noexcept
+    {
+        if constexpr (!detail::is_dense_layer<typename layer<I>::spec>)
+            return false;
+        else if constexpr (I == 0 && !std::is_same_v<input_type, float>)
+            return false;
+        else
+            return !feeds_deferred_kernel<I>();
+    }
+    /// True when layer I's output is (through aliasing layers) the input of a deferred Dense.
+    template <std::size_t I>
+    static consteval bool
+    feeds_deferred_kernel() noexcept
+    {
+        if constexpr (I + 1 >= layers)
+            return false;
+        else if constexpr (aliases_input<I + 1>())
+            return feeds_deferred_kernel<I + 1>();
+        else
+            return deferred_kernel<I + 1>();
+    }
+
     /// True when the last layer ends in Softmax: the loss may then take the fused logits path.
     static constexpr bool softmax_output = detail::has_softmax<typename layer<layers - 1>::spec>();
 
@@ -246,6 +277,54 @@ struct graph {
         }(std::make_index_sequence<layers>{});
         return ranges;
     }();
+    /// A deferred kernel's place in the parameter buffer: [begin, end), rows of `columns` floats.
+    struct deferred_range {
+        std::size_t begin, end, columns;
+    };
+    /// The deferred kernels (see deferred_kernel), in layer order.
+    static constexpr auto deferred_ranges = [] {
+        constexpr std::size_t count = [] {
+            std::size_t c = 0;
+            [&]<std::size_t... I>(std::index_sequence<I...>) {
+                ((c += deferred_kernel<I>() ? 1 : 0), ...);
+            }(std::make_index_sequence<layers>{});
+            return c;
+        }();
+        std::array<deferred_range, count> ranges{};
+        std::size_t k = 0;
+        [&]<std::size_t... I>(std::index_sequence<I...>) {
+            ([&] {
+                if constexpr (deferred_kernel<I>()) {
+                    constexpr std::size_t b = layer<I>::template weight<0>::offset, u = layer<I>::output_shape::size;
+                    ranges[k++] = {b, b + layer<I>::input_shape::size * u, u};
+                }
+            }(),
+             ...);
+        }(std::make_index_sequence<layers>{});
+        return ranges;
+    }();
+
+    /// One micro-batch of a step, for deferred_gradient: its inputs, its workspace (after a backward
+    /// that deferred the kernels) and its samples.
+    struct part {
+        const input_type* x = nullptr;
+        float* ws = nullptr;
+        std::size_t n = 0;
+    };
+
+    /// grads[lo, hi) where that overlaps a deferred kernel: sum over the parts, in order, of each part's
+    /// X^T . dZ, every element's chain over the part's samples from zero (parts without samples are
+    /// skipped). The same bits as `backward` without deferring on each part into its own buffer, then
+    /// the buffers added one after another; outside the deferred ranges grads is not touched.
+    static void
+    deferred_gradient(const part* parts, std::size_t count, std::size_t cap, std::size_t lo, std::size_t hi,
+                      float* grads) noexcept
+    {
+        [&]<std::size_t... I>(std::index_sequence<I...>) {
+            (deferred_layer<I>(parts, count, cap, lo, hi, grads), ...);
+        }(std::make_index_sequence<layers>{});
+    }
+
     [[nodiscard]] static float*
     activation(float* ws, std::size_t cap, std::size_t l) noexcept
     {
@@ -293,12 +372,15 @@ struct graph {
     /// Backward pass after `forward` and after the loss filled loss_gradient(): adds every weight's
     /// gradient to `grads` (a buffer in the parameter layout). `input_grad`, when not null, receives
     /// dL/dx (float inputs only). `logit_grad`: the loss gradient is with respect to the logits.
+    /// `defer_kernels`: the deferred kernels' gradients are left to deferred_gradient (their ranges of
+    /// `grads` are not written). A deferred Dense's output block holds its dZ afterwards.
     static void
     backward(const float* params, const input_type* x, float* ws, std::size_t cap, std::size_t n, float* grads,
-             bool logit_grad, float* input_grad = nullptr) noexcept
+             bool logit_grad, float* input_grad = nullptr, bool defer_kernels = false) noexcept
     {
         [&]<std::size_t... I>(std::index_sequence<I...>) {
-            (backward_layer<layers - 1 - I>(params, x, ws, cap, n, grads, logit_grad, input_grad), ...);
+            (backward_layer<layers - 1 - I>(params, x, ws, cap, n, grads, logit_grad, input_grad, defer_kernels),
+             ...);
         }(std::make_index_sequence<layers>{});
     }
 
@@ -329,8 +411,67 @@ private:
 
     template <std::size_t I>
     static void
+    deferred_layer(const part* parts, std::size_t count, std::size_t cap, std::size_t lo, std::size_t hi,
+                   float* grads) noexcept
+    {
+        if constexpr (deferred_kernel<I>()) {
+            constexpr std::size_t In = layer<I>::input_shape::size, U = layer<I>::output_shape::size;
+            constexpr std::size_t offset = layer<I>::template weight<0>::offset;
+            const std::size_t a = std::max(lo, offset), b = std::min(hi, offset + In * U);
+            if (a >= b)
+                return;
+            auto x_of = [&](std::size_t p) -> const float* {
+                if constexpr (I == 0)
+                    return parts[p].x;
+                else
+                    return activation(parts[p].ws, cap, I - 1);
+            };
+            float* g = grads + offset;
+            // Elements of a row cut by the range: one chain at a time (an FMA gives the same bits in a lane).
+            auto scalar = [&](std::size_t row, std::size_t j0, std::size_t j1) {
+                for (std::size_t j = j0; j < j1; ++j) {
+                    float total = 0.0f;
+                    bool first = true;
+                    for (std::size_t p = 0; p < count; ++p) {
+                        if (parts[p].n == 0)
+                            continue;
+                        const float* xp = x_of(p);
+                        const float* dz = activation(parts[p].ws, cap, I);
+                        float acc = 0.0f;
+                        for (std::size_t s = 0; s < parts[p].n; ++s)
+                            acc = std::fma(xp[s * In + row], dz[s * U + j], acc);
+                        total = first ? acc : total + acc;
+                        first = false;
+                    }
+                    g[row * U + j] = total;
+                }
+            };
+            std::size_t e = a - offset;
+            const std::size_t end = b - offset;
+            if (e % U != 0) {
+                const std::size_t row = e / U, stop = std::min(end, (row + 1) * U);
+                scalar(row, e % U, stop - row * U);
+                e = stop;
+            }
+            const std::size_t r0 = e / U, r1 = end / U;
+            if (r0 < r1) {
+                kernels::gemm_tn_parts<U>(
+                    r1 - r0, In,
+                    [&](std::size_t p) {
+                        return kernels::gemm_part{x_of(p) + r0, activation(parts[p].ws, cap, I), parts[p].n};
+                    },
+                    count, g + r0 * U);
+                e = r1 * U;
+            }
+            if (e < end)
+                scalar(r1, 0, end - r1 * U);
+        }
+    }
+
+    template <std::size_t I>
+    static void
     backward_layer(const float* params, const input_type* x, float* ws, std::size_t cap, std::size_t n,
-                   float* grads, bool logit_grad, float* input_grad) noexcept
+                   float* grads, bool logit_grad, float* input_grad, bool defer_kernels) noexcept
     {
         float* dy = delta(ws, cap, gradient_buffer[I]);
         const bool fused = logit_grad && I == layers - 1;
@@ -352,6 +493,18 @@ private:
                                    pooled_dy, dx, grads + layer<I>::template weight<0>::offset,
                                    grads + layer<I>::template weight<1>::offset, scratch(ws, cap, I),
                                    activation(ws, cap, I), scratch(ws, cap, I + 1), n);
+        } else if constexpr (deferred_kernel<I>()) {
+            const float* in;
+            float* dx;
+            if constexpr (I == 0) {
+                in = x;
+                dx = input_grad;
+            } else {
+                in = activation(ws, cap, I - 1);
+                dx = delta(ws, cap, gradient_buffer[I - 1]);
+            }
+            float* y = activation(ws, cap, I);   // dZ replaces the output: deferred_gradient reads it there
+            ops<I>::template backward_keeping<layer<I>>(params, in, y, dy, y, dx, grads, n, fused, !defer_kernels);
         } else if constexpr (I == 0) {
             ops<0>::template backward<layer<0>>(params, x, activation(ws, cap, 0), dy, input_grad, grads,
                                                 scratch(ws, cap, 0), n, fused);

@@ -322,16 +322,30 @@ struct layer_ops<Dense<Units, Act>> {
     backward(const float* params, const float* x, const float* y, float* dy, float* dx, float* grads, float*,
              std::size_t n, bool dy_is_logit_grad) noexcept
     {
+        backward_keeping<B>(params, x, y, dy, dy, dx, grads, n, dy_is_logit_grad, true);
+    }
+
+    /// Backward with dZ = act'(y) dy written to `dz` (which may be dy) and left there; the kernel's
+    /// gradient X^T . dZ only when `kernel` (otherwise graph::deferred_gradient computes it later,
+    /// over every micro-batch at once). The bias gradient and dX as in `backward`.
+    template <class B>
+    static void
+    backward_keeping(const float* params, const float* x, const float* y, const float* dy, float* dz, float* dx,
+                     float* grads, std::size_t n, bool dy_is_logit_grad, bool kernel) noexcept
+    {
         constexpr std::size_t I = B::input_shape::size;
         const float* w = params + B::template weight<0>::offset;
         if (!dy_is_logit_grad)
-            kernels::activation_backward<Act, Units>(y, dy, dy, n);
-        detail::column_sums<Units>(dy, grads + B::template weight<1>::offset, n);
-        kernels::gemm_tn<I, Units>(n, x, dy, grads + B::template weight<0>::offset, false);   // dW = X^T . dZ
+            kernels::activation_backward<Act, Units>(y, dy, dz, n);
+        else if (dz != dy)
+            std::copy(dy, dy + n * Units, dz);
+        detail::column_sums<Units>(dz, grads + B::template weight<1>::offset, n);
+        if (kernel)
+            kernels::gemm_tn<I, Units>(n, x, dz, grads + B::template weight<0>::offset, false);   // dW = X^T . dZ
         if (dx) {
             // dX (n, I) = dZ (n, U) . W^T, with W^T (U, I) as the thread keeps it since this step's forward.
             const float* wt = transposed_kernel<B>(w, 0, keeps_transpose(B::index));
-            kernels::gemm_nn<Units, I>(n, dy, wt, dx);
+            kernels::gemm_nn<Units, I>(n, dz, wt, dx);
         }
     }
 };
@@ -425,6 +439,10 @@ template <class Spec>
 inline constexpr bool is_activation_layer = false;
 template <class Act>
 inline constexpr bool is_activation_layer<Activation<Act>> = true;
+template <class Spec>
+inline constexpr bool is_dense_layer = false;
+template <std::size_t Units, class Act>
+inline constexpr bool is_dense_layer<Dense<Units, Act>> = true;
 template <class Spec>
 inline constexpr bool is_dropout_layer = false;
 template <float Rate>

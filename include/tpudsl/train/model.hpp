@@ -752,7 +752,7 @@ private:
             k.hits[m] = metrics_[m].hits(view.output, k.n, output_size, k.sparse_labels.data(), k.dense_labels.data());
         if (training)
             graph::backward(params_.data(), k.inputs.data(), k.workspace.data(), chunk_capacity_, k.n, k.grads.data(),
-                            view.logit_grad);
+                            view.logit_grad, nullptr, /*defer_kernels*/ true);
     }
 
     /// g0[b, e) = ((g0 + g1) + g2) + ...: one pass, a vector at a time, every element summed in
@@ -776,9 +776,11 @@ private:
         }
     }
 
-    /// The fused pass over thread t's shard of the parameters: sum the arenas of the micro-batches that
-    /// had samples, in micro-batch order; apply the optimizer; clear what layers add into (the rest is
-    /// written afresh by the next backward pass).
+    /// The fused pass over thread t's shard of the parameters: the deferred kernels' gradients over
+    /// every micro-batch (graph::deferred_gradient, into arena 0); elsewhere, sum the arenas of the
+    /// micro-batches that had samples, in micro-batch order; apply the optimizer; clear what layers
+    /// add into (the rest is written afresh by the next backward pass). Both give the bits of summing
+    /// every micro-batch's own gradient in micro-batch order.
     template <class Opt>
     void
     reduce_and_update(std::size_t t, const Opt& opt, const typename Opt::step_constants& c) noexcept
@@ -797,9 +799,28 @@ private:
         std::size_t count = 0;
         for (std::size_t k = 1; k < micro_chunks && chunks_[k].n > 0; ++k)
             others[count++] = chunks_[k].grads.data();
-        for (std::size_t b = bound(t); b < bound(t + 1); b += block) {
-            const std::size_t e = std::min(b + block, bound(t + 1));
-            sum_arenas(g0, others, count, b, e);
+        typename graph::part parts[micro_chunks];
+        for (std::size_t k = 0; k < micro_chunks; ++k)
+            parts[k] = {chunks_[k].inputs.data(), chunks_[k].workspace.data(), chunks_[k].n};
+        for (std::size_t b = bound(t), e; b < bound(t + 1); b = e) {
+            e = std::min(b + block, bound(t + 1));
+            for (const auto& r : graph::deferred_ranges)
+                if (r.begin <= b && b < r.end) {
+                    // Inside a kernel: whole rows, a multiple of 12 (the GEMM's row tiles), about a block.
+                    const std::size_t rows = std::max<std::size_t>(12, block / r.columns / 12 * 12);
+                    e = std::min({bound(t + 1), r.end, r.begin + ((b - r.begin) / r.columns + rows) * r.columns});
+                }
+            graph::deferred_gradient(parts, micro_chunks, chunk_capacity_, b, e, g0);
+            std::size_t from = b;   // the arenas are summed between the deferred ranges
+            for (const auto& r : graph::deferred_ranges) {
+                if (r.end <= from || r.begin >= e)
+                    continue;
+                if (r.begin > from)
+                    sum_arenas(g0, others, count, from, r.begin);
+                from = std::min(e, r.end);
+            }
+            if (from < e)
+                sum_arenas(g0, others, count, from, e);
             opt.update(c, params_.data(), g0, slot_ptrs, b, e);
             for (const auto& [rb, re] : graph::accumulating_ranges) {
                 const std::size_t lo = std::max(b, rb), hi = std::min(e, re);
