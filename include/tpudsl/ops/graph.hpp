@@ -14,12 +14,12 @@
 
 #include <tpudsl/core/activations.hpp>
 #include <tpudsl/core/weights.hpp>
+#include <tpudsl/detail/simd.hpp>
 #include <tpudsl/ops/layer_ops.hpp>
 #include <tpudsl/ops/step_context.hpp>
 
 #include <algorithm>
 #include <array>
-#include <cmath>
 #include <cstddef>
 #include <type_traits>
 #include <utility>
@@ -427,23 +427,25 @@ private:
                     return activation(parts[p].ws, cap, I - 1);
             };
             float* g = grads + offset;
-            // Elements of a row cut by the range: one chain at a time (an FMA gives the same bits in a lane).
+            // Elements of a row cut by the range: one chain at a time, with the GEMM's own vector FMA
+            // (broadcast operands, one lane kept), so that its bits are the kernel's on every target.
             auto scalar = [&](std::size_t row, std::size_t j0, std::size_t j1) {
+                using tpudsl::detail::simd::vfloat;
                 for (std::size_t j = j0; j < j1; ++j) {
-                    float total = 0.0f;
+                    vfloat total = vfloat::broadcast(0.0f);
                     bool first = true;
                     for (std::size_t p = 0; p < count; ++p) {
                         if (parts[p].n == 0)
                             continue;
                         const float* xp = x_of(p);
                         const float* dz = activation(parts[p].ws, cap, I);
-                        float acc = 0.0f;
+                        vfloat acc = vfloat::broadcast(0.0f);
                         for (std::size_t s = 0; s < parts[p].n; ++s)
-                            acc = std::fma(xp[s * In + row], dz[s * U + j], acc);
+                            acc = fma(vfloat::broadcast(xp[s * In + row]), vfloat::broadcast(dz[s * U + j]), acc);
                         total = first ? acc : total + acc;
                         first = false;
                     }
-                    g[row * U + j] = total;
+                    total.store_n(g + row * U + j, 1);
                 }
             };
             std::size_t e = a - offset;
