@@ -172,11 +172,12 @@ panel(std::size_t m, std::size_t kc, const float* a, std::size_t rs, std::size_t
 }
 
 /// This thread's buffer of at least n floats: grows once, then is reused (no allocation in a steady step).
-/// 0: a packed panel of B; 1: a transposed B (gemm_nt); 2: a block of A laid out by rows.
+/// 0: a packed panel of B; 1: a transposed B (gemm_nt); 2: a block of A laid out by rows; 3: one row
+/// of C (gemm_tn_parts_columns).
 inline float*
 scratch_buffer(std::size_t n, int which)
 {
-    thread_local std::vector<float> buffers[3];
+    thread_local std::vector<float> buffers[4];
     std::vector<float>& buffer = buffers[which];
     if (buffer.size() < n)
         buffer.resize(n);
@@ -383,6 +384,24 @@ gemm_tn_parts(std::size_t m, std::size_t lda, const Parts& parts, std::size_t co
     }
     if constexpr (P::rest > 0)
         detail_gemm::parts_panel<P::rest_mr, P::rest, P::last_lanes, N>(m, lda, parts, count, c, P::panels * P::nv * W);
+}
+
+/// Columns [j0, j1) of row `row` of gemm_tn_parts' C, written to c[j0, j1): the whole row is computed
+/// by the same kernel in this thread's row buffer (the same bits), then the columns are copied.
+template <std::size_t N, class Parts>
+inline void
+gemm_tn_parts_columns(std::size_t row, std::size_t j0, std::size_t j1, std::size_t lda, const Parts& parts,
+                      std::size_t count, float* c) noexcept
+{
+    float* whole = detail_gemm::scratch_buffer(N, 3);
+    gemm_tn_parts<N>(
+        1, lda,
+        [&](std::size_t p) {
+            const gemm_part part = parts(p);
+            return gemm_part{part.a + row, part.b, part.k};
+        },
+        count, whole);
+    std::copy(whole + j0, whole + j1, c + j0);
 }
 
 /// out(cols, rows) = in(rows, cols)^T, in 8 x 8 blocks so that both sides are read and written by lines.

@@ -14,7 +14,6 @@
 
 #include <tpudsl/core/activations.hpp>
 #include <tpudsl/core/weights.hpp>
-#include <tpudsl/detail/simd.hpp>
 #include <tpudsl/ops/layer_ops.hpp>
 #include <tpudsl/ops/step_context.hpp>
 
@@ -260,16 +259,20 @@ struct graph {
         return cap * plan.per_sample + plan.fixed;
     }
 
+    /// How many layers satisfy pred, called with std::integral_constant<std::size_t, I> for layer I.
+    template <class Pred>
+    static consteval std::size_t
+    count_layers(Pred pred) noexcept
+    {
+        return [&]<std::size_t... I>(std::index_sequence<I...>) {
+            return (std::size_t{0} + ... + (pred(std::integral_constant<std::size_t, I>{}) ? 1 : 0));
+        }(std::make_index_sequence<layers>{});
+    }
+
     /// The parameter ranges [begin, end) whose gradients layers add into (rather than write): the
     /// arena must be cleared there between steps.
     static constexpr auto accumulating_ranges = [] {
-        constexpr std::size_t count = [] {
-            std::size_t c = 0;
-            [&]<std::size_t... I>(std::index_sequence<I...>) {
-                ((c += accumulates<I>() ? 1 : 0), ...);
-            }(std::make_index_sequence<layers>{});
-            return c;
-        }();
+        constexpr std::size_t count = count_layers([](auto i) { return accumulates<i>(); });
         std::array<std::pair<std::size_t, std::size_t>, count> ranges{};
         std::size_t k = 0;
         [&]<std::size_t... I>(std::index_sequence<I...>) {
@@ -283,13 +286,7 @@ struct graph {
     };
     /// The deferred kernels (see deferred_kernel), in layer order.
     static constexpr auto deferred_ranges = [] {
-        constexpr std::size_t count = [] {
-            std::size_t c = 0;
-            [&]<std::size_t... I>(std::index_sequence<I...>) {
-                ((c += deferred_kernel<I>() ? 1 : 0), ...);
-            }(std::make_index_sequence<layers>{});
-            return c;
-        }();
+        constexpr std::size_t count = count_layers([](auto i) { return deferred_kernel<i>(); });
         std::array<deferred_range, count> ranges{};
         std::size_t k = 0;
         [&]<std::size_t... I>(std::index_sequence<I...>) {
@@ -427,32 +424,18 @@ private:
                     return activation(parts[p].ws, cap, I - 1);
             };
             float* g = grads + offset;
-            // Elements of a row cut by the range: one chain at a time, with the GEMM's own vector FMA
-            // (broadcast operands, one lane kept), so that its bits are the kernel's on every target.
-            auto scalar = [&](std::size_t row, std::size_t j0, std::size_t j1) {
-                using tpudsl::detail::simd::vfloat;
-                for (std::size_t j = j0; j < j1; ++j) {
-                    vfloat total = vfloat::broadcast(0.0f);
-                    bool first = true;
-                    for (std::size_t p = 0; p < count; ++p) {
-                        if (parts[p].n == 0)
-                            continue;
-                        const float* xp = x_of(p);
-                        const float* dz = activation(parts[p].ws, cap, I);
-                        vfloat acc = vfloat::broadcast(0.0f);
-                        for (std::size_t s = 0; s < parts[p].n; ++s)
-                            acc = fma(vfloat::broadcast(xp[s * In + row]), vfloat::broadcast(dz[s * U + j]), acc);
-                        total = first ? acc : total + acc;
-                        first = false;
-                    }
-                    total.store_n(g + row * U + j, 1);
-                }
+            auto part_of = [&](std::size_t p) {
+                return kernels::gemm_part{x_of(p), activation(parts[p].ws, cap, I), parts[p].n};
+            };
+            // A row cut by the range: the kernel computes the whole row aside, its columns are copied.
+            auto cut_row = [&](std::size_t row, std::size_t j0, std::size_t j1) {
+                kernels::gemm_tn_parts_columns<U>(row, j0, j1, In, part_of, count, g + row * U);
             };
             std::size_t e = a - offset;
             const std::size_t end = b - offset;
             if (e % U != 0) {
                 const std::size_t row = e / U, stop = std::min(end, (row + 1) * U);
-                scalar(row, e % U, stop - row * U);
+                cut_row(row, e % U, stop - row * U);
                 e = stop;
             }
             const std::size_t r0 = e / U, r1 = end / U;
@@ -460,13 +443,15 @@ private:
                 kernels::gemm_tn_parts<U>(
                     r1 - r0, In,
                     [&](std::size_t p) {
-                        return kernels::gemm_part{x_of(p) + r0, activation(parts[p].ws, cap, I), parts[p].n};
+                        kernels::gemm_part part = part_of(p);
+                        part.a += r0;
+                        return part;
                     },
                     count, g + r0 * U);
                 e = r1 * U;
             }
             if (e < end)
-                scalar(r1, 0, end - r1 * U);
+                cut_row(r1, 0, end - r1 * U);
         }
     }
 
