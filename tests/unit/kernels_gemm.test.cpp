@@ -138,6 +138,12 @@ TEST_CASE("gemm_tn_parts: each part's chains from zero, added in order, the bits
     check(integral_constant<std::size_t, 512>{}, integral_constant<std::size_t, 64>{}, std::vector<std::size_t>{600, 3});
     check(integral_constant<std::size_t, 13>{}, integral_constant<std::size_t, 10>{}, std::vector<std::size_t>{5, 0, 4});
     check(integral_constant<std::size_t, 23>{}, integral_constant<std::size_t, 46>{}, std::vector<std::size_t>{1, 2, 3});
+    // Narrow C, computed down its columns: the Fashion model's Dense<10> over several blocks of rows
+    // (the last partial), a width under one tile of columns, and one with a remainder tile.
+    check(integral_constant<std::size_t, 1100>{}, integral_constant<std::size_t, 10>{},
+          std::vector<std::size_t>{16, 16, 0, 16, 7});
+    check(integral_constant<std::size_t, 37>{}, integral_constant<std::size_t, 3>{}, std::vector<std::size_t>{4, 9});
+    check(integral_constant<std::size_t, 70>{}, integral_constant<std::size_t, 17>{}, std::vector<std::size_t>{3, 1});
     std::vector<float> zero(6 * 5, 3.0f);   // no part has rows: C is zero
     kernels::gemm_tn_parts<5>(
         6, 6, [](std::size_t) { return kernels::gemm_part{nullptr, nullptr, 0}; }, 2, zero.data());

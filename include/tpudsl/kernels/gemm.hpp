@@ -38,6 +38,13 @@
 
 namespace tpudsl::kernels {
 
+/// A part of a batch for gemm_tn_parts: A_p(i, k) = a[k lda + i] and B_p (k, N) row-major, k rows.
+struct gemm_part {
+    const float* a;
+    const float* b;
+    std::size_t k;
+};
+
 namespace detail_gemm {
 
 using tpudsl::detail::simd::vfloat;
@@ -173,11 +180,11 @@ panel(std::size_t m, std::size_t kc, const float* a, std::size_t rs, std::size_t
 
 /// This thread's buffer of at least n floats: grows once, then is reused (no allocation in a steady step).
 /// 0: a packed panel of B; 1: a transposed B (gemm_nt); 2: a block of A laid out by rows; 3: one row
-/// of C (gemm_tn_parts_columns).
+/// of C (gemm_tn_parts_columns); 4: a block of C^T (narrow_parts).
 inline float*
 scratch_buffer(std::size_t n, int which)
 {
-    thread_local std::vector<float> buffers[4];
+    thread_local std::vector<float> buffers[5];
     std::vector<float>& buffer = buffers[which];
     if (buffer.size() < n)
         buffer.resize(n);
@@ -348,20 +355,107 @@ parts_panel(std::size_t m, std::size_t lda, const Parts& parts, std::size_t coun
     }
 }
 
-} // namespace detail_gemm
+/// True when a row of C fills under 80% of the lanes of its vectors (Dense<10>: 10 of 16): gemm_tn_parts
+/// then runs down C's columns instead (narrow_parts), vectors along the rows of C.
+template <std::size_t N>
+inline constexpr bool narrow_columns = plan<N>::vectors * W * 4 > N * 5;
 
-/// A part of a batch for gemm_tn_parts: A_p(i, k) = a[k lda + i] and B_p (k, N) row-major, k rows.
-struct gemm_part {
-    const float* a;
-    const float* b;
-    std::size_t k;
-};
+/// C^T's tile (R columns of C from j, V vectors of rows of C from i) of one part, its chains from zero
+/// over the part's k rows, added to `sum` (laid out (R, V W)) or stored there when `first`. A_p's
+/// rows give the vectors, B_p's elements the broadcasts: per element the scalar operations of
+/// parts_panel (fma(a, b, acc) = fma(b, a, acc), acc + sum = sum + acc). `span` rows of C are valid
+/// (only the vectors below it are read when !Full).
+template <std::size_t R, std::size_t V, bool Full, std::size_t N>
+inline void
+narrow_tile(const float* a, std::size_t lda, const float* b, std::size_t k, std::size_t span, float* sum,
+            bool first) noexcept
+{
+    vfloat acc[R][V];
+#pragma GCC unroll 16
+    for (std::size_t r = 0; r < R; ++r)
+#pragma GCC unroll 4
+        for (std::size_t v = 0; v < V; ++v)
+            acc[r][v] = vfloat::broadcast(0.0f);
+    for (std::size_t kk = 0; kk < k; ++kk) {
+        vfloat av[V];
+#pragma GCC unroll 4
+        for (std::size_t v = 0; v < V; ++v) {
+            if constexpr (Full)
+                av[v] = vfloat::load(a + kk * lda + v * W);
+            else
+                av[v] = vfloat::load_n(a + kk * lda + v * W, std::min(W, span > v * W ? span - v * W : 0));
+        }
+        const float* bk = b + kk * N;
+#pragma GCC unroll 16
+        for (std::size_t r = 0; r < R; ++r) {
+            const vfloat bv = vfloat::broadcast(bk[r]);
+#pragma GCC unroll 4
+            for (std::size_t v = 0; v < V; ++v)
+                acc[r][v] = fma(bv, av[v], acc[r][v]);
+        }
+    }
+#pragma GCC unroll 16
+    for (std::size_t r = 0; r < R; ++r)
+#pragma GCC unroll 4
+        for (std::size_t v = 0; v < V; ++v) {
+            float* s = sum + r * V * W + v * W;
+            (first ? acc[r][v] : vfloat::load(s) + acc[r][v]).store(s);
+        }
+}
+
+/// gemm_tn_parts for narrow C: rows of C in blocks of `rows_block`, each block's C^T summed over the parts
+/// (part by part, the part's rows of A read as a few sequential streams) in this thread's buffer of
+/// (rows_block / (V W)) tiles x N columns x V W, then written to C by rows.
+template <std::size_t N, class Parts>
+inline void
+narrow_parts(std::size_t m, std::size_t lda, const Parts& parts, std::size_t count, float* c) noexcept
+{
+    // Columns per tile: as many as the registers hold (plan's rows for V vectors), spread evenly over
+    // the tiles N needs (Dense<10>: 5 + 5, 1.2x faster than 6 + 4).
+    constexpr std::size_t V = plan<N>::max_nv, max_r = plan<N>::rows_for(V), tiles = (N + max_r - 1) / max_r;
+    constexpr std::size_t R = (N + tiles - 1) / tiles, VW = V * W, Rest = N % R;
+    constexpr std::size_t rows_block = 32 * VW;
+    float* sums = scratch_buffer(rows_block * N, 4);
+    for (std::size_t i0 = 0; i0 < m; i0 += rows_block) {
+        const std::size_t rows = std::min(rows_block, m - i0);
+        bool first = true;
+        for (std::size_t p = 0; p < count; ++p) {
+            const gemm_part part = parts(p);
+            if (part.k == 0)
+                continue;
+            for (std::size_t t = 0; t * VW < rows; ++t) {
+                const float* a = part.a + i0 + t * VW;
+                const std::size_t span = rows - t * VW;
+                float* s = sums + t * N * VW;
+                const bool full = span >= VW;
+                std::size_t j = 0;
+                for (; j + R <= N; j += R)
+                    (full ? narrow_tile<R, V, true, N> : narrow_tile<R, V, false, N>)(a, lda, part.b + j, part.k, span,
+                                                                                      s + j * VW, first);
+                if constexpr (Rest > 0)
+                    (full ? narrow_tile<Rest, V, true, N> : narrow_tile<Rest, V, false, N>)(a, lda, part.b + j, part.k,
+                                                                                            span, s + j * VW, first);
+            }
+            first = false;
+        }
+        for (std::size_t i = 0; i < rows; ++i) {
+            const float* s = sums + i / VW * N * VW + i % VW;
+            float* ci = c + (i0 + i) * N;
+            for (std::size_t j = 0; j < N; ++j)
+                ci[j] = s[j * VW];
+        }
+    }
+}
+
+} // namespace detail_gemm
 
 /// C(m, N) = ((A_0^T B_0 + A_1^T B_1) + A_2^T B_2) + ..., parts(p) giving part p (a gemm_part) for
 /// p < count; parts of no rows are skipped. Each A_p^T B_p runs its chain over k from zero and is then
 /// added to the sum of the parts before it: the bits of gemm_tn on each part into its own buffer,
 /// followed by adding the buffers one after another, without the buffers (a layer's kernel gradient
 /// over every micro-batch of a step, summed in micro-batch order). C is zero when no part has rows.
+/// A narrow C (narrow_columns) is computed down its columns, every lane busy: measured 2.0x faster on
+/// the Fashion model's Dense<10> kernel (10816 x 10 over eight parts of 16).
 template <std::size_t N, class Parts>
 inline void
 gemm_tn_parts(std::size_t m, std::size_t lda, const Parts& parts, std::size_t count, float* c) noexcept
@@ -373,6 +467,10 @@ gemm_tn_parts(std::size_t m, std::size_t lda, const Parts& parts, std::size_t co
         any = any || parts(p).k > 0;
     if (!any) {
         std::memset(c, 0, m * N * sizeof(float));
+        return;
+    }
+    if constexpr (detail_gemm::narrow_columns<N>) {
+        detail_gemm::narrow_parts<N>(m, lda, parts, count, c);
         return;
     }
     for (std::size_t p = 0; p < P::panels; ++p) {
