@@ -17,11 +17,12 @@ using namespace tpudsl;
 
 namespace {
 
-template <class M>
+template <class M, std::size_t N = 3>
 struct harness {
+    using model = M;
     using G = ops::graph<M>;
     using In = typename M::input_type;
-    static constexpr std::size_t n = 3;   // samples in the batch
+    static constexpr std::size_t n = N;   // samples in the batch
 
     std::vector<float> params = std::vector<float>(M::param_buffer_size);
     std::vector<In> x = std::vector<In>(n * M::input_shape::size);
@@ -92,11 +93,11 @@ close(double analytic, double numeric, double rel = 1e-2, double abs = 2e-3)
     return std::abs(analytic - numeric) <= rel * std::max(std::abs(analytic), std::abs(numeric)) + abs;
 }
 
-template <class M, std::size_t I, std::size_t J>
+template <class H, std::size_t I, std::size_t J>
 std::size_t
-check_weight(harness<M>& h, const std::vector<float>& grads, double step)
+check_weight(H& h, const std::vector<float>& grads, double step)
 {
-    using W = typename M::template layer<I>::template weight<J>;
+    using W = typename H::model::template layer<I>::template weight<J>;
     for (std::size_t k = 0; k < W::size; ++k) {
         const std::size_t at = W::offset + k;
         const double numeric = central_difference(h, h.params[at], step);
@@ -106,24 +107,25 @@ check_weight(harness<M>& h, const std::vector<float>& grads, double step)
     return W::size;
 }
 
-template <class M, std::size_t I>
+template <class H, std::size_t I>
 std::size_t
-check_layer(harness<M>& h, const std::vector<float>& grads, double step)
+check_layer(H& h, const std::vector<float>& grads, double step)
 {
-    using B = typename M::template layer<I>;
+    using B = typename H::model::template layer<I>;
     return [&]<std::size_t... J>(std::index_sequence<J...>) {
-        return (std::size_t{0} + ... + check_weight<M, I, J>(h, grads, step));
+        return (std::size_t{0} + ... + check_weight<H, I, J>(h, grads, step));
     }(std::make_index_sequence<B::weight_count>{});
 }
 
-template <class M>
+/// Every weight's and the input's gradient against central differences, over a batch of N samples.
+template <class M, std::size_t N = 3>
 void
 check_model(double step = 1e-2, std::uint32_t seed = 1)
 {
-    harness<M> h(seed);
+    harness<M, N> h(seed);
     const auto [grads, dx] = h.gradients();
     std::size_t checked = [&]<std::size_t... I>(std::index_sequence<I...>) {
-        return (std::size_t{0} + ... + check_layer<M, I>(h, grads, step));
+        return (std::size_t{0} + ... + check_layer<harness<M, N>, I>(h, grads, step));
     }(std::make_index_sequence<M::layer_count>{});
     for (std::size_t k = 0; k < dx.size(); ++k) {
         const double numeric = central_difference(h, h.x[k], step);
@@ -220,6 +222,64 @@ TEST_CASE("gradients: the Fashion-MNIST pattern, Conv2D then MaxPool2D then Acti
     STATIC_REQUIRE(ops::graph<M>::absorbed_activation<2>());
     STATIC_REQUIRE(!ops::graph<M>::absorbed_activation<5>());   // a softmax is not element-wise
     check_model<M>(1e-3);
+}
+
+/// A batch of N samples against each sample alone: the input gradients agree and the weights' gradients
+/// are the sums of the samples' (to rounding).
+template <class M, std::size_t N>
+void
+check_batch_against_samples(std::uint32_t seed = 1)
+{
+    harness<M, N> batch(seed);
+    const auto [grads, dx] = batch.gradients();
+    std::vector<double> sum(grads.size(), 0.0);
+    for (std::size_t s = 0; s < N; ++s) {
+        harness<M, 1> one(seed);
+        one.params = batch.params;
+        std::copy_n(batch.x.begin() + s * M::input_shape::size, M::input_shape::size, one.x.begin());
+        std::copy_n(batch.r.begin() + s * M::output_shape::size, M::output_shape::size, one.r.begin());
+        const auto [g, d] = one.gradients();
+        for (std::size_t k = 0; k < g.size(); ++k)
+            sum[k] += g[k];
+        for (std::size_t k = 0; k < d.size(); ++k) {
+            INFO("sample " << s << " input element " << k);
+            CHECK(close(dx[s * M::input_shape::size + k], d[k], 1e-5, 1e-6));
+        }
+    }
+    for (std::size_t k = 0; k < grads.size(); ++k) {
+        INFO("parameter " << k);
+        CHECK(close(grads[k], sum[k], 1e-4, 1e-5));
+    }
+}
+
+TEST_CASE("gradients: a Dense's input gradient made by the fused pair below it, a group of samples at a time",
+          "[gradcheck]")
+{
+    // Taken last to first (the pair's input gradient shares the pooled gradient's buffer and is larger),
+    // first to last, and for the first layer (the Fashion pattern): against finite differences over a
+    // batch in one group, and a batch of nine (groups of 4, 4 and 1) against each sample alone (many
+    // samples put a kink of some maximum inside any finite-difference step).
+    using Reverse = Sequential<Input<Shape<9, 2>>, Conv1D<3, 2, Tanh>, Conv1D<4, 3, Sigmoid>, MaxPool1D<2>, Flatten,
+                               Dense<2>>;
+    using Forward = Sequential<Input<Shape<4, 4, 1>>, Conv2D<1, 1, Tanh>, Conv2D<6, 3, Sigmoid, Same>, MaxPool2D<3, 1>,
+                               Flatten, Dense<2>>;
+    using First = Sequential<Input<Shape<8, 8, 1>>, Conv2D<4, 3>, MaxPool2D<2>, Activation<Relu>, Flatten, Dense<3>,
+                             Activation<Softmax>>;
+    STATIC_REQUIRE(ops::graph<Reverse>::dense_above_pair<1>() == 4);
+    STATIC_REQUIRE(ops::graph<Reverse>::dx_left_to_pair<4>());
+    STATIC_REQUIRE(ops::graph<Reverse>::conv_pool<1>::reverse);
+    STATIC_REQUIRE(ops::graph<Forward>::dense_above_pair<1>() == 4);
+    STATIC_REQUIRE(!ops::graph<Forward>::conv_pool<1>::reverse);
+    STATIC_REQUIRE(ops::graph<First>::dense_above_pair<0>() == 4);
+    STATIC_REQUIRE(ops::graph<First>::conv_pool<0>::group == 4);
+    check_model<Reverse>(1e-3);
+    check_model<Forward>(1e-3);
+    check_model<First>(1e-3);
+    check_batch_against_samples<Reverse, 9>();
+    check_batch_against_samples<Forward, 9>();
+    check_batch_against_samples<First, 9>();
+    // A Dense over a Dense (no pair below it) keeps computing its own input gradient.
+    STATIC_REQUIRE(!ops::graph<Sequential<Input<Shape<4>>, Dense<3>, Dense<2>>>::dx_left_to_pair<1>());
 }
 
 TEST_CASE("gradients: MaxPool1D overlapping and same", "[gradcheck]")

@@ -8,7 +8,10 @@
 /// convolution's output (and, read in place, its window gradients) is one sample's. The loss writes
 /// dL/d(output) (or dL/d(logits)) into delta 0; backward ping-pongs between the two deltas down to the
 /// first layer, a Dense leaving its dZ in its own output block for the kernel gradient (which the
-/// trainer may take over all micro-batches at once: deferred_gradient). Nothing here allocates.
+/// trainer may take over all micro-batches at once: deferred_gradient). A Dense right above a fused
+/// convolution and pooling (through a Flatten or an absorbed Activation) leaves its input gradient to
+/// the pair, which computes it a few samples at a time as it needs them. Nothing here allocates in a
+/// steady step.
 #ifndef TPUDSL_OPS_GRAPH_HPP
 #define TPUDSL_OPS_GRAPH_HPP
 
@@ -175,6 +178,44 @@ struct graph {
             return feeds_deferred_kernel<I + 1>();
         else
             return deferred_kernel<I + 1>();
+    }
+
+    /// The first layer from I up that does not alias its input (layers when none).
+    template <std::size_t I>
+    static consteval std::size_t
+    first_own_output() noexcept
+    {
+        if constexpr (I >= layers)
+            return layers;
+        else if constexpr (aliases_input<I>())
+            return first_own_output<I + 1>();
+        else
+            return I;
+    }
+    /// The deferred Dense whose input gradient is the pooled gradient of the fused convolution J
+    /// (through aliasing layers: an absorbed Activation, a Flatten), or `layers` when none. That Dense
+    /// leaves its dX to the pair, which computes it a few samples at a time just before it reads them
+    /// (in cache, instead of a whole micro-batch written out and read back).
+    template <std::size_t J>
+    static consteval std::size_t
+    dense_above_pair() noexcept
+    {
+        if constexpr (!fused_conv<J>()) {
+            return layers;
+        } else {
+            constexpr std::size_t d = first_own_output<J + 2>();
+            if constexpr (d < layers)
+                return deferred_kernel<d>() ? d : layers;
+            else
+                return layers;
+        }
+    }
+    /// True when layer I is a Dense that leaves its input gradient to the fused pair below it.
+    template <std::size_t I>
+    static consteval bool
+    dx_left_to_pair() noexcept
+    {
+        return count_layers([](auto j) { return dense_above_pair<j>() == I; }) > 0;
     }
 
     /// True when the last layer ends in Softmax: the loss may then take the fused logits path.
@@ -476,10 +517,28 @@ private:
                 dx = delta(ws, cap, gradient_buffer[I - 1]);
                 in = activation(ws, cap, I - 1);
             }
-            conv_pool<I>::backward(params + layer<I>::template weight<0>::offset, in, activation(ws, cap, I + 1),
-                                   pooled_dy, dx, grads + layer<I>::template weight<0>::offset,
-                                   grads + layer<I>::template weight<1>::offset, scratch(ws, cap, I),
-                                   activation(ws, cap, I), scratch(ws, cap, I + 1), n);
+            auto run = [&](const auto& pooled) {
+                conv_pool<I>::backward(params + layer<I>::template weight<0>::offset, in, activation(ws, cap, I + 1),
+                                       pooled, dx, grads + layer<I>::template weight<0>::offset,
+                                       grads + layer<I>::template weight<1>::offset, scratch(ws, cap, I),
+                                       activation(ws, cap, I), scratch(ws, cap, I + 1), n);
+            };
+            if constexpr (constexpr std::size_t D = dense_above_pair<I>(); D < layers) {
+                // The pooled gradient of a few samples at a time = dZ . W^T of the Dense above (its dZ in
+                // its output block, W^T the copy this thread's forward made), each row as the Dense's own
+                // GEMM computes it, into a group buffer that stays in cache.
+                constexpr std::size_t U = layer<D>::output_shape::size, In = layer<D>::input_shape::size;
+                const float* dz = activation(ws, cap, D);
+                const float* wt = ops<D>::template transposed_kernel<layer<D>>(
+                    params + layer<D>::template weight<0>::offset, 0, ops<D>::keeps_transpose(D));
+                float* group = conv_pool<I>::group_buffer();
+                run([=](std::size_t s0, std::size_t count) {
+                    kernels::gemm_nn<U, In>(count, dz + s0 * U, wt, group);
+                    return group;
+                });
+            } else {
+                run(detail::dy_in_place{pooled_dy, layer<I + 1>::output_shape::size});
+            }
         } else if constexpr (deferred_kernel<I>()) {
             const float* in;
             float* dx;
@@ -490,6 +549,8 @@ private:
                 in = activation(ws, cap, I - 1);
                 dx = delta(ws, cap, gradient_buffer[I - 1]);
             }
+            if constexpr (dx_left_to_pair<I>())
+                dx = nullptr;   // the fused pair below computes it from dZ as it needs it
             float* y = activation(ws, cap, I);   // dZ replaces the output: deferred_gradient reads it there
             ops<I>::template backward_keeping<layer<I>>(params, in, y, dy, y, dx, grads, n, fused, !defer_kernels);
         } else if constexpr (I == 0) {

@@ -169,7 +169,15 @@ struct conv_core {
 /// window's argmax is computed from the pooled value itself.
 ///
 ///   forward:  x (n, in) -> cols (n, P, K) kept for backward, z1 (P, F) per sample -> y (n, Q, F), argmax
-///   backward: dy (n, Q, F) -> dW, db; dx (n, in) may share dy's buffer (see `reverse`).
+///   backward: dy (n, Q, F) -> dW, db; dx (n, in) may share dy's buffer (see `reverse`); dy may instead
+///             come a group of samples at a time from the layer above (see `backward`).
+/// conv_pool_pair::backward's default source of the pooled gradient: it is already in dy, (n, stride).
+struct dy_in_place {
+    float* dy;
+    std::size_t stride;
+    float* operator()(std::size_t s0, std::size_t) const noexcept { return dy + s0 * stride; }
+};
+
 template <class Conv, class Pool>
 struct conv_pool_pair {
     using conv_type = Conv;
@@ -200,16 +208,38 @@ struct conv_pool_pair {
         }
     }
 
+    /// `pooled(s0, count)` gives where the pooled gradients of samples [s0, s0 + count) lie, (count, Q F):
+    /// dy itself (dy_in_place), or a buffer that the layer above fills only now (a Dense's input
+    /// gradient, written while this pass needs it and still in cache). Called for groups of `group`
+    /// samples, each before its samples are read, in the order they are taken; the pass overwrites them.
+    static constexpr std::size_t group = 4;
+
+    /// This thread's buffer for one group's pooled gradients, (group, Q F): made once, then reused.
+    static float*
+    group_buffer()
+    {
+        thread_local std::vector<float> buffer(group * Pool::out);
+        return buffer.data();
+    }
+
+    template <class Pooled>
     static void
-    backward(const float* w, const float* x, const float* y, float* dy, float* dx, float* dw, float* db, float* cols,
-             float* z1, const float* argmax, std::size_t n) noexcept
+    backward(const float* w, const float* x, const float* y, const Pooled& pooled, float* dx, float* dw, float* db,
+             float* cols, float* z1, const float* argmax, std::size_t n) noexcept
     {
         constexpr std::size_t Q = Pool::out / F;   // pooled positions
         const float* wt = dx ? kernels::transposed_scratch<F, K>(w) : nullptr;   // W^T (F, K), once per pass
+        float* from = nullptr;                     // sample s0's pooled gradient
+        std::size_t s0 = 0;
         for (std::size_t i = 0; i < n; ++i) {
             const std::size_t s = reverse ? n - 1 - i : i;
+            if (i % group == 0) {
+                const std::size_t count = std::min(group, n - i);
+                s0 = reverse ? n - i - count : i;
+                from = pooled(s0, count);
+            }
             float* cs = Conv::in_place ? cols : cols + s * P * K;   // in place: cols is dcols' buffer
-            float* dys = dy + s * Pool::out;
+            float* dys = from + (s - s0) * Pool::out;
             // While the sample's pooled gradient is in cache: act'(z) at each argmax (from the pooled
             // value), the bias gradient (each pooled gradient lands on one z: the same sums), dZ (P, F).
             kernels::activation_backward<Act, F>(y + s * Pool::out, dys, dys, Q);
