@@ -6,6 +6,7 @@
 #include <catch2/catch.hpp>
 
 #include <array>
+#include <cmath>
 #include <vector>
 
 using namespace tpudsl;
@@ -82,4 +83,45 @@ TEST_CASE("the learning rate can change between steps", "[optimizers]")
     opt.learning_rate = 0.5f;
     opt.update(opt.prepare(2), &w, &g, slots, 0, 1);
     CHECK(w == Approx(1.0 - 0.01 - 0.5).margin(1e-7));
+}
+
+TEST_CASE("optimizers: the same bits whether a buffer is updated whole, in shards or element by element",
+          "[optimizers]")
+{
+    // 37 elements: whole vectors and a partial last one; shards that begin and end inside vectors
+    // (the strategies cut the buffer between their threads, the fused pass into blocks).
+    constexpr std::size_t n = 37;
+    auto run_split = [](auto opt, const std::vector<std::size_t>& cuts) {
+        using Opt = decltype(opt);
+        std::vector<float> w(n), g(n), slots(Opt::slots * n, 0.0f);
+        for (std::size_t i = 0; i < n; ++i) {
+            w[i] = 0.01f * static_cast<float>(i) - 0.2f;
+            g[i] = 0.3f * std::sin(static_cast<float>(i) + 1.0f);
+        }
+        float* slot_ptrs[4] = {};
+        for (std::size_t s = 0; s < Opt::slots; ++s)
+            slot_ptrs[s] = slots.data() + s * n;
+        for (std::uint64_t t = 1; t <= 3; ++t) {
+            const auto c = opt.prepare(t);
+            for (std::size_t k = 0; k + 1 < cuts.size(); ++k)
+                opt.update(c, w.data(), g.data(), slot_ptrs, cuts[k], cuts[k + 1]);
+            opt.advance(c);
+        }
+        w.insert(w.end(), slots.begin(), slots.end());
+        return w;
+    };
+    std::vector<std::size_t> each(n + 1);
+    for (std::size_t i = 0; i <= n; ++i)
+        each[i] = i;
+    auto check_opt = [&](auto opt, const char* name) {
+        INFO(name);
+        const auto whole = run_split(opt, {0, n});
+        CHECK(run_split(opt, {0, 5, 21, 22, n}) == whole);
+        CHECK(run_split(opt, each) == whole);
+        CHECK(whole[0] != -0.2f);   // it did update
+    };
+    check_opt(optimizers::SGD{.momentum = 0.9f, .nesterov = true}, "SGD");
+    check_opt(optimizers::Adam{}, "Adam");
+    check_opt(optimizers::Nadam{}, "Nadam");
+    check_opt(optimizers::RMSprop{.momentum = 0.9f, .centered = true}, "RMSprop");
 }

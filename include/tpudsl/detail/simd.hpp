@@ -23,6 +23,9 @@ struct vfloat {
     friend vfloat fma(vfloat a, vfloat b, vfloat c) noexcept { return {a.v * b.v + c.v}; }
     friend vfloat operator+(vfloat a, vfloat b) noexcept { return {a.v + b.v}; }
     friend vfloat operator*(vfloat a, vfloat b) noexcept { return {a.v * b.v}; }
+    friend vfloat operator-(vfloat a, vfloat b) noexcept { return {a.v - b.v}; }
+    friend vfloat operator/(vfloat a, vfloat b) noexcept { return {a.v / b.v}; }
+    friend vfloat sqrt(vfloat a) noexcept { return {__builtin_sqrtf(a.v)}; }
     friend float reduce_add(vfloat a) noexcept { return a.v; }
     friend vfloat max(vfloat a, vfloat b) noexcept { return {a.v > b.v ? a.v : b.v}; }
     /// The first `count` (< size) lanes from p, the others 0; never reads past p + count.
@@ -67,6 +70,9 @@ struct vfloat {
     friend vfloat fma(vfloat a, vfloat b, vfloat c) noexcept { return {xsimd::fma(a.v, b.v, c.v)}; }
     friend vfloat operator+(vfloat a, vfloat b) noexcept { return {a.v + b.v}; }
     friend vfloat operator*(vfloat a, vfloat b) noexcept { return {a.v * b.v}; }
+    friend vfloat operator-(vfloat a, vfloat b) noexcept { return {a.v - b.v}; }
+    friend vfloat operator/(vfloat a, vfloat b) noexcept { return {a.v / b.v}; }
+    friend vfloat sqrt(vfloat a) noexcept { return {xsimd::sqrt(a.v)}; }
     friend float reduce_add(vfloat a) noexcept { return xsimd::hadd(a.v); }
     /// A compare and a blend: GCC 12 warns about the undefined pass-through operand of _mm512_max_ps.
     friend vfloat max(vfloat a, vfloat b) noexcept { return {xsimd::select(a.v < b.v, b.v, a.v)}; }

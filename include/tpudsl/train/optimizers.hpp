@@ -5,17 +5,59 @@
 /// An optimizer updates a shard [begin, end) of the flat parameter buffer from the summed gradient,
 /// with its slots (m, v, ...) in buffers of the same layout:
 ///   auto c = opt.prepare(t);                       // per-step scalars, t = iterations + 1
-///   opt.update(c, w, g, slots, begin, end);        // element-wise, vectorisable, no allocation
+///   opt.update(c, w, g, slots, begin, end);        // element-wise, in vectors, no allocation
 /// `advance(c)` then commits per-step state (Nadam's momentum product), once per step.
+/// Every element goes through the same vector operations (the last vector of a shard with masked
+/// loads and stores), so the bits do not depend on where the shards begin and end.
 #ifndef TPUDSL_TRAIN_OPTIMIZERS_HPP
 #define TPUDSL_TRAIN_OPTIMIZERS_HPP
 
+#include <tpudsl/detail/simd.hpp>
+
+#include <algorithm>
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
 #include <string_view>
 
 namespace tpudsl::optimizers {
+
+namespace detail {
+using tpudsl::detail::simd::vfloat;
+
+/// A view of w, g or a slot from element i on, `lanes` of them (the last vector of a shard: fewer).
+struct lanes_at {
+    std::size_t i, lanes;
+    [[nodiscard]] vfloat
+    operator()(const float* p) const noexcept
+    {
+        return lanes == vfloat::size ? vfloat::load(p + i) : vfloat::load_n(p + i, lanes);
+    }
+    void
+    store(vfloat v, float* p) const noexcept
+    {
+        if (lanes == vfloat::size)
+            v.store(p + i);
+        else
+            v.store_n(p + i, lanes);
+    }
+};
+
+/// f(at) for the vectors of [begin, end), at a lanes_at.
+template <class F>
+inline void
+for_each_vector(std::size_t begin, std::size_t end, F&& f) noexcept
+{
+    for (std::size_t i = begin; i < end; i += vfloat::size)
+        f(lanes_at{i, std::min(vfloat::size, end - i)});
+}
+
+[[nodiscard]] inline vfloat
+splat(float x) noexcept
+{
+    return vfloat::broadcast(x);
+}
+} // namespace detail
 
 /// `SGD(learning_rate=0.01, momentum=0.0, nesterov=False)`: v = mu v - lr g; w += v
 /// (Nesterov: w += mu v - lr g, with the updated v).
@@ -42,20 +84,23 @@ struct SGD {
     update(const step_constants& c, float* w, const float* g, float* const* s, std::size_t begin,
            std::size_t end) const noexcept
     {
+        using detail::splat;
         float* v = s[0];
+        const auto lr = splat(c.lr), mu = splat(c.mu);
         if (c.mu == 0.0f) {
-            for (std::size_t i = begin; i < end; ++i)
-                w[i] -= c.lr * g[i];
+            detail::for_each_vector(begin, end, [&](detail::lanes_at at) { at.store(at(w) - lr * at(g), w); });
         } else if (nesterov) {
-            for (std::size_t i = begin; i < end; ++i) {
-                v[i] = c.mu * v[i] - c.lr * g[i];
-                w[i] += c.mu * v[i] - c.lr * g[i];
-            }
+            detail::for_each_vector(begin, end, [&](detail::lanes_at at) {
+                const auto vi = mu * at(v) - lr * at(g);
+                at.store(vi, v);
+                at.store(at(w) + (mu * vi - lr * at(g)), w);
+            });
         } else {
-            for (std::size_t i = begin; i < end; ++i) {
-                v[i] = c.mu * v[i] - c.lr * g[i];
-                w[i] += v[i];
-            }
+            detail::for_each_vector(begin, end, [&](detail::lanes_at at) {
+                const auto vi = mu * at(v) - lr * at(g);
+                at.store(vi, v);
+                at.store(at(w) + vi, w);
+            });
         }
     }
 };
@@ -88,14 +133,18 @@ struct Adam {
     update(const step_constants& c, float* w, const float* g, float* const* s, std::size_t begin,
            std::size_t end) const noexcept
     {
+        using detail::splat;
         float* m = s[0];
         float* v = s[1];
-        const float a1 = 1.0f - beta_1, a2 = 1.0f - beta_2;
-        for (std::size_t i = begin; i < end; ++i) {
-            m[i] += (g[i] - m[i]) * a1;
-            v[i] += (g[i] * g[i] - v[i]) * a2;
-            w[i] -= c.alpha * m[i] / (std::sqrt(v[i]) + epsilon);
-        }
+        const auto a1 = splat(1.0f - beta_1), a2 = splat(1.0f - beta_2), alpha = splat(c.alpha), eps = splat(epsilon);
+        detail::for_each_vector(begin, end, [&](detail::lanes_at at) {
+            const auto gi = at(g), mi0 = at(m), vi0 = at(v);
+            const auto mi = mi0 + (gi - mi0) * a1;
+            const auto vi = vi0 + (gi * gi - vi0) * a2;
+            at.store(mi, m);
+            at.store(vi, v);
+            at.store(at(w) - alpha * mi / (sqrt(vi) + eps), w);
+        });
     }
 };
 
@@ -147,15 +196,20 @@ struct Nadam {
     update(const step_constants& c, float* w, const float* g, float* const* s, std::size_t begin,
            std::size_t end) const noexcept
     {
+        using detail::splat;
         float* m = s[0];
         float* v = s[1];
-        const float a1 = 1.0f - beta_1, a2 = 1.0f - beta_2;
-        for (std::size_t i = begin; i < end; ++i) {
-            m[i] += (g[i] - m[i]) * a1;
-            v[i] += (g[i] * g[i] - v[i]) * a2;
-            const float m_hat = c.m_coef * m[i] + c.g_coef * g[i];
-            w[i] -= c.lr * m_hat / (std::sqrt(v[i] * c.v_correction) + epsilon);
-        }
+        const auto a1 = splat(1.0f - beta_1), a2 = splat(1.0f - beta_2), eps = splat(epsilon);
+        const auto m_coef = splat(c.m_coef), g_coef = splat(c.g_coef), v_corr = splat(c.v_correction), lr = splat(c.lr);
+        detail::for_each_vector(begin, end, [&](detail::lanes_at at) {
+            const auto gi = at(g), mi0 = at(m), vi0 = at(v);
+            const auto mi = mi0 + (gi - mi0) * a1;
+            const auto vi = vi0 + (gi * gi - vi0) * a2;
+            at.store(mi, m);
+            at.store(vi, v);
+            const auto m_hat = m_coef * mi + g_coef * gi;
+            at.store(at(w) - lr * m_hat / (sqrt(vi * v_corr) + eps), w);
+        });
     }
 };
 
@@ -187,24 +241,30 @@ struct RMSprop {
     update(const step_constants& c, float* w, const float* g, float* const* s, std::size_t begin,
            std::size_t end) const noexcept
     {
+        using detail::splat;
         float* v = s[0];
         float* mom = s[1];
         float* gbar = s[2];
-        for (std::size_t i = begin; i < end; ++i) {
-            v[i] = rho * v[i] + (1.0f - rho) * g[i] * g[i];
-            float denom = v[i];
+        const auto r = splat(rho), r1 = splat(1.0f - rho), eps = splat(epsilon), lr = splat(c.lr), mu = splat(momentum);
+        detail::for_each_vector(begin, end, [&](detail::lanes_at at) {
+            const auto gi = at(g);
+            const auto vi = r * at(v) + r1 * gi * gi;
+            at.store(vi, v);
+            auto denom = vi;
             if (centered) {
-                gbar[i] = rho * gbar[i] + (1.0f - rho) * g[i];
-                denom -= gbar[i] * gbar[i];
+                const auto gb = r * at(gbar) + r1 * gi;
+                at.store(gb, gbar);
+                denom = denom - gb * gb;
             }
-            const float d = c.lr * g[i] / std::sqrt(denom + epsilon);
+            const auto d = lr * gi / sqrt(denom + eps);
             if (momentum > 0.0f) {
-                mom[i] = momentum * mom[i] + d;
-                w[i] -= mom[i];
+                const auto mi = mu * at(mom) + d;
+                at.store(mi, mom);
+                at.store(at(w) - mi, w);
             } else {
-                w[i] -= d;
+                at.store(at(w) - d, w);
             }
-        }
+        });
     }
 };
 
