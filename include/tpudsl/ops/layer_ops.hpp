@@ -161,6 +161,13 @@ struct conv_core {
     }
 };
 
+/// conv_pool_pair::backward's default source of the pooled gradient: it is already in dy, (n, stride).
+struct dy_in_place {
+    float* dy;
+    std::size_t stride;
+    float* operator()(std::size_t s0, std::size_t) const noexcept { return dy + s0 * stride; }
+};
+
 /// A convolution and the max pooling right after it, one sample at a time. The convolution's output
 /// and its gradient live only in a one-sample buffer (`z1`) that stays in cache between the two
 /// layers, instead of a (n, positions, F) block that the pooling reads back from memory and that
@@ -171,13 +178,6 @@ struct conv_core {
 ///   forward:  x (n, in) -> cols (n, P, K) kept for backward, z1 (P, F) per sample -> y (n, Q, F), argmax
 ///   backward: dy (n, Q, F) -> dW, db; dx (n, in) may share dy's buffer (see `reverse`); dy may instead
 ///             come a group of samples at a time from the layer above (see `backward`).
-/// conv_pool_pair::backward's default source of the pooled gradient: it is already in dy, (n, stride).
-struct dy_in_place {
-    float* dy;
-    std::size_t stride;
-    float* operator()(std::size_t s0, std::size_t) const noexcept { return dy + s0 * stride; }
-};
-
 template <class Conv, class Pool>
 struct conv_pool_pair {
     using conv_type = Conv;

@@ -57,6 +57,20 @@ splat(float x) noexcept
 {
     return vfloat::broadcast(x);
 }
+
+/// Adam's and Nadam's moments at `at`: m += (g - m) a1, v += (g^2 - v) a2, stored; returns {g, m, v}.
+struct moments {
+    vfloat g, m, v;
+};
+[[nodiscard]] inline moments
+update_moments(lanes_at at, const float* g, float* m, float* v, vfloat a1, vfloat a2) noexcept
+{
+    const vfloat gi = at(g), m0 = at(m), v0 = at(v);
+    const moments r{gi, m0 + (gi - m0) * a1, v0 + (gi * gi - v0) * a2};
+    at.store(r.m, m);
+    at.store(r.v, v);
+    return r;
+}
 } // namespace detail
 
 /// `SGD(learning_rate=0.01, momentum=0.0, nesterov=False)`: v = mu v - lr g; w += v
@@ -138,12 +152,8 @@ struct Adam {
         float* v = s[1];
         const auto a1 = splat(1.0f - beta_1), a2 = splat(1.0f - beta_2), alpha = splat(c.alpha), eps = splat(epsilon);
         detail::for_each_vector(begin, end, [&](detail::lanes_at at) {
-            const auto gi = at(g), mi0 = at(m), vi0 = at(v);
-            const auto mi = mi0 + (gi - mi0) * a1;
-            const auto vi = vi0 + (gi * gi - vi0) * a2;
-            at.store(mi, m);
-            at.store(vi, v);
-            at.store(at(w) - alpha * mi / (sqrt(vi) + eps), w);
+            const auto mv = detail::update_moments(at, g, m, v, a1, a2);
+            at.store(at(w) - alpha * mv.m / (sqrt(mv.v) + eps), w);
         });
     }
 };
@@ -202,13 +212,9 @@ struct Nadam {
         const auto a1 = splat(1.0f - beta_1), a2 = splat(1.0f - beta_2), eps = splat(epsilon);
         const auto m_coef = splat(c.m_coef), g_coef = splat(c.g_coef), v_corr = splat(c.v_correction), lr = splat(c.lr);
         detail::for_each_vector(begin, end, [&](detail::lanes_at at) {
-            const auto gi = at(g), mi0 = at(m), vi0 = at(v);
-            const auto mi = mi0 + (gi - mi0) * a1;
-            const auto vi = vi0 + (gi * gi - vi0) * a2;
-            at.store(mi, m);
-            at.store(vi, v);
-            const auto m_hat = m_coef * mi + g_coef * gi;
-            at.store(at(w) - lr * m_hat / (sqrt(vi * v_corr) + eps), w);
+            const auto mv = detail::update_moments(at, g, m, v, a1, a2);
+            const auto m_hat = m_coef * mv.m + g_coef * mv.g;
+            at.store(at(w) - lr * m_hat / (sqrt(mv.v * v_corr) + eps), w);
         });
     }
 };
