@@ -5,6 +5,7 @@
 #include <tpudsl/kernels/direct_conv.hpp>
 #include <tpudsl/kernels/gemm.hpp>
 #include <tpudsl/kernels/im2col.hpp>
+#include <tpudsl/kernels/pooling.hpp>
 #include <tpudsl/ops/graph.hpp>
 #include <tpudsl/tpudsl.hpp>
 
@@ -12,6 +13,9 @@
 
 #include <catch2/catch.hpp>
 
+#include <cmath>
+#include <cstring>
+#include <limits>
 #include <vector>
 
 using namespace tpudsl;
@@ -42,7 +46,118 @@ check_in_place_bits(std::size_t samples)
     CHECK(got_dw == want_dw);
 }
 
+/// Bit for bit, NaN included: the float vectors compared as bytes.
+bool
+same_bits(const std::vector<float>& a, const std::vector<float>& b)
+{
+    return a.size() == b.size() && std::memcmp(a.data(), b.data(), a.size() * sizeof(float)) == 0;
+}
+
+/// Inputs with ties: a third of them 0 (a Relu's windows then hold several zeros) and some repeated.
+std::vector<float>
+input_with_ties(std::size_t n, std::uint32_t seed)
+{
+    auto x = random_vector(n, seed);
+    for (std::size_t i = 0; i < n; ++i) {
+        if (i % 3 == 1)
+            x[i] = 0.0f;
+        else if (i % 7 == 5)
+            x[i] = x[i - 1];
+    }
+    return x;
+}
+
+/// conv_pool_forward_in_place against conv_forward_in_place + max_pool_forward: pooled values and
+/// argmax, the same bits.
+template <kernels::window_geometry G, kernels::window_geometry PG, std::size_t F, class Act>
+void
+check_pooled_in_tiles(std::size_t samples, bool with_nan = false)
+{
+    STATIC_REQUIRE(kernels::pools_in_tiles<G, PG, F>);
+    constexpr std::size_t P = G.positions(), out = PG.positions() * F;
+    auto x = input_with_ties(samples * G.in_size(), 21);
+    if (with_nan)
+        x[G.in_size() / 2] = std::numeric_limits<float>::quiet_NaN();
+    const auto w = random_vector(G.patch() * F, 22);
+    auto b = random_vector(F, 23);
+    b[0] = 0.0f;   // filter 0 of a zero patch gives exact zeros: ties in its windows
+    std::vector<float> z(P * F), want_y(samples * out), want_a(samples * out), got_y(samples * out),
+        got_a(samples * out, -1.0f);
+    for (std::size_t s = 0; s < samples; ++s) {
+        kernels::conv_forward_in_place<G, F, Act>(x.data() + s * G.in_size(), w.data(), b.data(), z.data());
+        kernels::max_pool_forward<PG>(z.data(), want_y.data() + s * out, want_a.data() + s * out);
+        kernels::conv_pool_forward_in_place<G, PG, F, Act>(x.data() + s * G.in_size(), w.data(), b.data(),
+                                                           got_y.data() + s * out, got_a.data() + s * out);
+    }
+    CHECK(same_bits(got_y, want_y));
+    CHECK(same_bits(got_a, want_a));
+}
+
+/// max_pool_backward_through against activation_backward + column_sums + max_pool_backward.
+template <kernels::window_geometry PG, class Act>
+void
+check_pool_backward_through(bool accumulate)
+{
+    STATIC_REQUIRE(kernels::pool_backward_through_act<PG, Act>);
+    constexpr std::size_t C = PG.channels, Q = PG.positions();
+    const auto z = input_with_ties(PG.in_size(), 31);
+    std::vector<float> y(Q * C), argmax(Q * C);
+    kernels::max_pool_forward<PG>(z.data(), y.data(), argmax.data());
+    if constexpr (std::is_same_v<Act, Relu>)
+        for (float& v : y)
+            v = v > 0.0f ? v : 0.0f;
+    const auto dy = random_vector(Q * C, 32);
+    const auto db0 = random_vector(C, 33);
+    std::vector<float> g = dy, want_dx(PG.in_size()), want_db = db0;
+    kernels::activation_backward<Act, C>(y.data(), g.data(), g.data(), Q);
+    ops::detail::column_sums<C>(g.data(), want_db.data(), Q, accumulate);
+    kernels::max_pool_backward<PG>(g.data(), argmax.data(), want_dx.data());
+    std::vector<float> got_dx(PG.in_size(), 7.0f), got_db = db0;   // every element of dx is written
+    kernels::max_pool_backward_through<PG, Act>(y.data(), dy.data(), argmax.data(), got_dx.data(), got_db.data(),
+                                                accumulate);
+    CHECK(same_bits(got_dx, want_dx));
+    CHECK(same_bits(got_db, want_db));
+}
+
 } // namespace
+
+TEST_CASE("a direct convolution pools its windows in registers with the separate passes' bits", "[kernels]")
+{
+    using kernels::window_geometry;
+    // The Fashion model's pair; then outputs that leave a row and a column to no window (27 x 27 under
+    // 2 x 2), 3 x 3 windows over 10 filters (a partial vector), a non-square window with strides, and
+    // a NaN input (the maximum skips it unless it comes first, as in max_pool_forward).
+    check_pooled_in_tiles<window_geometry{28, 28, 1, 3, 3, 1, 1, 26, 26, 0, 0},
+                          window_geometry{26, 26, 64, 2, 2, 2, 2, 13, 13, 0, 0}, 64, Relu>(3);
+    check_pooled_in_tiles<window_geometry{28, 28, 1, 3, 3, 1, 1, 26, 26, 0, 0},
+                          window_geometry{26, 26, 64, 2, 2, 2, 2, 13, 13, 0, 0}, 64, Linear>(2);
+    check_pooled_in_tiles<window_geometry{29, 29, 2, 3, 3, 1, 1, 27, 27, 0, 0},
+                          window_geometry{27, 27, 24, 2, 2, 2, 2, 13, 13, 0, 0}, 24, Relu>(2);
+    check_pooled_in_tiles<window_geometry{14, 14, 1, 3, 3, 1, 1, 12, 12, 0, 0},
+                          window_geometry{12, 12, 10, 3, 3, 3, 3, 4, 4, 0, 0}, 10, Relu>(2);
+    check_pooled_in_tiles<window_geometry{13, 18, 3, 2, 3, 2, 1, 6, 16, 0, 0},
+                          window_geometry{6, 16, 16, 1, 3, 1, 3, 6, 5, 0, 0}, 16, Linear>(2);
+    check_pooled_in_tiles<window_geometry{28, 28, 1, 3, 3, 1, 1, 26, 26, 0, 0},
+                          window_geometry{26, 26, 64, 2, 2, 2, 2, 13, 13, 0, 0}, 64, Relu>(1, true);
+    // Windows that overlap, or a pooling with padding, keep the separate passes.
+    STATIC_REQUIRE_FALSE(kernels::pools_in_tiles<window_geometry{28, 28, 1, 3, 3, 1, 1, 26, 26, 0, 0},
+                                                 window_geometry{26, 26, 64, 3, 3, 2, 2, 12, 12, 0, 0}, 64>);
+    STATIC_REQUIRE_FALSE(kernels::pools_in_tiles<window_geometry{28, 28, 1, 3, 3, 1, 1, 26, 26, 0, 0},
+                                                 window_geometry{26, 26, 64, 3, 3, 3, 3, 9, 9, 1, 1}, 64>);
+}
+
+TEST_CASE("a pooling's backward through its activation and bias sums in one pass gives the passes' bits",
+          "[kernels]")
+{
+    using kernels::window_geometry;
+    // The Fashion model's pooling; the Reuters model's (1-D, an odd length leaves the last row to no
+    // window); 3 x 3 windows that leave two columns out; Linear; db written and added to.
+    check_pool_backward_through<window_geometry{26, 26, 64, 2, 2, 2, 2, 13, 13, 0, 0}, Relu>(false);
+    check_pool_backward_through<window_geometry{26, 26, 64, 2, 2, 2, 2, 13, 13, 0, 0}, Relu>(true);
+    check_pool_backward_through<window_geometry{1, 297, 64, 1, 2, 1, 2, 1, 148, 0, 0}, Relu>(true);
+    check_pool_backward_through<window_geometry{10, 11, 16, 3, 3, 3, 3, 3, 3, 0, 0}, Relu>(false);
+    check_pool_backward_through<window_geometry{10, 11, 16, 3, 3, 3, 3, 3, 3, 0, 0}, Linear>(true);
+}
 
 TEST_CASE("convolutions read in place give im2col's bits", "[kernels]")
 {

@@ -47,6 +47,8 @@ struct vfloat {
     }
     /// x where a == b, else 0 (lane by lane).
     friend vfloat where_equal(vfloat a, vfloat b, vfloat x) noexcept { return {a.v == b.v ? x.v : 0.0f}; }
+    /// x where a > b, else 0 (lane by lane).
+    friend vfloat where_greater(vfloat a, vfloat b, vfloat x) noexcept { return {a.v > b.v ? x.v : 0.0f}; }
 };
 inline constexpr const char* arch_name = "scalar";
 #else
@@ -74,8 +76,17 @@ struct vfloat {
     friend vfloat operator/(vfloat a, vfloat b) noexcept { return {a.v / b.v}; }
     friend vfloat sqrt(vfloat a) noexcept { return {xsimd::sqrt(a.v)}; }
     friend float reduce_add(vfloat a) noexcept { return xsimd::hadd(a.v); }
-    /// A compare and a blend: GCC 12 warns about the undefined pass-through operand of _mm512_max_ps.
-    friend vfloat max(vfloat a, vfloat b) noexcept { return {xsimd::select(a.v < b.v, b.v, a.v)}; }
+    /// (a < b) ? b : a, lane by lane (NaN in a stays). AVX-512: a compare and a blend (GCC 12 warns
+    /// about the undefined pass-through operand of _mm512_max_ps).
+    friend vfloat
+    max(vfloat a, vfloat b) noexcept
+    {
+#if defined(__AVX2__) && !defined(__AVX512F__)
+        return {batch(_mm256_max_ps(b.v, a.v))};   // (b > a) ? b : a, the select below in one instruction
+#else
+        return {xsimd::select(a.v < b.v, b.v, a.v)};
+#endif
+    }
 
     /// The first `count` (< size) lanes from p, the others 0; never reads past p + count.
     static vfloat
@@ -123,14 +134,39 @@ struct vfloat {
     /// Where a > b: b = a and ib = ia (lane by lane, without a branch).
     friend void take_if_greater(vfloat a, vfloat& b, vfloat ia, vfloat& ib) noexcept
     {
+#if defined(__AVX2__) && !defined(__AVX512F__) && defined(__GNUC__)
+        // GCC 12 turns a blend on a compare's mask into the compare, an integer sign test of the mask
+        // and the blend: one more instruction per blend, and two crossings between the float and
+        // integer domains in the pooling's dependency chain. Written out, the blends stay blends.
+        const __m256 m = _mm256_cmp_ps(a.v, b.v, _CMP_GT_OQ);
+        __m256 nb, nib;
+        asm("vblendvps %3, %2, %1, %0" : "=x"(nb) : "x"(__m256(b.v)), "x"(__m256(a.v)), "x"(m));
+        asm("vblendvps %3, %2, %1, %0" : "=x"(nib) : "x"(__m256(ib.v)), "x"(__m256(ia.v)), "x"(m));
+        b.v = nb;
+        ib.v = nib;
+#else
         const auto m = a.v > b.v;
         b.v = xsimd::select(m, a.v, b.v);
         ib.v = xsimd::select(m, ia.v, ib.v);
+#endif
     }
     /// x where a == b, else 0 (lane by lane).
     friend vfloat where_equal(vfloat a, vfloat b, vfloat x) noexcept
     {
+#if defined(__AVX2__) && !defined(__AVX512F__)
+        return {batch(_mm256_and_ps(_mm256_cmp_ps(a.v, b.v, _CMP_EQ_OQ), x.v))};   // a mask, not a blend
+#else
         return {xsimd::select(a.v == b.v, x.v, batch(0.0f))};
+#endif
+    }
+    /// x where a > b, else 0 (lane by lane).
+    friend vfloat where_greater(vfloat a, vfloat b, vfloat x) noexcept
+    {
+#if defined(__AVX2__) && !defined(__AVX512F__)
+        return {batch(_mm256_and_ps(_mm256_cmp_ps(a.v, b.v, _CMP_GT_OQ), x.v))};
+#else
+        return {xsimd::select(a.v > b.v, x.v, batch(0.0f))};
+#endif
     }
 };
 inline const char* const arch_name = xsimd::default_arch::name();

@@ -24,8 +24,10 @@
 #include <tpudsl/kernels/gemm.hpp>
 #include <tpudsl/kernels/window_geometry.hpp>
 
+#include <algorithm>
 #include <array>
 #include <cstddef>
+#include <cstdint>
 #include <type_traits>
 #include <utility>
 
@@ -119,6 +121,78 @@ forward_tile(const float* x, std::size_t p0, const float* w, float* z, const Epi
             else
                 acc[r][v].store_n(out, lanes);
         }
+}
+
+/// Vectors of channels per pool_tile over windows of E positions: the E V accumulators, V kernel
+/// vectors and one broadcast in the registers (at most 4 vectors); 0 when even one does not fit.
+template <std::size_t E>
+inline constexpr std::size_t pool_panel_vectors =
+    std::min<std::size_t>(4, (tpudsl::detail::simd::registers - 1) / (E + 1));
+
+/// One pooling window of PG over the convolution's output, V vectors at column `col`: its k_h k_w
+/// positions computed as forward_tile computes them (the same chains, then the epilogue), and their
+/// maximum and argmax taken in registers as max_pool_forward takes them (window order, the first
+/// maximum on ties, the argmax the flat index into the convolution's (P, F) output). Nothing of the
+/// convolution's output is stored.
+template <window_geometry G, window_geometry PG, std::size_t F, std::size_t V, std::size_t Last, class Epi>
+inline void
+pool_tile(const float* x, std::size_t window, const float* w, float* y, float* argmax, const Epi& epi,
+          std::size_t col) noexcept
+{
+    static constexpr auto off = patch_offsets<G>;
+    constexpr std::size_t E = PG.k_h * PG.k_w;
+    const std::size_t first = (window / PG.out_w) * PG.s_h * PG.in_w + (window % PG.out_w) * PG.s_w;
+    const float* base[E];
+#pragma GCC unroll 16
+    for (std::size_t e = 0; e < E; ++e)
+        base[e] = x + window_start<G>(first + (e / PG.k_w) * PG.in_w + e % PG.k_w);
+    vfloat acc[E][V];
+#pragma GCC unroll 16
+    for (std::size_t e = 0; e < E; ++e)
+#pragma GCC unroll 4
+        for (std::size_t v = 0; v < V; ++v)
+            acc[e][v] = vfloat::broadcast(0.0f);
+    constexpr std::size_t K = G.patch();
+#pragma GCC unroll 64
+    for (std::size_t k = 0; k < K; ++k) {
+        vfloat bv[V];
+#pragma GCC unroll 4
+        for (std::size_t v = 0; v < V; ++v)
+            bv[v] = v + 1 < V || Last == W ? vfloat::load(w + k * F + col + v * W)
+                                           : vfloat::load_n(w + k * F + col + v * W, Last);
+#pragma GCC unroll 16
+        for (std::size_t e = 0; e < E; ++e) {
+            const vfloat av = vfloat::broadcast(base[e][off[k]]);
+#pragma GCC unroll 4
+            for (std::size_t v = 0; v < V; ++v)
+                acc[e][v] = fma(av, bv[v], acc[e][v]);
+        }
+    }
+    // Window element e's argmax index is (first + step_e) F + channel: exact integers in a float
+    // (under 2^24), one conversion per tile and constant vectors for the rest.
+    const vfloat at = vfloat::broadcast(static_cast<float>(static_cast<std::int32_t>(first * F + col)));
+#pragma GCC unroll 4
+    for (std::size_t v = 0; v < V; ++v) {
+        const std::size_t lanes = v + 1 < V ? W : Last, c = col + v * W;
+#pragma GCC unroll 16
+        for (std::size_t e = 0; e < E; ++e)
+            epi.apply(acc[e][v], c, lanes);
+        vfloat m = acc[0][v], am = at + vfloat::ramp(static_cast<float>(v * W));
+#pragma GCC unroll 16
+        for (std::size_t e = 1; e < E; ++e) {
+            const std::size_t step = (e / PG.k_w) * PG.in_w + e % PG.k_w;
+            take_if_greater(acc[e][v], m, at + vfloat::ramp(static_cast<float>(step * F + v * W)), am);
+        }
+        float* yo = y + window * F + c;
+        float* ao = argmax + window * F + c;
+        if (lanes == W) {
+            m.store(yo);
+            am.store(ao);
+        } else {
+            m.store_n(yo, lanes);
+            am.store_n(ao, lanes);
+        }
+    }
 }
 
 /// dW rows [K0, K0 + R) (patch elements), V vectors at column `col`, (+)= sum over the sample's
@@ -225,6 +299,40 @@ conv_forward_in_place(const float* x, const float* w, const float* b, float* z) 
                 detail_direct::forward_tile<G, F, positions % mr, V, Last>(x, p, w, z, epi, col);
         });
     }
+}
+
+/// True when a direct convolution of geometry G with F filters and the max pooling PG over its output
+/// run as one pass (conv_pool_forward_in_place): windows that tile the output without padding, each
+/// window's positions few enough to stay in registers as the rows of one tile.
+template <window_geometry G, window_geometry PG, std::size_t F>
+inline constexpr bool pools_in_tiles = conv_path_for<G> == conv_path::direct && PG.s_h == PG.k_h &&
+                                       PG.s_w == PG.k_w && PG.windows_inside() && PG.channels == F &&
+                                       PG.in_h == G.out_h && PG.in_w == G.out_w &&
+                                       detail_direct::pool_panel_vectors<PG.k_h * PG.k_w> > 0;
+
+/// y(PG's output), argmax <- max_pool_forward<PG> of conv_forward_in_place<G, F, Act>(x), the same
+/// bits, without writing the convolution's output: each pooling window's positions are one register
+/// tile (pools_in_tiles<G, PG, F>). Act is Linear or Relu.
+template <window_geometry G, window_geometry PG, std::size_t F, class Act>
+inline void
+conv_pool_forward_in_place(const float* x, const float* w, const float* b, float* y, float* argmax) noexcept
+{
+    static_assert(pools_in_tiles<G, PG, F>, "conv_pool_forward_in_place: these windows do not tile in registers");
+    static_assert(std::is_same_v<Act, Linear> || std::is_same_v<Act, Relu>, "fused epilogue: Linear or Relu");
+    using Epi = detail_gemm::bias_epilogue<std::is_same_v<Act, Relu>>;
+    const Epi epi{b};
+    constexpr std::size_t W = detail_gemm::W, vectors = (F + W - 1) / W;
+    constexpr std::size_t nv = std::min(vectors, detail_direct::pool_panel_vectors<PG.k_h * PG.k_w>);
+    constexpr std::size_t panels = vectors / nv, rest = vectors % nv, last_lanes = F - (vectors - 1) * W;
+    auto panel = [&]<std::size_t V, std::size_t Last>(std::size_t col) {
+        for (std::size_t window = 0; window < PG.positions(); ++window)
+            detail_direct::pool_tile<G, PG, F, V, Last>(x, window, w, y, argmax, epi, col);
+    };
+    [&]<std::size_t... p>(std::index_sequence<p...>) {
+        (panel.template operator()<nv, (rest == 0 && p + 1 == panels) ? last_lanes : W>(p * nv * W), ...);
+    }(std::make_index_sequence<panels>{});
+    if constexpr (rest > 0)
+        panel.template operator()<rest, last_lanes>(panels * nv * W);
 }
 
 /// dW(patch, F) (+)= conv's kernel gradient over one sample: sum over windows p of x(window p)^T dz(p, .),

@@ -2,11 +2,14 @@
 #ifndef TPUDSL_KERNELS_POOLING_HPP
 #define TPUDSL_KERNELS_POOLING_HPP
 
+#include <tpudsl/core/activations.hpp>
 #include <tpudsl/detail/simd.hpp>
 #include <tpudsl/kernels/window_geometry.hpp>
 
 #include <cstddef>
+#include <cstdint>
 #include <cstring>
+#include <type_traits>
 
 namespace tpudsl::kernels {
 
@@ -156,6 +159,66 @@ max_pool_backward(const float* dy, const float* argmax, float* dx) noexcept
         std::memset(dx, 0, G.in_size() * sizeof(float));
         for (std::size_t i = 0; i < G.positions() * C; ++i)
             dx[static_cast<std::size_t>(argmax[i])] += dy[i];
+    }
+}
+
+/// True when the windows of G tile its input: stride = window, every window inside it. Each window
+/// then owns its elements, and max_pool_backward writes each element of dx once.
+template <window_geometry G>
+inline constexpr bool windows_tile = G.s_h == G.k_h && G.s_w == G.k_w && G.windows_inside();
+
+/// True when max_pool_backward_through can run: windows that tile, whole vectors of channels, and an
+/// activation whose derivative is a select (Relu) or nothing (Linear).
+template <window_geometry G, class Act>
+inline constexpr bool pool_backward_through_act =
+    windows_tile<G> && G.channels % tpudsl::detail::simd::vfloat::size == 0 &&
+    (std::is_same_v<Act, Relu> || std::is_same_v<Act, Linear>);
+
+/// One pass for the three steps after an activation applied to a max pooling's output y:
+///   g = act'(y) dy                        (as activation_backward<Act> computes it; dy is not written)
+///   db (+)= the column sums of g          (as ops::detail::column_sums adds them: even rows and odd
+///                                          rows apart, the two added, then added to db)
+///   dx = g routed to each window's argmax (as max_pool_backward<G> writes it)
+/// window by window, each g used while in registers: the same bits as the three passes.
+template <window_geometry G, class Act>
+inline void
+max_pool_backward_through(const float* y, const float* dy, const float* argmax, float* dx, float* db,
+                          bool accumulate) noexcept
+{
+    static_assert(pool_backward_through_act<G, Act>);
+    using tpudsl::detail::simd::vfloat;
+    constexpr std::size_t C = G.channels, W = vfloat::size, E = G.k_h * G.k_w;
+    alignas(64) float sums[2][C] = {};
+    const vfloat zero = vfloat::broadcast(0.0f), ramp = vfloat::ramp(0.0f);
+    for (std::size_t oh = 0; oh < G.out_h; ++oh)
+        for (std::size_t ow = 0; ow < G.out_w; ++ow) {
+            const std::size_t q = oh * G.out_w + ow;
+            const std::size_t start = (oh * G.k_h * G.in_w + ow * G.k_w) * C;
+            const vfloat at = vfloat::broadcast(static_cast<float>(static_cast<std::int32_t>(start))) + ramp;
+            float* sum = sums[q % 2];
+            for (std::size_t c = 0; c < C; c += W) {
+                vfloat g = vfloat::load(dy + q * C + c);
+                if constexpr (std::is_same_v<Act, Relu>)
+                    g = where_greater(vfloat::load(y + q * C + c), zero, g);
+                (vfloat::load(sum + c) + g).store(sum + c);
+                const vfloat am = vfloat::load(argmax + q * C + c);
+#pragma GCC unroll 16
+                for (std::size_t e = 0; e < E; ++e) {
+                    const std::size_t off = ((e / G.k_w) * G.in_w + e % G.k_w) * C + c;
+                    where_equal(am, at + vfloat::broadcast(static_cast<float>(static_cast<std::int32_t>(off))), g)
+                        .store(dx + start + off);
+                }
+            }
+        }
+    constexpr std::size_t covered_w = G.out_w * G.k_w;
+    if constexpr (covered_w < G.in_w)
+        for (std::size_t ih = 0; ih < G.out_h * G.k_h; ++ih)
+            std::memset(dx + (ih * G.in_w + covered_w) * C, 0, (G.in_w - covered_w) * C * sizeof(float));
+    if constexpr (G.out_h * G.k_h < G.in_h)
+        std::memset(dx + G.out_h * G.k_h * G.in_w * C, 0, (G.in_h - G.out_h * G.k_h) * G.in_w * C * sizeof(float));
+    for (std::size_t c = 0; c < C; c += W) {
+        const vfloat sum = vfloat::load(sums[0] + c) + vfloat::load(sums[1] + c);
+        (accumulate ? vfloat::load(db + c) + sum : sum).store(db + c);
     }
 }
 

@@ -176,6 +176,7 @@ struct dy_in_place {
 /// window's argmax is computed from the pooled value itself.
 ///
 ///   forward:  x (n, in) -> cols (n, P, K) kept for backward, z1 (P, F) per sample -> y (n, Q, F), argmax
+///             (a direct convolution under windows that tile it skips z1: see pooled_in_tiles)
 ///   backward: dy (n, Q, F) -> dW, db; dx (n, in) may share dy's buffer (see `reverse`); dy may instead
 ///             come a group of samples at a time from the layer above (see `backward`).
 template <class Conv, class Pool>
@@ -193,18 +194,30 @@ struct conv_pool_pair {
     /// decreasing order when in >= Q F. The order is fixed by the shapes: the same bits every run.
     static constexpr bool reverse = CG.in_size() >= Pool::out;
 
+    /// Forward pools each window as its positions leave the registers, never writing z1: a direct
+    /// convolution whose activation runs in the epilogue, under windows that tile its output.
+    static constexpr bool pooled_in_tiles = Conv::in_place && Conv::epilogue_activation &&
+                                            kernels::pools_in_tiles<CG, PG, F>;
+
     static void
     forward(const float* w, const float* b, const float* x, float* z1, float* cols, float* y, float* argmax,
             std::size_t n) noexcept
     {
         for (std::size_t s = 0; s < n; ++s) {
-            if constexpr (Conv::in_place) {
-                Conv::forward_sample(x + s * CG.in_size(), w, b, z1);
+            const float* xs = x + s * CG.in_size();
+            float* ys = y + s * Pool::out;
+            float* as = argmax + s * Pool::out;
+            if constexpr (pooled_in_tiles) {
+                kernels::conv_pool_forward_in_place<CG, PG, F, typename Conv::epilogue>(xs, w, b, ys, as);
             } else {
-                kernels::im2col<CG>(x + s * CG.in_size(), cols + s * P * K);
-                linear_forward<K, F, Act>(P, cols + s * P * K, w, b, z1, nullptr);   // (P, F) = (P, K) . (K, F)
+                if constexpr (Conv::in_place) {
+                    Conv::forward_sample(xs, w, b, z1);
+                } else {
+                    kernels::im2col<CG>(xs, cols + s * P * K);
+                    linear_forward<K, F, Act>(P, cols + s * P * K, w, b, z1, nullptr);   // (P, F) = (P, K) . (K, F)
+                }
+                kernels::max_pool_forward<PG>(z1, ys, as);
             }
-            kernels::max_pool_forward<PG>(z1, y + s * Pool::out, argmax + s * Pool::out);
         }
     }
 
@@ -242,9 +255,14 @@ struct conv_pool_pair {
             float* dys = from + (s - s0) * Pool::out;
             // While the sample's pooled gradient is in cache: act'(z) at each argmax (from the pooled
             // value), the bias gradient (each pooled gradient lands on one z: the same sums), dZ (P, F).
-            kernels::activation_backward<Act, F>(y + s * Pool::out, dys, dys, Q);
-            column_sums<F>(dys, db, Q, i > 0);
-            kernels::max_pool_backward<PG>(dys, argmax + s * Pool::out, z1);
+            if constexpr (kernels::pool_backward_through_act<PG, Act>) {
+                kernels::max_pool_backward_through<PG, Act>(y + s * Pool::out, dys, argmax + s * Pool::out, z1, db,
+                                                            i > 0);
+            } else {
+                kernels::activation_backward<Act, F>(y + s * Pool::out, dys, dys, Q);
+                column_sums<F>(dys, db, Q, i > 0);
+                kernels::max_pool_backward<PG>(dys, argmax + s * Pool::out, z1);
+            }
             if constexpr (Conv::in_place)
                 kernels::conv_kernel_gradient_in_place<CG, F>(x + s * CG.in_size(), z1, dw, i > 0);
             else
