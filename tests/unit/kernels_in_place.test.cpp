@@ -119,6 +119,25 @@ check_pool_backward_through(bool accumulate)
     CHECK(same_bits(got_db, want_db));
 }
 
+/// col2im against the plain loop (clear dx, add each window's row in window order), bit for bit;
+/// dcols holds zeros of both signs.
+template <kernels::window_geometry G>
+void
+check_col2im_bits()
+{
+    constexpr std::size_t P = G.positions(), K = G.patch();
+    auto dcols = random_vector(P * K, 41);
+    for (std::size_t i = 0; i < dcols.size(); i += 5)
+        dcols[i] = i % 10 == 0 ? -0.0f : 0.0f;
+    std::vector<float> want(G.in_size(), 0.0f);
+    for (std::size_t p = 0; p < P; ++p)
+        for (std::size_t k = 0; k < K; ++k)
+            want[p * G.s_w * G.channels + k] += dcols[p * K + k];
+    std::vector<float> got(G.in_size(), 3.0f);
+    kernels::col2im<G>(dcols.data(), got.data());
+    CHECK(same_bits(got, want));
+}
+
 } // namespace
 
 TEST_CASE("a direct convolution pools its windows in registers with the separate passes' bits", "[kernels]")
@@ -157,6 +176,19 @@ TEST_CASE("a pooling's backward through its activation and bias sums in one pass
     check_pool_backward_through<window_geometry{1, 297, 64, 1, 2, 1, 2, 1, 148, 0, 0}, Relu>(true);
     check_pool_backward_through<window_geometry{10, 11, 16, 3, 3, 3, 3, 3, 3, 0, 0}, Relu>(false);
     check_pool_backward_through<window_geometry{10, 11, 16, 3, 3, 3, 3, 3, 3, 0, 0}, Linear>(true);
+}
+
+TEST_CASE("col2im over 1-D windows sums each element in registers with the plain loop's bits", "[kernels]")
+{
+    using kernels::window_geometry;
+    // The Reuters model's first convolution (7 channels: windows at every alignment), a stride of 2
+    // that leaves the last element to no window, windows that touch without overlapping, one channel,
+    // and 64 channels (windows aligned to the vectors: the plain path).
+    check_col2im_bits<window_geometry{1, 300, 7, 1, 5, 1, 1, 1, 296, 0, 0}>();
+    check_col2im_bits<window_geometry{1, 18, 5, 1, 3, 1, 2, 1, 8, 0, 0}>();
+    check_col2im_bits<window_geometry{1, 12, 3, 1, 2, 1, 2, 1, 6, 0, 0}>();
+    check_col2im_bits<window_geometry{1, 40, 1, 1, 9, 1, 1, 1, 32, 0, 0}>();
+    check_col2im_bits<window_geometry{1, 148, 64, 1, 3, 1, 1, 1, 146, 0, 0}>();
 }
 
 TEST_CASE("convolutions read in place give im2col's bits", "[kernels]")

@@ -30,6 +30,8 @@ struct vfloat {
     friend vfloat max(vfloat a, vfloat b) noexcept { return {a.v > b.v ? a.v : b.v}; }
     /// The first `count` (< size) lanes from p, the others 0; never reads past p + count.
     static vfloat load_n(const float* p, std::size_t count) noexcept { return {count ? *p : 0.0f}; }
+    /// Lanes [lo, hi) of p (0 <= lo <= hi <= size), the others 0; reads only those lanes.
+    static vfloat load_lanes(const float* p, std::size_t lo, std::size_t hi) noexcept { return {lo < hi ? *p : 0.0f}; }
     /// Stores the first `count` (< size) lanes; never writes past p + count.
     void store_n(float* p, std::size_t count) const noexcept
     {
@@ -101,6 +103,27 @@ struct vfloat {
 #else
         alignas(64) float lanes[size] = {};
         for (std::size_t i = 0; i < count; ++i)
+            lanes[i] = p[i];
+        return {batch::load_aligned(lanes)};
+#endif
+    }
+
+    /// Lanes [lo, hi) of p (0 <= lo <= hi <= size), the others 0; reads only those lanes (p itself
+    /// may point before an array when lo > 0).
+    static vfloat
+    load_lanes(const float* p, std::size_t lo, std::size_t hi) noexcept
+    {
+#if defined(__AVX512F__)
+        const auto keep = static_cast<__mmask16>(((1u << hi) - 1u) & ~((1u << lo) - 1u));
+        return {batch(_mm512_maskz_loadu_ps(keep, p))};
+#elif defined(__AVX2__)
+        const __m256i lane = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
+        const __m256i keep = _mm256_andnot_si256(_mm256_cmpgt_epi32(_mm256_set1_epi32(static_cast<int>(lo)), lane),
+                                                 _mm256_cmpgt_epi32(_mm256_set1_epi32(static_cast<int>(hi)), lane));
+        return {batch(_mm256_maskload_ps(p, keep))};
+#else
+        alignas(64) float lanes[size] = {};
+        for (std::size_t i = lo; i < hi; ++i)
             lanes[i] = p[i];
         return {batch::load_aligned(lanes)};
 #endif

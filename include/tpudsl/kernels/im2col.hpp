@@ -3,8 +3,10 @@
 #ifndef TPUDSL_KERNELS_IM2COL_HPP
 #define TPUDSL_KERNELS_IM2COL_HPP
 
+#include <tpudsl/detail/simd.hpp>
 #include <tpudsl/kernels/window_geometry.hpp>
 
+#include <algorithm>
 #include <cstddef>
 #include <cstring>
 
@@ -49,6 +51,34 @@ inline void
 col2im(const float* dcols, float* dx) noexcept
 {
     constexpr std::size_t C = G.channels;
+    using tpudsl::detail::simd::vfloat;
+    if constexpr (G.in_h == 1 && G.k_h == 1 && G.windows_inside() && G.k_w >= G.s_w &&
+                  G.s_w * C % vfloat::size != 0) {
+        // 1-D windows inside the input (overlapping or touching), each starting at another alignment: window p covers dx[p s C, p s C + k C), where it reads row p
+        // of dcols, so a vector of dx sums, in registers, the few windows that meet it, each a masked
+        // load of contiguous floats: no clearing pass, and no add that reads what the window before
+        // has just stored at another alignment (C = 7 stalled every load on store forwarding). Each
+        // element gets +0 plus its windows' values in increasing p, as below: the same bits (a
+        // window's masked lanes add +0, which leaves every sum that starts from +0 as it is).
+        constexpr std::size_t W = vfloat::size, step = G.s_w * C, span = G.k_w * C, n = G.in_size();
+        constexpr std::size_t P = G.out_w;
+        for (std::size_t i0 = 0; i0 < n; i0 += W) {
+            const std::size_t p_lo = i0 < span ? 0 : (i0 - span) / step + 1;   // first window ending after i0
+            const std::size_t p_hi = std::min(P, (i0 + W - 1) / step + 1);      // past the last starting before i0 + W
+            vfloat sum = vfloat::broadcast(0.0f);
+            for (std::size_t p = p_lo; p < p_hi; ++p) {
+                const std::size_t start = p * step;   // window p's first element of dx
+                const std::size_t lo = start > i0 ? start - i0 : 0, hi = std::min(W, start + span - i0);
+                const float* src = dcols + p * span + i0 - start;
+                sum = sum + (lo == 0 && hi == W ? vfloat::load(src) : vfloat::load_lanes(src, lo, hi));
+            }
+            if (i0 + W <= n)
+                sum.store(dx + i0);
+            else
+                sum.store_n(dx + i0, n - i0);
+        }
+        return;
+    }
     std::memset(dx, 0, G.in_size() * sizeof(float));
     for (std::size_t oh = 0; oh < G.out_h; ++oh)
         for (std::size_t ow = 0; ow < G.out_w; ++ow) {
@@ -57,6 +87,15 @@ col2im(const float* dcols, float* dx) noexcept
                 const std::size_t ih = oh * G.s_h + kh;
                 if (ih < G.pad_top || ih - G.pad_top >= G.in_h)
                     continue;
+                const std::size_t iw0 = ow * G.s_w;
+                if (iw0 >= G.pad_left && iw0 - G.pad_left + G.k_w <= G.in_w) {
+                    // The window's row lies inside: k_w C contiguous floats, one add of constant length.
+                    float* dst = dx + ((ih - G.pad_top) * G.in_w + (iw0 - G.pad_left)) * C;
+                    const float* src = row + kh * G.k_w * C;
+                    for (std::size_t q = 0; q < G.k_w * C; ++q)
+                        dst[q] += src[q];
+                    continue;
+                }
                 for (std::size_t kw = 0; kw < G.k_w; ++kw) {
                     const std::size_t iw = ow * G.s_w + kw;
                     if (iw < G.pad_left || iw - G.pad_left >= G.in_w)
