@@ -7,6 +7,8 @@
 #include <xtensor/xtensor.hpp>
 
 #include <cmath>
+#include <cstdint>
+#include <cstring>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -422,4 +424,97 @@ TEST_CASE("on a terminal the bar is redrawn in place with a carriage return", "[
     const std::string p = pipe.str();
     CHECK(std::count(p.begin(), p.end(), '\n') == 1);
     CHECK(p.find('\r') == std::string::npos);
+}
+
+TEST_CASE("an Embedding's gradient arenas are summed and cleared only on the rows their token ids mark",
+          "[fit]")
+{
+    SECTION("the marked sum gives the dense sum's bits; clearing leaves the table's range at +0")
+    {
+        const detail::table_span table{5, 150, 3};   // rows over three 64-bit words of marks
+        constexpr std::size_t arenas = 4, size = 5 + 150 * 3 + 7;
+        std::mt19937 gen(8);
+        std::uniform_real_distribution<float> u(-1.0f, 1.0f);
+        std::vector<std::vector<float>> g(arenas, std::vector<float>(size, 0.0f));
+        std::vector<std::vector<std::uint64_t>> marks(arenas, std::vector<std::uint64_t>(3, 0));
+        for (std::size_t k = 0; k < arenas; ++k) {
+            for (std::size_t i = 0; i < 5; ++i)   // outside the table: never touched
+                g[k][i] = u(gen);
+            for (std::size_t r = 0; r < table.rows; ++r)
+                if (gen() % 3 == 0) {
+                    marks[k][r / 64] |= std::uint64_t{1} << (r % 64);
+                    for (std::size_t d = 0; d < table.width; ++d)
+                        g[k][table.begin + r * table.width + d] = u(gen);
+                }
+        }
+        const float* others[arenas - 1] = {g[1].data(), g[2].data(), g[3].data()};
+        const std::uint64_t* other_marks[arenas - 1] = {marks[1].data(), marks[2].data(), marks[3].data()};
+        const std::uint64_t* all_marks[arenas] = {marks[0].data(), marks[1].data(), marks[2].data(), marks[3].data()};
+        // A shard that cuts rows at both ends.
+        const std::size_t lo = table.begin + 4, hi = table.begin + 301;
+        std::vector<float> want = g[0];
+        for (std::size_t i = lo; i < hi; ++i) {
+            float s = want[i];
+            for (std::size_t k = 1; k < arenas; ++k)
+                s += g[k][i];
+            want[i] = s;
+        }
+        std::vector<float> got = g[0];
+        detail::sum_marked_rows(got.data(), others, other_marks, arenas - 1, table, lo, hi);
+        CHECK(std::memcmp(got.data(), want.data(), size * sizeof(float)) == 0);
+        detail::clear_marked_rows(got.data(), all_marks, arenas, table, lo, hi);
+        for (std::size_t i = 0; i < size; ++i) {
+            INFO("element " << i);
+            if (i >= lo && i < hi)
+                CHECK(std::signbit(got[i]) == false);
+            CHECK(got[i] == (i >= lo && i < hi ? 0.0f : want[i]));
+        }
+    }
+    SECTION("plain SGD moves a row only in the steps whose batch holds its id")
+    {
+        using Ids = Sequential<Input<Shape<3>, std::int32_t>, Embedding<200, 2>, Flatten, Dense<2, Softmax>>;
+        constexpr std::size_t table = Ids::layer<0>::weight<0>::offset;
+        Trainable<Ids> model(3);
+        model.compile(optimizers::SGD{.learning_rate = 0.5f}, losses::SparseCategoricalCrossentropy{});
+        auto row = [&](std::size_t r) {
+            const float* p = model.parameters() + table + 2 * r;
+            return std::vector<float>(p, p + 2);
+        };
+        std::vector<std::vector<float>> initial;
+        for (std::size_t r = 0; r < 200; ++r)
+            initial.push_back(row(r));
+        // Step 1 over eight micro-batches of 2: ids 1, 2, 70, 130 (rows in three words of marks).
+        xt::xtensor<std::int32_t, 2> first(std::array<std::size_t, 2>{16, 3});
+        xt::xtensor<std::int32_t, 2> second(std::array<std::size_t, 2>{16, 3});
+        xt::xtensor<std::int32_t, 1> labels(std::array<std::size_t, 1>{16});
+        const std::int32_t ids[4] = {1, 2, 70, 130};
+        for (std::size_t s = 0; s < 16; ++s) {
+            labels(s) = static_cast<std::int32_t>(s % 2);
+            for (std::size_t t = 0; t < 3; ++t) {
+                first(s, t) = ids[(s + t) % 4];
+                second(s, t) = static_cast<std::int32_t>(3 + (s + t) % 2);
+            }
+        }
+        const FitOptions one_step{.batch_size = 16, .epochs = 1, .verbose = 0, .shuffle = false};
+        model.fit(first, labels, one_step);
+        std::vector<std::vector<float>> after_first;
+        for (std::size_t r = 0; r < 200; ++r)
+            after_first.push_back(row(r));
+        model.fit(second, labels, one_step);
+        for (std::size_t r = 0; r < 200; ++r) {
+            INFO("row " << r);
+            const bool in_first = r == 1 || r == 2 || r == 70 || r == 130, in_second = r == 3 || r == 4;
+            CHECK((after_first[r] != initial[r]) == in_first);
+            // A row touched only in the first step keeps its value in the second: its gradient rows
+            // were cleared from every arena after the first step.
+            CHECK((row(r) != after_first[r]) == in_second);
+        }
+        // The first batch again: the same bits as a fresh model (clean arenas) from these weights.
+        Trainable<Ids> fresh(4);
+        fresh.compile(optimizers::SGD{.learning_rate = 0.5f}, losses::SparseCategoricalCrossentropy{});
+        fresh.set_weights(model.get_weights());
+        model.fit(first, labels, one_step);
+        fresh.fit(first, labels, one_step);
+        CHECK(std::memcmp(model.parameters(), fresh.parameters(), Ids::param_buffer_size * sizeof(float)) == 0);
+    }
 }

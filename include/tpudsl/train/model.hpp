@@ -33,6 +33,7 @@
 #include <algorithm>
 #include <array>
 #include <atomic>
+#include <bit>
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
@@ -113,6 +114,72 @@ next_weights_version() noexcept
     return counter.fetch_add(1, std::memory_order_relaxed) + 1;
 }
 
+/// Marks of a table's rows, one bit each (row r: bit r % 64 of word r / 64): the rows a micro-batch's
+/// gradient arena holds something in (an Embedding's token ids).
+template <class Id>
+inline void
+mark_rows(std::uint64_t* marks, const Id* ids, std::size_t n) noexcept
+{
+    for (std::size_t i = 0; i < n; ++i) {
+        const auto r = static_cast<std::size_t>(ids[i]);
+        marks[r / 64] |= std::uint64_t{1} << (r % 64);
+    }
+}
+
+/// Where a table lies in the parameter buffer: [begin, begin + rows * width), rows of `width` floats.
+struct table_span {
+    std::size_t begin, rows, width;
+};
+
+/// Calls f(row, b, e) for each row of `t` marked in some of marks[0..count) that meets [lo, hi), with
+/// [b, e) the part of the row inside it, rows in increasing order.
+template <class F>
+inline void
+for_each_marked_row(const table_span& t, const std::uint64_t* const* marks, std::size_t count, std::size_t lo,
+                    std::size_t hi, F&& f) noexcept
+{
+    const std::size_t r0 = (lo - t.begin) / t.width, r1 = (hi - t.begin + t.width - 1) / t.width;
+    for (std::size_t w = r0 / 64; w * 64 < r1; ++w) {
+        std::uint64_t any = 0;
+        for (std::size_t k = 0; k < count; ++k)
+            any |= marks[k][w];
+        for (; any != 0; any &= any - 1) {
+            const std::size_t r = w * 64 + static_cast<std::size_t>(std::countr_zero(any));
+            if (r >= r0 && r < r1)
+                f(r, std::max(lo, t.begin + r * t.width), std::min(hi, t.begin + (r + 1) * t.width));
+        }
+    }
+}
+
+/// g0[lo, hi) inside table t += the other arenas, in order, as the dense sum adds them ((g0 + g1) + g2 ...),
+/// each arena only over the rows its marks name. The same bits: an arena is +0 outside its marked
+/// rows, and adding +0 leaves every value that such sums can hold (all but -0, which a sum that
+/// starts from +0 never reaches) as it is.
+inline void
+sum_marked_rows(float* g0, const float* const* others, const std::uint64_t* const* marks, std::size_t count,
+                const table_span& t, std::size_t lo, std::size_t hi) noexcept
+{
+    for_each_marked_row(t, marks, count, lo, hi, [&](std::size_t r, std::size_t b, std::size_t e) {
+        const std::uint64_t bit = std::uint64_t{1} << (r % 64);
+        for (std::size_t i = b; i < e; ++i) {
+            float sum = g0[i];
+            for (std::size_t k = 0; k < count; ++k)
+                if (marks[k][r / 64] & bit)
+                    sum += others[k][i];
+            g0[i] = sum;
+        }
+    });
+}
+
+/// g[lo, hi) inside table t = +0 on every row marked in some of marks[0..count).
+inline void
+clear_marked_rows(float* g, const std::uint64_t* const* marks, std::size_t count, const table_span& t, std::size_t lo,
+                  std::size_t hi) noexcept
+{
+    for_each_marked_row(t, marks, count, lo, hi,
+                        [&](std::size_t, std::size_t b, std::size_t e) { std::fill(g + b, g + e, 0.0f); });
+}
+
 /// A compiled metric: its name, whether it reads sparse labels, and how it counts hits.
 struct metric_entry {
     std::string name;
@@ -158,8 +225,10 @@ public:
     Trainable(std::uint64_t seed, std::shared_ptr<distribute::thread_pool> pool)
         : seed_(seed), pool_(std::move(pool)), params_(Seq::param_buffer_size), chunks_(micro_chunks)
     {
-        for (auto& k : chunks_)
+        for (auto& k : chunks_) {
             k.grads.resize(Seq::param_buffer_size);
+            k.marks.assign(marked_table ? (table.rows + 63) / 64 : 0, 0);
+        }
         initialize_parameters<Seq>(params_.data(), seed_);
     }
 
@@ -430,6 +499,7 @@ private:
     struct alignas(64) chunk {
         detail::aligned_floats_buffer workspace;
         detail::aligned_floats_buffer grads;   // the gradient arena, in the parameter layout
+        std::vector<std::uint64_t> marks;      // marked_table: the table rows this step's backward touched
         std::vector<input_type> inputs;
         std::vector<std::int32_t> sparse_labels;
         std::vector<float> dense_labels;
@@ -439,6 +509,26 @@ private:
     };
 
     static constexpr std::size_t chunks_per_replica = micro_chunks / num_replicas_in_sync;
+
+    /// True when the only gradient that backward adds into (rather than writes) is an Embedding's
+    /// table at layer 0: a micro-batch's arena is then +0 outside the rows of its own token ids, so
+    /// the fused pass sums and clears only the rows that some micro-batch marked (Reuters: a few
+    /// thousand of 30,982 rows, instead of eight arenas' 868 KB read and cleared each step).
+    static constexpr bool marked_table = [] {
+        if constexpr (graph::accumulating_ranges.size() == 1 && Seq::template layer<0>::weight_count > 0)
+            return graph::accumulating_ranges[0].first == Seq::template layer<0>::param_offset &&
+                   std::is_integral_v<input_type>;
+        else
+            return false;
+    }();
+    static constexpr detail::table_span table = [] {
+        if constexpr (marked_table) {
+            using T = typename Seq::template layer<0>::template weight<0>;
+            return detail::table_span{T::offset, T::shape::dims[0], T::shape::dims[1]};
+        } else {
+            return detail::table_span{0, 0, 1};
+        }
+    }();
 
     /// A batch to train on: samples idx[0..n) of `data`.
     struct batch_view {
@@ -724,10 +814,16 @@ private:
     {
         k.loss = 0.0;
         std::fill(k.hits.begin(), k.hits.end(), 0.0);
+        if constexpr (marked_table)
+            if (training)   // last step's marks were used by its fused pass, which cleared their rows
+                std::fill(k.marks.begin(), k.marks.end(), std::uint64_t{0});
         if (k.n == 0)
             return;   // an empty replica contributes nothing
         if (data)
             gather(*data, idx + k.offset, k);
+        if constexpr (marked_table)
+            if (training)
+                detail::mark_rows(k.marks.data(), k.inputs.data(), k.n * input_size);
         const step_context ctx{.training = training,
                                .seed = seed_,
                                .step = iterations_,
@@ -796,9 +892,30 @@ private:
             slot_ptrs[s] = slots_.data() + s * P;
         float* g0 = chunks_[0].grads.data();   // micro-batch 0 always has samples: it takes the first
         const float* others[micro_chunks] = {};
+        const std::uint64_t* other_marks[micro_chunks] = {};
+        const std::uint64_t* all_marks[micro_chunks] = {};
         std::size_t count = 0;
-        for (std::size_t k = 1; k < micro_chunks && chunks_[k].n > 0; ++k)
+        for (std::size_t k = 1; k < micro_chunks && chunks_[k].n > 0; ++k) {
+            other_marks[count] = chunks_[k].marks.data();
             others[count++] = chunks_[k].grads.data();
+        }
+        for (std::size_t k = 0; k < micro_chunks; ++k)
+            all_marks[k] = chunks_[k].marks.data();
+        // The arenas summed over [lo, hi): a marked table's rows only where others marked them.
+        auto sum = [&](std::size_t lo, std::size_t hi) {
+            if constexpr (marked_table) {
+                const std::size_t tb = std::max(lo, table.begin), te = std::min(hi, table.begin + table.rows * table.width);
+                if (tb < te) {
+                    if (lo < tb)
+                        sum_arenas(g0, others, count, lo, tb);
+                    detail::sum_marked_rows(g0, others, other_marks, count, table, tb, te);
+                    if (te < hi)
+                        sum_arenas(g0, others, count, te, hi);
+                    return;
+                }
+            }
+            sum_arenas(g0, others, count, lo, hi);
+        };
         typename graph::part parts[micro_chunks];
         for (std::size_t k = 0; k < micro_chunks; ++k)
             parts[k] = {chunks_[k].inputs.data(), chunks_[k].workspace.data(), chunks_[k].n};
@@ -816,17 +933,25 @@ private:
                 if (r.end <= from || r.begin >= e)
                     continue;
                 if (r.begin > from)
-                    sum_arenas(g0, others, count, from, r.begin);
+                    sum(from, r.begin);
                 from = std::min(e, r.end);
             }
             if (from < e)
-                sum_arenas(g0, others, count, from, e);
+                sum(from, e);
             opt.update(c, params_.data(), g0, slot_ptrs, b, e);
             for (const auto& [rb, re] : graph::accumulating_ranges) {
                 const std::size_t lo = std::max(b, rb), hi = std::min(e, re);
-                if (lo < hi)
+                if (lo >= hi)
+                    continue;
+                if constexpr (marked_table) {
+                    // Arena 0 holds the sums: every micro-batch's rows; the others their own.
+                    detail::clear_marked_rows(g0, all_marks, micro_chunks, table, lo, hi);
+                    for (std::size_t k = 1; k < micro_chunks; ++k)
+                        detail::clear_marked_rows(chunks_[k].grads.data(), all_marks + k, 1, table, lo, hi);
+                } else {
                     for (auto& k : chunks_)
                         std::fill(k.grads.data() + lo, k.grads.data() + hi, 0.0f);
+                }
             }
         }
     }
