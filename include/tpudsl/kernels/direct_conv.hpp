@@ -75,24 +75,19 @@ window_start(std::size_t p) noexcept
     return ((p / G.out_w) * G.s_h * G.in_w + (p % G.out_w) * G.s_w) * G.channels;
 }
 
-/// Z rows [p0, p0 + R), V vectors at column `col`: act(sum_k x(window, k) W(k, .) + b), the patch
-/// unrolled with compile-time offsets.
-template <window_geometry G, std::size_t F, std::size_t R, std::size_t V, std::size_t Last, class Epi>
-inline void
-forward_tile(const float* x, std::size_t p0, const float* w, float* z, const Epi& epi, std::size_t col) noexcept
+/// acc[r][.] = sum over the patch of x(window r, k) W(k, col + .), from zero, k in order: the windows
+/// start at base[r], V vectors of W at column `col`. Fully unrolled, each offset a constant; always
+/// inlined, so that the accumulators stay in registers (a captured or escaping array would not).
+template <window_geometry G, std::size_t F, std::size_t R, std::size_t V, std::size_t Last>
+[[gnu::always_inline]] inline void
+patch_products(const float* const (&base)[R], const float* w, std::size_t col, vfloat (&acc)[R][V]) noexcept
 {
     static constexpr auto off = patch_offsets<G>;
-    const float* base[R];
-#pragma GCC unroll 16
-    for (std::size_t r = 0; r < R; ++r)
-        base[r] = x + window_start<G>(p0 + r);
-    vfloat acc[R][V];
 #pragma GCC unroll 16
     for (std::size_t r = 0; r < R; ++r)
 #pragma GCC unroll 4
         for (std::size_t v = 0; v < V; ++v)
             acc[r][v] = vfloat::broadcast(0.0f);
-    // Fully unrolled (no lambdas: a captured accumulator would live in memory), each offset a constant.
     constexpr std::size_t K = G.patch();
 #pragma GCC unroll 64
     for (std::size_t k = 0; k < K; ++k) {
@@ -109,6 +104,20 @@ forward_tile(const float* x, std::size_t p0, const float* w, float* z, const Epi
                 acc[r][v] = fma(av, bv[v], acc[r][v]);
         }
     }
+}
+
+/// Z rows [p0, p0 + R), V vectors at column `col`: act(sum_k x(window, k) W(k, .) + b), the patch
+/// unrolled with compile-time offsets.
+template <window_geometry G, std::size_t F, std::size_t R, std::size_t V, std::size_t Last, class Epi>
+inline void
+forward_tile(const float* x, std::size_t p0, const float* w, float* z, const Epi& epi, std::size_t col) noexcept
+{
+    const float* base[R];
+#pragma GCC unroll 16
+    for (std::size_t r = 0; r < R; ++r)
+        base[r] = x + window_start<G>(p0 + r);
+    vfloat acc[R][V];
+    patch_products<G, F, R, V, Last>(base, w, col, acc);
 #pragma GCC unroll 16
     for (std::size_t r = 0; r < R; ++r)
 #pragma GCC unroll 4
@@ -139,7 +148,6 @@ inline void
 pool_tile(const float* x, std::size_t window, const float* w, float* y, float* argmax, const Epi& epi,
           std::size_t col) noexcept
 {
-    static constexpr auto off = patch_offsets<G>;
     constexpr std::size_t E = PG.k_h * PG.k_w;
     const std::size_t first = (window / PG.out_w) * PG.s_h * PG.in_w + (window % PG.out_w) * PG.s_w;
     const float* base[E];
@@ -147,27 +155,7 @@ pool_tile(const float* x, std::size_t window, const float* w, float* y, float* a
     for (std::size_t e = 0; e < E; ++e)
         base[e] = x + window_start<G>(first + (e / PG.k_w) * PG.in_w + e % PG.k_w);
     vfloat acc[E][V];
-#pragma GCC unroll 16
-    for (std::size_t e = 0; e < E; ++e)
-#pragma GCC unroll 4
-        for (std::size_t v = 0; v < V; ++v)
-            acc[e][v] = vfloat::broadcast(0.0f);
-    constexpr std::size_t K = G.patch();
-#pragma GCC unroll 64
-    for (std::size_t k = 0; k < K; ++k) {
-        vfloat bv[V];
-#pragma GCC unroll 4
-        for (std::size_t v = 0; v < V; ++v)
-            bv[v] = v + 1 < V || Last == W ? vfloat::load(w + k * F + col + v * W)
-                                           : vfloat::load_n(w + k * F + col + v * W, Last);
-#pragma GCC unroll 16
-        for (std::size_t e = 0; e < E; ++e) {
-            const vfloat av = vfloat::broadcast(base[e][off[k]]);
-#pragma GCC unroll 4
-            for (std::size_t v = 0; v < V; ++v)
-                acc[e][v] = fma(av, bv[v], acc[e][v]);
-        }
-    }
+    patch_products<G, F, E, V, Last>(base, w, col, acc);
     // Window element e's argmax index is (first + step_e) F + channel: exact integers in a float
     // (under 2^24), one conversion per tile and constant vectors for the rest.
     const vfloat at = vfloat::broadcast(static_cast<float>(static_cast<std::int32_t>(first * F + col)));
