@@ -293,9 +293,8 @@ conv_forward_in_place(const float* x, const float* w, const float* b, float* z) 
 /// run as one pass (conv_pool_forward_in_place): windows that tile the output without padding, each
 /// window's positions few enough to stay in registers as the rows of one tile.
 template <window_geometry G, window_geometry PG, std::size_t F>
-inline constexpr bool pools_in_tiles = conv_path_for<G> == conv_path::direct && PG.s_h == PG.k_h &&
-                                       PG.s_w == PG.k_w && PG.windows_inside() && PG.channels == F &&
-                                       PG.in_h == G.out_h && PG.in_w == G.out_w &&
+inline constexpr bool pools_in_tiles = conv_path_for<G> == conv_path::direct && windows_tile<PG> &&
+                                       PG.channels == F && PG.in_h == G.out_h && PG.in_w == G.out_w &&
                                        detail_direct::pool_panel_vectors<PG.k_h * PG.k_w> > 0;
 
 /// y(PG's output), argmax <- max_pool_forward<PG> of conv_forward_in_place<G, F, Act>(x), the same

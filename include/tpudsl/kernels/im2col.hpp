@@ -54,10 +54,11 @@ col2im(const float* dcols, float* dx) noexcept
     using tpudsl::detail::simd::vfloat;
     if constexpr (G.in_h == 1 && G.k_h == 1 && G.windows_inside() && G.k_w >= G.s_w &&
                   G.s_w * C % vfloat::size != 0) {
-        // 1-D windows inside the input (overlapping or touching), each starting at another alignment: window p covers dx[p s C, p s C + k C), where it reads row p
-        // of dcols, so a vector of dx sums, in registers, the few windows that meet it, each a masked
-        // load of contiguous floats: no clearing pass, and no add that reads what the window before
-        // has just stored at another alignment (C = 7 stalled every load on store forwarding). Each
+        // 1-D windows inside the input (overlapping or touching), each starting at another alignment.
+        // Window p covers dx[p s C, p s C + k C), where it reads row p of dcols, so a vector of dx
+        // sums, in registers, the few windows that meet it, each a masked load of contiguous floats:
+        // no clearing pass, and no add that reads what the window before has just stored at another
+        // alignment (C = 7 stalled every load on store forwarding). Each
         // element gets +0 plus its windows' values in increasing p, as below: the same bits (a
         // window's masked lanes add +0, which leaves every sum that starts from +0 as it is).
         constexpr std::size_t W = vfloat::size, step = G.s_w * C, span = G.k_w * C, n = G.in_size();

@@ -61,6 +61,20 @@ take_first(const float* x, float* y, float* argmax, std::size_t base) noexcept
     }
 }
 
+/// dx <- 0 on the rows and columns that no window of G reads (windows_tile<G>: the others are written
+/// once each by the backward passes).
+template <window_geometry G>
+inline void
+clear_uncovered(float* dx) noexcept
+{
+    constexpr std::size_t C = G.channels, covered_w = G.out_w * G.k_w, covered_h = G.out_h * G.k_h;
+    if constexpr (covered_w < G.in_w)
+        for (std::size_t ih = 0; ih < covered_h; ++ih)
+            std::memset(dx + (ih * G.in_w + covered_w) * C, 0, (G.in_w - covered_w) * C * sizeof(float));
+    if constexpr (covered_h < G.in_h)
+        std::memset(dx + covered_h * G.in_w * C, 0, (G.in_h - covered_h) * G.in_w * C * sizeof(float));
+}
+
 } // namespace detail_pool
 
 /// y(out_h, out_w, channels) <- the maximum of each window of x, per channel; padded positions are
@@ -131,7 +145,7 @@ inline void
 max_pool_backward(const float* dy, const float* argmax, float* dx) noexcept
 {
     constexpr std::size_t C = G.channels;
-    if constexpr (G.s_h == G.k_h && G.s_w == G.k_w && G.windows_inside()) {
+    if constexpr (windows_tile<G>) {
         using tpudsl::detail::simd::vfloat;
         constexpr std::size_t W = vfloat::size;
         constexpr std::size_t vector_end = C / W * W;
@@ -149,23 +163,15 @@ max_pool_backward(const float* dy, const float* argmax, float* dx) noexcept
                     for (std::size_t c = vector_end; c < C; ++c)
                         dx[base + c] = argmax[o + c] == static_cast<float>(base + c) ? dy[o + c] : 0.0f;
                 }
-                if constexpr (covered_w < G.in_w)
-                    std::memset(dx + (ih * G.in_w + covered_w) * C, 0, (G.in_w - covered_w) * C * sizeof(float));
             }
         }
-        if constexpr (G.out_h * G.k_h < G.in_h)
-            std::memset(dx + G.out_h * G.k_h * G.in_w * C, 0, (G.in_h - G.out_h * G.k_h) * G.in_w * C * sizeof(float));
+        detail_pool::clear_uncovered<G>(dx);
     } else {
         std::memset(dx, 0, G.in_size() * sizeof(float));
         for (std::size_t i = 0; i < G.positions() * C; ++i)
             dx[static_cast<std::size_t>(argmax[i])] += dy[i];
     }
 }
-
-/// True when the windows of G tile its input: stride = window, every window inside it. Each window
-/// then owns its elements, and max_pool_backward writes each element of dx once.
-template <window_geometry G>
-inline constexpr bool windows_tile = G.s_h == G.k_h && G.s_w == G.k_w && G.windows_inside();
 
 /// True when max_pool_backward_through can run: windows that tile, whole vectors of channels, and an
 /// activation whose derivative is a select (Relu) or nothing (Linear).
@@ -210,12 +216,7 @@ max_pool_backward_through(const float* y, const float* dy, const float* argmax, 
                 }
             }
         }
-    constexpr std::size_t covered_w = G.out_w * G.k_w;
-    if constexpr (covered_w < G.in_w)
-        for (std::size_t ih = 0; ih < G.out_h * G.k_h; ++ih)
-            std::memset(dx + (ih * G.in_w + covered_w) * C, 0, (G.in_w - covered_w) * C * sizeof(float));
-    if constexpr (G.out_h * G.k_h < G.in_h)
-        std::memset(dx + G.out_h * G.k_h * G.in_w * C, 0, (G.in_h - G.out_h * G.k_h) * G.in_w * C * sizeof(float));
+    detail_pool::clear_uncovered<G>(dx);
     for (std::size_t c = 0; c < C; c += W) {
         const vfloat sum = vfloat::load(sums[0] + c) + vfloat::load(sums[1] + c);
         (accumulate ? vfloat::load(db + c) + sum : sum).store(db + c);

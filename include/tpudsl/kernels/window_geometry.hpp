@@ -27,6 +27,11 @@ struct window_geometry {
     }
 };
 
+/// True when the windows of G tile its input: stride = window, every window inside it (rows and
+/// columns past the last window are read by none). Each window then owns its elements.
+template <window_geometry G>
+inline constexpr bool windows_tile = G.s_h == G.k_h && G.s_w == G.k_w && G.windows_inside();
+
 } // namespace tpudsl::kernels
 
 #endif // !TPUDSL_KERNELS_WINDOW_GEOMETRY_HPP

@@ -161,13 +161,10 @@ sum_marked_rows(float* g0, const float* const* others, const std::uint64_t* cons
 {
     for_each_marked_row(t, marks, count, lo, hi, [&](std::size_t r, std::size_t b, std::size_t e) {
         const std::uint64_t bit = std::uint64_t{1} << (r % 64);
-        for (std::size_t i = b; i < e; ++i) {
-            float sum = g0[i];
-            for (std::size_t k = 0; k < count; ++k)
-                if (marks[k][r / 64] & bit)
-                    sum += others[k][i];
-            g0[i] = sum;
-        }
+        for (std::size_t k = 0; k < count; ++k)   // arena by arena: each element's adds in the same order
+            if (marks[k][r / 64] & bit)
+                for (std::size_t i = b; i < e; ++i)
+                    g0[i] += others[k][i];
     });
 }
 
