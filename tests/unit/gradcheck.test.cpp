@@ -313,6 +313,50 @@ TEST_CASE("gradients: Dropout in training (a fixed mask)", "[gradcheck]")
 
 namespace {
 
+/// The vectorised Dropout forward against the mask's definition, one hash4 and one float compare per
+/// element: every mask value and output bit, and the share kept close to 1 - Rate.
+template <float Rate>
+void
+check_dropout_mask()
+{
+    using M = Sequential<Input<Shape<37>>, Dense<37>, Dropout<Rate>, Dense<2>>;   // 37: a loop remainder
+    using B = typename M::template layer<1>;
+    using Ops = ops::layer_ops<typename B::spec>;
+    constexpr std::size_t S = 37, n = 40;
+    std::mt19937 gen(3);
+    std::uniform_real_distribution<float> u(-1.0f, 1.0f);
+    std::vector<float> x(n * S), y(n * S), mask(n * S);
+    for (auto& v : x)
+        v = u(gen);
+    const step_context ctx{.training = true, .seed = 0x1234567u, .step = 17, .first_sample = 1000};
+    Ops::template forward<B>(nullptr, x.data(), y.data(), mask.data(), n, ctx);
+    std::size_t kept = 0, wrong = 0;
+    for (std::size_t s = 0; s < n; ++s)
+        for (std::size_t e = 0; e < S; ++e) {
+            const std::uint64_t bits = tpudsl::detail::hash4(ctx.seed ^ (0xd1b54a32d192ed03ULL * (B::index + 1)),
+                                                             ctx.step, ctx.first_sample + s, e);
+            const float m = tpudsl::detail::unit_float(bits) >= Rate ? 1.0f / (1.0f - Rate) : 0.0f;
+            kept += m != 0.0f ? 1 : 0;
+            const std::size_t i = s * S + e;
+            wrong += mask[i] != m || y[i] != x[i] * m ? 1 : 0;
+        }
+    CHECK(wrong == 0);
+    const double share = static_cast<double>(kept) / static_cast<double>(n * S);
+    CHECK(std::abs(share - (1.0 - static_cast<double>(Rate))) < 0.05);
+}
+
+} // namespace
+
+TEST_CASE("Dropout: each element's mask is its hash of (seed, layer, step, sample, element)", "[dropout]")
+{
+    check_dropout_mask<0.2f>();
+    check_dropout_mask<0.5f>();
+    check_dropout_mask<0.1f>();
+    check_dropout_mask<0.3f>();   // 0.3f x 2^24 is a whole number (0.2f and 0.1f x 2^24 round up)
+}
+
+namespace {
+
 /// Micro-batches of sizes `sizes` (capacity cap): backward on each into its own arena, the arenas
 /// added in order (what the trainer did before it deferred the kernels), against backward with the
 /// kernels deferred and graph::deferred_gradient over the parts, whole and cut at odd offsets. Bits.
