@@ -440,3 +440,86 @@ TEST_CASE("deferred Dense kernels: over every micro-batch at once, the bits of s
                             Activation<Softmax>>;
     check_deferred<Conv>({3, 1, 0, 2}, false);
 }
+
+namespace {
+
+/// A dense network's micro-batches of sizes `sizes` (capacity cap) through forward_parts, their losses'
+/// gradients, and backward_parts, against forward and backward on each part alone: every output,
+/// every workspace float backward leaves for the deferred kernels and every arena, bit for bit.
+template <class M>
+void
+check_rows(const std::vector<std::size_t>& sizes, bool logit_grad, bool defer)
+{
+    using G = ops::graph<M>;
+    STATIC_REQUIRE(G::rows_only);
+    constexpr std::size_t P = M::param_buffer_size;
+    const std::size_t cap = *std::max_element(sizes.begin(), sizes.end());
+    const std::size_t parts = sizes.size();
+    std::mt19937 gen(9);
+    std::uniform_real_distribution<float> u(-1.0f, 1.0f);
+    std::vector<float> params(P);
+    for (auto& p : params)
+        p = u(gen);
+    std::vector<std::vector<float>> x(parts), dy(parts), ws_one(parts), ws_rows(parts), g_one(parts), g_rows(parts);
+    std::vector<std::vector<float>> y_one(parts);   // each part's output, before backward takes its block
+    std::vector<std::size_t> first(parts);
+    for (std::size_t p = 0, offset = 0; p < parts; offset += sizes[p], ++p) {
+        x[p].resize(cap * M::input_shape::size);
+        dy[p].resize(cap * M::output_shape::size);
+        for (auto& v : x[p])
+            v = u(gen);
+        for (auto& v : dy[p])
+            v = u(gen);
+        ws_one[p].assign(G::workspace_floats(cap), 0.0f);
+        ws_rows[p] = ws_one[p];
+        g_one[p].assign(P, 42.0f);
+        g_rows[p].assign(P, 42.0f);
+        first[p] = 1000 + offset;   // the Dropout masks depend on each sample's place in the step
+    }
+    const step_context ctx{.training = true, .seed = 11, .step = 4, .first_sample = 0, .weights_version = 3};
+    for (std::size_t p = 0; p < parts; ++p) {
+        if (sizes[p] == 0)
+            continue;
+        step_context c = ctx;
+        c.first_sample = first[p];
+        G::forward(params.data(), x[p].data(), ws_one[p].data(), cap, sizes[p], c);
+        const float* y = G::output(ws_one[p].data(), cap);
+        y_one[p].assign(y, y + sizes[p] * M::output_shape::size);
+        std::copy_n(dy[p].data(), sizes[p] * M::output_shape::size, G::loss_gradient(ws_one[p].data(), cap));
+        G::backward(params.data(), x[p].data(), ws_one[p].data(), cap, sizes[p], g_one[p].data(), logit_grad, nullptr,
+                    defer);
+    }
+    std::vector<typename G::part> views;
+    for (std::size_t p = 0; p < parts; ++p)
+        views.push_back({x[p].data(), ws_rows[p].data(), sizes[p], first[p], g_rows[p].data()});
+    G::forward_parts(params.data(), views.data(), parts, cap, ctx);
+    for (std::size_t p = 0; p < parts; ++p)
+        if (sizes[p] > 0) {
+            const std::size_t out = sizes[p] * M::output_shape::size;
+            CHECK(std::equal(y_one[p].begin(), y_one[p].end(), G::output(ws_rows[p].data(), cap)));
+            std::copy_n(dy[p].data(), out, G::loss_gradient(ws_rows[p].data(), cap));
+        }
+    G::backward_parts(params.data(), views.data(), parts, cap, logit_grad, defer);
+    for (std::size_t p = 0; p < parts; ++p) {
+        CHECK(g_rows[p] == g_one[p]);
+        CHECK(ws_rows[p] == ws_one[p]);   // dZ kept for the deferred kernels, the deltas, the masks
+    }
+}
+
+} // namespace
+
+TEST_CASE("a dense network's micro-batches layer by layer: the bits of each one alone", "[gradcheck][rows]")
+{
+    // The MNIST MLP's layers, smaller: Dropout masks keyed by each part's first sample.
+    using Mlp = Sequential<Input<Shape<70>>, Dense<40, Relu>, Dropout<0.2f>, Dense<33, Relu>, Dropout<0.5f>,
+                           Dense<10, Softmax>>;
+    check_rows<Mlp>({16, 16, 16, 16, 16, 16, 16, 16}, true, true);
+    check_rows<Mlp>({5, 0, 3, 4}, false, true);
+    check_rows<Mlp>({7, 2}, true, false);
+    // A Dense feeding a Dense (its kernel not deferred), a Flatten first, element-wise activations.
+    using Chain = Sequential<Input<Shape<4, 6>>, Flatten, Dense<20, Tanh>, Dense<17>, Activation<Sigmoid>,
+                             Dense<5, Softmax>>;
+    check_rows<Chain>({3, 3, 1}, false, true);
+    check_rows<Chain>({2, 9}, true, false);
+    STATIC_REQUIRE_FALSE(ops::graph<seeds::FashionCnn>::rows_only);
+}

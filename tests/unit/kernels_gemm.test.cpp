@@ -149,3 +149,48 @@ TEST_CASE("gemm_tn_parts: each part's chains from zero, added in order, the bits
         6, 6, [](std::size_t) { return kernels::gemm_part{nullptr, nullptr, 0}; }, 2, zero.data());
     CHECK(std::all_of(zero.begin(), zero.end(), [](float v) { return v == 0.0f; }));
 }
+
+TEST_CASE("gemm_nn_rows: every block of rows the bits of gemm_nn / gemm_nn_bias on it alone", "[kernels]")
+{
+    auto check = []<std::size_t K, std::size_t N>(std::integral_constant<std::size_t, K>,
+                                                  std::integral_constant<std::size_t, N>,
+                                                  std::vector<std::size_t> rows) {
+        INFO("K=" << K << " N=" << N << " blocks=" << rows.size());
+        const auto b = random_vector(K * N, 60), bias = random_vector(N, 61);
+        std::vector<std::vector<float>> a, want_nn, want_lin, want_relu, got_nn, got_lin, got_relu;
+        for (std::size_t p = 0; p < rows.size(); ++p) {
+            a.push_back(random_vector(rows[p] * K, 70 + p));
+            for (auto* v : {&want_nn, &want_lin, &want_relu})
+                v->emplace_back(rows[p] * N);
+            for (auto* v : {&got_nn, &got_lin, &got_relu})
+                v->emplace_back(rows[p] * N, 5.0f);
+            kernels::gemm_nn<K, N>(rows[p], a[p].data(), b.data(), want_nn[p].data());
+            kernels::gemm_nn_bias<K, N, Linear>(rows[p], a[p].data(), b.data(), bias.data(), want_lin[p].data());
+            kernels::gemm_nn_bias<K, N, Relu>(rows[p], a[p].data(), b.data(), bias.data(), want_relu[p].data());
+        }
+        auto blocks = [&](std::vector<std::vector<float>>& c) {
+            std::vector<kernels::gemm_rows> r;
+            for (std::size_t p = 0; p < rows.size(); ++p)
+                r.push_back({a[p].data(), c[p].data(), rows[p]});
+            return r;
+        };
+        kernels::gemm_nn_rows<K, N>(blocks(got_nn).data(), rows.size(), b.data());
+        kernels::gemm_nn_bias_rows<K, N, Linear>(blocks(got_lin).data(), rows.size(), b.data(), bias.data());
+        kernels::gemm_nn_bias_rows<K, N, Relu>(blocks(got_relu).data(), rows.size(), b.data(), bias.data());
+        CHECK(got_nn == want_nn);
+        CHECK(got_lin == want_lin);
+        CHECK(got_relu == want_relu);
+    };
+    using std::integral_constant;
+    // The MLP's layers over eight micro-batches of 16 (packed: 128 rows; K = 784 in two blocks), its
+    // input gradient, blocks too few to pack, a narrow C with a partial vector, an empty block.
+    check(integral_constant<std::size_t, 784>{}, integral_constant<std::size_t, 512>{},
+          std::vector<std::size_t>(8, 16));
+    check(integral_constant<std::size_t, 512>{}, integral_constant<std::size_t, 512>{},
+          std::vector<std::size_t>{16, 16, 16, 15});
+    check(integral_constant<std::size_t, 512>{}, integral_constant<std::size_t, 10>{},
+          std::vector<std::size_t>{9, 0, 13, 7, 1});
+    check(integral_constant<std::size_t, 10>{}, integral_constant<std::size_t, 512>{},
+          std::vector<std::size_t>{16, 16, 16, 16, 16, 16, 16, 16});
+    check(integral_constant<std::size_t, 33>{}, integral_constant<std::size_t, 46>{}, std::vector<std::size_t>{5, 2});
+}

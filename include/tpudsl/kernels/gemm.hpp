@@ -45,6 +45,13 @@ struct gemm_part {
     std::size_t k;
 };
 
+/// A block of rows for gemm_nn_rows: A_p (m, K) row-major, C_p (m, N) row-major, m rows.
+struct gemm_rows {
+    const float* a;
+    float* c;
+    std::size_t m;
+};
+
 namespace detail_gemm {
 
 using tpudsl::detail::simd::vfloat;
@@ -300,6 +307,59 @@ blocked(std::size_t M, std::size_t K, const float* a, std::size_t rs, std::size_
     }
 }
 
+/// C_p = A_p . B (then the epilogue) for every block of rows p < count, B (K, N) row-major: the
+/// blocking of `blocked`, with every block's rows passing under each panel of B before the next.
+/// A row's chains and K blocks do not depend on the rows beside it, so each C_p has the bits of
+/// `blocked` on that block alone; but a panel of B is read (and packed, when the blocks hold
+/// pack_rows rows together) once for all of them: a Dense layer's kernel once per replica and step
+/// instead of once per micro-batch.
+template <std::size_t N, class Epi = plain>
+inline void
+blocked_rows(const gemm_rows* blocks, std::size_t count, std::size_t K, const float* b, const Epi& epi = {}) noexcept
+{
+    using P = plan<N>;
+    constexpr std::size_t pack_rows = 64;
+    std::size_t rows = 0;
+    for (std::size_t p = 0; p < count; ++p)
+        rows += blocks[p].m;
+    if (rows == 0)
+        return;
+    if (K == 0) {
+        for (std::size_t p = 0; p < count; ++p)
+            std::memset(blocks[p].c, 0, blocks[p].m * N * sizeof(float));
+        return;
+    }
+    const bool pack = rows >= pack_rows;
+    auto column = [&]<std::size_t MR, std::size_t V, std::size_t Last>(std::size_t kc, std::size_t k0, bool load_c,
+                                                                       bool finish, std::size_t col) {
+        const float* bk = b + k0 * N;
+        if (pack) {
+            float* packed = scratch_buffer(P::kc * V * W, 0);
+            pack_panel<V, N>(kc, bk, col, packed);
+            for (std::size_t p = 0; p < count; ++p)
+                panel<MR, V, Last, N, V * W>(blocks[p].m, kc, blocks[p].a + k0, K, 1, packed, blocks[p].c + col,
+                                             load_c, finish, epi, col);
+        } else {
+            for (std::size_t p = 0; p < count; ++p)
+                panel<MR, V, Last, N, N>(blocks[p].m, kc, blocks[p].a + k0, K, 1, bk + col, blocks[p].c + col, load_c,
+                                         finish, epi, col);
+        }
+    };
+    for (std::size_t k0 = 0; k0 < K; k0 += P::kc) {
+        const std::size_t kc = std::min(P::kc, K - k0);
+        const bool load_c = k0 > 0, finish = k0 + kc == K;
+        for (std::size_t p = 0; p < P::panels; ++p) {
+            const std::size_t col = p * P::nv * W;
+            if (P::rest == 0 && p + 1 == P::panels)
+                column.template operator()<P::mr, P::nv, P::last_lanes>(kc, k0, load_c, finish, col);
+            else
+                column.template operator()<P::mr, P::nv, W>(kc, k0, load_c, finish, col);
+        }
+        if constexpr (P::rest > 0)
+            column.template operator()<P::rest_mr, P::rest, P::last_lanes>(kc, k0, load_c, finish, P::panels * P::nv * W);
+    }
+}
+
 /// Rows [0, m) of one column panel of C = sum over the parts, each part's chains from zero and added to
 /// the sum of the parts before it (the first part's stored as they are). Part by part: each pass reads
 /// one part's rows of A (a few streams the prefetcher follows) while C stays in cache. A part's panel
@@ -527,6 +587,25 @@ gemm_nn_bias(std::size_t M, const float* a, const float* b, const float* bias, f
 {
     static_assert(std::is_same_v<Act, Linear> || std::is_same_v<Act, Relu>, "fused epilogue: Linear or Relu");
     detail_gemm::blocked<N>(M, K, a, K, 1, b, c, false, detail_gemm::bias_epilogue<std::is_same_v<Act, Relu>>{bias});
+}
+
+/// C_p = A_p (m_p, K) . B (K, N) for each block of rows: each C_p the bits of gemm_nn on its block
+/// alone, B's panels read once for all the blocks (the micro-batches of a replica through one Dense).
+template <std::size_t K, std::size_t N>
+inline void
+gemm_nn_rows(const gemm_rows* blocks, std::size_t count, const float* b) noexcept
+{
+    detail_gemm::blocked_rows<N>(blocks, count, K, b);
+}
+
+/// gemm_nn_bias over blocks of rows, as gemm_nn_rows: each C_p = act(A_p . B + bias), the bits of
+/// gemm_nn_bias on its block alone.
+template <std::size_t K, std::size_t N, class Act>
+inline void
+gemm_nn_bias_rows(const gemm_rows* blocks, std::size_t count, const float* b, const float* bias) noexcept
+{
+    static_assert(std::is_same_v<Act, Linear> || std::is_same_v<Act, Relu>, "fused epilogue: Linear or Relu");
+    detail_gemm::blocked_rows<N>(blocks, count, K, b, detail_gemm::bias_epilogue<std::is_same_v<Act, Relu>>{bias});
 }
 
 /// C(M,N) = A(K,M)^T . B(K,N), or C += when `accumulate`: the reduction runs over the batch (K, known

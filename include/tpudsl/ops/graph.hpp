@@ -321,6 +321,21 @@ struct graph {
         }(std::make_index_sequence<layers>{});
         return ranges;
     }();
+    /// True when layer I maps each sample's row to a row (Dense, Dropout, Activation, Flatten).
+    template <std::size_t I>
+    static consteval bool
+    row_layer() noexcept
+    {
+        using S = typename layer<I>::spec;
+        return detail::is_dense_layer<S> || detail::is_dropout_layer<S> || detail::is_activation_layer<S> ||
+               std::is_same_v<S, Flatten>;
+    }
+    /// True when the model is made of row layers only, on float inputs (a dense network): a replica then
+    /// runs its micro-batches layer by layer (forward_parts, backward_parts), and each Dense reads its
+    /// kernel once for all of them instead of once per micro-batch.
+    static constexpr bool rows_only =
+        std::is_same_v<input_type, float> && count_layers([](auto i) { return !row_layer<i>(); }) == 0;
+
     /// A deferred kernel's place in the parameter buffer: [begin, end), rows of `columns` floats.
     struct deferred_range {
         std::size_t begin, end, columns;
@@ -348,6 +363,8 @@ struct graph {
         const input_type* x = nullptr;
         float* ws = nullptr;
         std::size_t n = 0;
+        std::size_t first = 0;     ///< forward_parts: its first sample's index in the step (first_sample)
+        float* grads = nullptr;    ///< backward_parts: its gradient arena
     };
 
     /// grads[lo, hi) where that overlaps a deferred kernel: sum over the parts, in order, of each part's
@@ -420,6 +437,116 @@ struct graph {
             (backward_layer<layers - 1 - I>(params, x, ws, cap, n, grads, logit_grad, input_grad, defer_kernels),
              ...);
         }(std::make_index_sequence<layers>{});
+    }
+
+    /// `forward` on several micro-batches of one replica (rows_only models), layer by layer: part p's
+    /// workspace gets the bits `forward` gives it alone with ctx.first_sample = parts[p].first. Parts
+    /// without samples are skipped.
+    static void
+    forward_parts(const float* params, const part* parts, std::size_t count, std::size_t cap,
+                  const step_context& ctx) noexcept
+    {
+        static_assert(rows_only, "graph::forward_parts: row layers only (graph::rows_only)");
+        [&]<std::size_t... I>(std::index_sequence<I...>) {
+            (forward_layer_parts<I>(params, parts, count, cap, ctx), ...);
+        }(std::make_index_sequence<layers>{});
+    }
+
+    /// `backward` (kernels deferred or not, no input gradient) on the parts after forward_parts and their
+    /// losses, layer by layer from the top, each part's gradients into parts[p].grads: the bits of
+    /// `backward` on each part alone.
+    static void
+    backward_parts(const float* params, const part* parts, std::size_t count, std::size_t cap, bool logit_grad,
+                   bool defer_kernels) noexcept
+    {
+        static_assert(rows_only, "graph::backward_parts: row layers only (graph::rows_only)");
+        [&]<std::size_t... I>(std::index_sequence<I...>) {
+            (backward_layer_parts<layers - 1 - I>(params, parts, count, cap, logit_grad, defer_kernels), ...);
+        }(std::make_index_sequence<layers>{});
+    }
+
+private:
+    /// Parts a Dense passes to one call of its rows kernel: a replica's micro-batches (8 at most with
+    /// the default strategies); more are taken in groups.
+    static constexpr std::size_t rows_group = 16;
+
+    template <std::size_t I>
+    static void
+    forward_layer_parts(const float* params, const part* parts, std::size_t count, std::size_t cap,
+                        const step_context& ctx) noexcept
+    {
+        if constexpr (detail::is_dense_layer<typename layer<I>::spec>) {
+            kernels::gemm_rows blocks[rows_group];
+            float* logits[rows_group];
+            for (std::size_t p0 = 0; p0 < count; p0 += rows_group) {
+                std::size_t g = 0;
+                for (std::size_t p = p0; p < std::min(count, p0 + rows_group); ++p) {
+                    if (parts[p].n == 0)
+                        continue;
+                    const float* in;
+                    if constexpr (I == 0)
+                        in = parts[p].x;
+                    else
+                        in = activation(parts[p].ws, cap, I - 1);
+                    blocks[g] = {in, activation(parts[p].ws, cap, I), parts[p].n};
+                    logits[g++] = scratch(parts[p].ws, cap, I);
+                }
+                ops<I>::template forward_rows<layer<I>>(params, blocks, logits, g, ctx);
+            }
+        } else {
+            step_context c = ctx;
+            for (std::size_t p = 0; p < count; ++p)
+                if (parts[p].n > 0) {
+                    c.first_sample = parts[p].first;
+                    forward_layer<I>(params, parts[p].x, parts[p].ws, cap, parts[p].n, c);
+                }
+        }
+    }
+
+    template <std::size_t I>
+    static void
+    backward_layer_parts(const float* params, const part* parts, std::size_t count, std::size_t cap, bool logit_grad,
+                         bool defer_kernels) noexcept
+    {
+        if constexpr (detail::is_dense_layer<typename layer<I>::spec>) {
+            // Each part as `backward` runs it without dX (act', the bias' sums, the kernel's gradient
+            // unless deferred), then dX of all the parts through one pass over W^T.
+            const bool fused = logit_grad && I == layers - 1;
+            for (std::size_t p = 0; p < count; ++p) {
+                if (parts[p].n == 0)
+                    continue;
+                float* ws = parts[p].ws;
+                const float* in;
+                if constexpr (I == 0)
+                    in = parts[p].x;
+                else
+                    in = activation(ws, cap, I - 1);
+                float* dy = delta(ws, cap, gradient_buffer[I]);
+                float* dz = deferred_kernel<I>() ? activation(ws, cap, I) : dy;
+                ops<I>::template backward_keeping<layer<I>>(params, in, activation(ws, cap, I), dy, dz, nullptr,
+                                                            parts[p].grads, parts[p].n, fused,
+                                                            !(deferred_kernel<I>() && defer_kernels));
+            }
+            if constexpr (I > 0) {
+                kernels::gemm_rows blocks[rows_group];
+                for (std::size_t p0 = 0; p0 < count; p0 += rows_group) {
+                    std::size_t g = 0;
+                    for (std::size_t p = p0; p < std::min(count, p0 + rows_group); ++p) {
+                        if (parts[p].n == 0)
+                            continue;
+                        float* ws = parts[p].ws;
+                        float* dz = deferred_kernel<I>() ? activation(ws, cap, I) : delta(ws, cap, gradient_buffer[I]);
+                        blocks[g++] = {dz, delta(ws, cap, gradient_buffer[I - 1]), parts[p].n};
+                    }
+                    ops<I>::template input_gradient_rows<layer<I>>(params, blocks, g);
+                }
+            }
+        } else {
+            for (std::size_t p = 0; p < count; ++p)
+                if (parts[p].n > 0)
+                    backward_layer<I>(params, parts[p].x, parts[p].ws, cap, parts[p].n, parts[p].grads, logit_grad,
+                                      nullptr, defer_kernels);
+        }
     }
 
 private:

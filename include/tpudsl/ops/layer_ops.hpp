@@ -376,6 +376,42 @@ struct layer_ops<Dense<Units, Act>> {
         backward_keeping<B>(params, x, y, dy, dy, dx, grads, n, dy_is_logit_grad, true);
     }
 
+    /// `forward` over several micro-batches at once (block p: x -> y, its rows; scratch[p] its logits
+    /// when Softmax): each block the bits of `forward` on it alone, the kernel read once for all.
+    template <class B>
+    static void
+    forward_rows(const float* params, const kernels::gemm_rows* blocks, float* const* scratch, std::size_t count,
+                 const step_context& ctx) noexcept
+    {
+        constexpr std::size_t I = B::input_shape::size;
+        const float* w = params + B::template weight<0>::offset;
+        const float* bias = params + B::template weight<1>::offset;
+        if constexpr (std::is_same_v<Act, Relu> || std::is_same_v<Act, Linear>) {
+            kernels::gemm_nn_bias_rows<I, Units, Act>(blocks, count, w, bias);
+        } else {
+            kernels::gemm_nn_bias_rows<I, Units, Linear>(blocks, count, w, bias);
+            for (std::size_t p = 0; p < count; ++p) {
+                if constexpr (std::is_same_v<Act, Softmax>)
+                    std::memcpy(scratch[p], blocks[p].c, blocks[p].m * Units * sizeof(float));
+                kernels::activation_forward<Act, Units>(blocks[p].c, blocks[p].m);
+            }
+        }
+        if constexpr (keeps_transpose(B::index))
+            if (ctx.training)
+                transposed_kernel<B>(w, ctx.weights_version, false);
+    }
+
+    /// dX = dZ . W^T over several micro-batches at once (block p: dZ -> dX), after backward_keeping
+    /// without dx on each: the bits of backward_keeping's dX, the transposed kernel read once for all.
+    template <class B>
+    static void
+    input_gradient_rows(const float* params, const kernels::gemm_rows* blocks, std::size_t count) noexcept
+    {
+        constexpr std::size_t I = B::input_shape::size;
+        const float* wt = transposed_kernel<B>(params + B::template weight<0>::offset, 0, keeps_transpose(B::index));
+        kernels::gemm_nn_rows<Units, I>(blocks, count, wt);
+    }
+
     /// Backward with dZ = act'(y) dy written to `dz` (which may be dy) and left there; the kernel's
     /// gradient X^T . dZ only when `kernel` (otherwise graph::deferred_gradient computes it later,
     /// over every micro-batch at once). The bias gradient and dX as in `backward`.

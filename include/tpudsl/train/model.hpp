@@ -804,10 +804,10 @@ private:
         }
     }
 
-    /// Forward, loss and metrics (and backward when training) of one micro-batch; `global_n` scales
-    /// the loss, so that the replicas' summed gradients are the gradient of the global batch's mean.
-    void
-    run_chunk(chunk& k, const dataset_ref* data, const std::uint32_t* idx, std::size_t global_n, bool training) noexcept
+    /// Clears a micro-batch's loss and hits (and last step's marks), gathers its samples and marks its
+    /// token ids. False when it has no samples.
+    bool
+    prepare_chunk(chunk& k, const dataset_ref* data, const std::uint32_t* idx, bool training) noexcept
     {
         k.loss = 0.0;
         std::fill(k.hits.begin(), k.hits.end(), 0.0);
@@ -815,18 +815,30 @@ private:
             if (training)   // last step's marks were used by its fused pass, which cleared their rows
                 std::fill(k.marks.begin(), k.marks.end(), std::uint64_t{0});
         if (k.n == 0)
-            return;   // an empty replica contributes nothing
+            return false;   // an empty replica contributes nothing
         if (data)
             gather(*data, idx + k.offset, k);
         if constexpr (marked_table)
             if (training)
                 detail::mark_rows(k.marks.data(), k.inputs.data(), k.n * input_size);
-        const step_context ctx{.training = training,
-                               .seed = seed_,
-                               .step = iterations_,
-                               .first_sample = k.offset,
-                               .weights_version = weights_version_};
-        graph::forward(params_.data(), k.inputs.data(), k.workspace.data(), chunk_capacity_, k.n, ctx);
+        return true;
+    }
+
+    [[nodiscard]] step_context
+    context(bool training, std::size_t first_sample) const noexcept
+    {
+        return {.training = training,
+                .seed = seed_,
+                .step = iterations_,
+                .first_sample = first_sample,
+                .weights_version = weights_version_};
+    }
+
+    /// The loss (into k.loss, its gradient into the workspace) and the metrics' hits of a micro-batch
+    /// after its forward; true when the gradient is with respect to the logits.
+    bool
+    score_chunk(chunk& k, std::size_t global_n) noexcept
+    {
         loss_view view;
         view.n = k.n;
         view.width = output_size;
@@ -843,9 +855,61 @@ private:
             loss_);
         for (std::size_t m = 0; m < metrics_.size(); ++m)
             k.hits[m] = metrics_[m].hits(view.output, k.n, output_size, k.sparse_labels.data(), k.dense_labels.data());
+        return view.logit_grad;
+    }
+
+    /// Forward, loss and metrics (and backward when training) of one micro-batch; `global_n` scales
+    /// the loss, so that the replicas' summed gradients are the gradient of the global batch's mean.
+    void
+    run_chunk(chunk& k, const dataset_ref* data, const std::uint32_t* idx, std::size_t global_n, bool training) noexcept
+    {
+        if (!prepare_chunk(k, data, idx, training))
+            return;
+        graph::forward(params_.data(), k.inputs.data(), k.workspace.data(), chunk_capacity_, k.n,
+                       context(training, k.offset));
+        const bool logit_grad = score_chunk(k, global_n);
         if (training)
             graph::backward(params_.data(), k.inputs.data(), k.workspace.data(), chunk_capacity_, k.n, k.grads.data(),
-                            view.logit_grad, nullptr, /*defer_kernels*/ true);
+                            logit_grad, nullptr, /*defer_kernels*/ true);
+    }
+
+    /// run_chunk on every micro-batch of replica r, for a dense network (graph::rows_only) layer by layer
+    /// over them all: each Dense reads its kernel once per replica, not once per micro-batch. The same
+    /// bits as run_chunk on each.
+    void
+    run_replica_rows(std::size_t r, const dataset_ref* data, const std::uint32_t* idx, std::size_t global_n,
+                     bool training) noexcept
+    {
+        typename graph::part parts[chunks_per_replica];
+        std::size_t count = 0;
+        for (std::size_t c = r * chunks_per_replica; c < (r + 1) * chunks_per_replica; ++c) {
+            chunk& k = chunks_[c];
+            if (prepare_chunk(k, data, idx, training))
+                parts[count++] = {k.inputs.data(), k.workspace.data(), k.n, k.offset, k.grads.data()};
+        }
+        if (count == 0)
+            return;
+        graph::forward_parts(params_.data(), parts, count, chunk_capacity_, context(training, 0));
+        bool logit_grad = false;
+        for (std::size_t c = r * chunks_per_replica; c < (r + 1) * chunks_per_replica; ++c)
+            if (chunks_[c].n > 0)
+                logit_grad = score_chunk(chunks_[c], global_n);
+        if (training)
+            graph::backward_parts(params_.data(), parts, count, chunk_capacity_, logit_grad, /*defer_kernels*/ true);
+    }
+
+    /// The micro-batches of the replicas that thread t runs, each through run_chunk (or the replica's
+    /// all at once, for a dense network).
+    void
+    run_thread(std::size_t t, const dataset_ref* data, const std::uint32_t* idx, std::size_t global_n,
+               bool training) noexcept
+    {
+        if constexpr (graph::rows_only) {
+            for (std::size_t r = t; r < num_replicas_in_sync; r += pool_->size())
+                run_replica_rows(r, data, idx, global_n, training);
+        } else {
+            for_each_chunk_of(t, [&](std::size_t c) { run_chunk(chunks_[c], data, idx, global_n, training); });
+        }
     }
 
     /// g0[b, e) = ((g0 + g1) + g2) + ...: one pass, a vector at a time, every element summed in
@@ -962,7 +1026,7 @@ private:
         split(n);
         if (!training) {
             auto work = [&](std::size_t t) {
-                for_each_chunk_of(t, [&](std::size_t c) { run_chunk(chunks_[c], data, idx, n, false); });
+                run_thread(t, data, idx, n, false);
             };
             pool_->run(work);
         } else {
@@ -971,7 +1035,7 @@ private:
                 [&](auto& opt) {
                     const auto constants = opt.prepare(iterations_);
                     auto work = [&](std::size_t t) {
-                        for_each_chunk_of(t, [&](std::size_t c) { run_chunk(chunks_[c], data, idx, n, true); });
+                        run_thread(t, data, idx, n, true);
                         pool_->sync();
                         reduce_and_update(t, opt, constants);
                     };
