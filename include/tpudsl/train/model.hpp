@@ -944,6 +944,7 @@ private:
     {
         constexpr std::size_t P = Seq::param_buffer_size;
         constexpr std::size_t block = 4096;
+        constexpr std::size_t kernel_block = 98304;
         const std::size_t T = pool_->size();
         auto bound = [&](std::size_t i) {
             return i >= T ? P : P * i / T / buffer_alignment_floats * buffer_alignment_floats;
@@ -984,8 +985,9 @@ private:
             e = std::min(b + block, bound(t + 1));
             for (const auto& r : graph::deferred_ranges)
                 if (r.begin <= b && b < r.end) {
-                    // Inside a kernel: whole rows, a multiple of 12 (the GEMM's row tiles), about a block.
-                    const std::size_t rows = std::max<std::size_t>(12, block / r.columns / 12 * 12);
+                    // Inside a kernel: whole rows, a multiple of 12 (the GEMM's row tiles), about
+                    // kernel_block floats.
+                    const std::size_t rows = std::max<std::size_t>(12, kernel_block / r.columns / 12 * 12);
                     e = std::min({bound(t + 1), r.end, r.begin + ((b - r.begin) / r.columns + rows) * r.columns});
                 }
             graph::deferred_gradient(parts, micro_chunks, chunk_capacity_, b, e, g0);
