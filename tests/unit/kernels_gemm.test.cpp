@@ -99,6 +99,11 @@ TEST_CASE("gemm kernels equal the scalar reference", "[kernels]")
     // gemm_tn lays A^T out by rows (M a multiple of 128, N >= 64) in blocks of 24 row tiles: several blocks, the last partial,
     // over two blocks of K.
     check_gemm<384, 600, 64>();
+    // gemm_tn with a wide C packs both operands (blocked_tn): two blocks of K, two blocks of rows, the
+    // second 11 rows (a tile, then the 4 and 1 remainders; 8 too where tiles are taller), and with
+    // AVX-512 a one-vector remainder panel (N = 400: 6 panels of 4 vectors + 1).
+    static_assert(kernels::detail_gemm::tn_packs_both<400>);
+    check_gemm<155, 300, 400>();
     // A 16-sample micro-batch of the MLP's Dense<512> (B read in place), and a short one beside it.
     check_gemm<16, 784, 512>();
     check_gemm<13, 70, 256>();
