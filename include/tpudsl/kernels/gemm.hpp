@@ -215,11 +215,19 @@ pack_panel(std::size_t kc, const float* b, std::size_t col, float* to) noexcept
 {
     constexpr std::size_t LD = V * W;
     const std::size_t width = std::min(LD, N - col);
-    for (std::size_t k = 0; k < kc; ++k) {
-        std::memcpy(to + k * LD, b + k * N + col, width * sizeof(float));
-        if (width < LD)
-            std::memset(to + k * LD + width, 0, (LD - width) * sizeof(float));
+    if (width == LD) {   // vector copies, not a memcpy call per row (which GCC left in where not inlined)
+        for (std::size_t k = 0; k < kc; ++k)
+#pragma GCC unroll 4
+            for (std::size_t v = 0; v < V; ++v)
+                vfloat::load(b + k * N + col + v * W).store(to + k * LD + v * W);
+        return;
     }
+    for (std::size_t k = 0; k < kc; ++k)
+        for (std::size_t v = 0; v < V; ++v) {
+            const std::size_t c0 = v * W, lanes = width > c0 ? std::min(W, width - c0) : 0;
+            const float* from = b + k * N + col + c0;
+            (lanes == W ? vfloat::load(from) : vfloat::load_n(from, lanes)).store(to + k * LD + c0);
+        }
 }
 
 /// One column panel (V vectors at col) over all M rows for one block of K.
