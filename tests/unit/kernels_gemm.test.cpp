@@ -187,8 +187,9 @@ TEST_CASE("gemm_nn_rows: every block of rows the bits of gemm_nn / gemm_nn_bias 
         CHECK(got_relu == want_relu);
     };
     using std::integral_constant;
-    // The MLP's layers over eight micro-batches of 16 (packed: 128 rows; K = 784 in two blocks), its
-    // input gradient, blocks too few to pack, a narrow C with a partial vector, an empty block.
+    // The MLP's layers over eight micro-batches of 16 (packed: 128 rows; K = 784 in two blocks; tiles
+    // of rows from two blocks), its input gradient, blocks too few to pack, a narrow C with a partial
+    // vector, an empty block, a single block (run at its stride).
     check(integral_constant<std::size_t, 784>{}, integral_constant<std::size_t, 512>{},
           std::vector<std::size_t>(8, 16));
     check(integral_constant<std::size_t, 512>{}, integral_constant<std::size_t, 512>{},
@@ -198,4 +199,5 @@ TEST_CASE("gemm_nn_rows: every block of rows the bits of gemm_nn / gemm_nn_bias 
     check(integral_constant<std::size_t, 10>{}, integral_constant<std::size_t, 512>{},
           std::vector<std::size_t>{16, 16, 16, 16, 16, 16, 16, 16});
     check(integral_constant<std::size_t, 33>{}, integral_constant<std::size_t, 46>{}, std::vector<std::size_t>{5, 2});
+    check(integral_constant<std::size_t, 100>{}, integral_constant<std::size_t, 64>{}, std::vector<std::size_t>{70});
 }

@@ -107,13 +107,33 @@ struct bias_epilogue {
     }
 };
 
-/// C tile (R rows x V vectors, the last with `Last` lanes) over kc steps, A(i, k) = a[i rs + k cs],
-/// B with leading dimension LDB (N in place, V W when packed), C with N. `load_c`: the chains go on from
-/// C; `finish`: this is the last block of K; `add_c`: the chains start from zero and C + chain is stored.
-template <std::size_t R, std::size_t V, std::size_t Last, std::size_t N, std::size_t LDB, class Epi>
+/// A tile's rows of A and C at fixed strides: A(r, k) = a[r rs + k cs], C's row r at c + r N.
+template <std::size_t N>
+struct strided_rows {
+    const float* a;
+    std::size_t rs, cs;
+    float* c;
+    float at(std::size_t r, std::size_t k) const noexcept { return a[k * cs + r * rs]; }
+    float* c_row(std::size_t r) const noexcept { return c + r * N; }
+};
+
+/// A tile's R rows anywhere (gemm_nn_rows' rows from several blocks): A(r, k) = a[r][k], C's row r at c[r].
+template <std::size_t R>
+struct pointer_rows {
+    const float* a[R];
+    float* c[R];
+    float at(std::size_t r, std::size_t k) const noexcept { return a[r][k]; }
+    float* c_row(std::size_t r) const noexcept { return c[r]; }
+};
+
+/// C tile (R rows x V vectors, the last with `Last` lanes) over kc steps, its rows of A and C given by
+/// `rows` (strided_rows or pointer_rows), B with leading dimension LDB (N in place, V W when packed).
+/// `load_c`: the chains go on from C; `finish`: this is the last block of K; `add_c`: the chains start
+/// from zero and C + chain is stored.
+template <std::size_t R, std::size_t V, std::size_t Last, std::size_t N, std::size_t LDB, class Epi, class Rows>
 inline void
-tile(std::size_t kc, const float* a, std::size_t rs, std::size_t cs, const float* b, float* c, bool load_c,
-     bool finish, const Epi& epi, std::size_t col, bool add_c = false) noexcept
+tile_on(std::size_t kc, const Rows& rows, const float* b, bool load_c, bool finish, const Epi& epi, std::size_t col,
+        bool add_c = false) noexcept
 {
     constexpr bool b_padded = LDB != N;   // a packed panel: its last vector is padded with zeros
     vfloat acc[R][V];
@@ -124,9 +144,9 @@ tile(std::size_t kc, const float* a, std::size_t rs, std::size_t cs, const float
             if (!load_c)
                 acc[r][v] = vfloat::broadcast(0.0f);
             else if (v + 1 < V || Last == W)
-                acc[r][v] = vfloat::load(c + r * N + v * W);
+                acc[r][v] = vfloat::load(rows.c_row(r) + v * W);
             else
-                acc[r][v] = vfloat::load_n(c + r * N + v * W, Last);
+                acc[r][v] = vfloat::load_n(rows.c_row(r) + v * W, Last);
         }
     for (std::size_t k = 0; k < kc; ++k) {
         vfloat bv[V];
@@ -134,10 +154,9 @@ tile(std::size_t kc, const float* a, std::size_t rs, std::size_t cs, const float
         for (std::size_t v = 0; v < V; ++v)
             bv[v] = v + 1 < V || Last == W || b_padded ? vfloat::load(b + k * LDB + v * W)
                                                         : vfloat::load_n(b + k * LDB + v * W, Last);
-        const float* ak = a + k * cs;
 #pragma GCC unroll 16
         for (std::size_t r = 0; r < R; ++r) {
-            const vfloat av = vfloat::broadcast(ak[r * rs]);
+            const vfloat av = vfloat::broadcast(rows.at(r, k));
 #pragma GCC unroll 4
             for (std::size_t v = 0; v < V; ++v)
                 acc[r][v] = fma(av, bv[v], acc[r][v]);
@@ -148,17 +167,26 @@ tile(std::size_t kc, const float* a, std::size_t rs, std::size_t cs, const float
 #pragma GCC unroll 4
         for (std::size_t v = 0; v < V; ++v) {
             const std::size_t lanes = v + 1 < V ? W : Last;
+            float* c = rows.c_row(r) + v * W;
             if (add_c)
-                acc[r][v] = acc[r][v] + (lanes == W ? vfloat::load(c + r * N + v * W)
-                                                    : vfloat::load_n(c + r * N + v * W, lanes));
+                acc[r][v] = acc[r][v] + (lanes == W ? vfloat::load(c) : vfloat::load_n(c, lanes));
             if constexpr (Epi::active)
                 if (finish)
                     epi.apply(acc[r][v], col + v * W, lanes);
             if (lanes == W)
-                acc[r][v].store(c + r * N + v * W);
+                acc[r][v].store(c);
             else
-                acc[r][v].store_n(c + r * N + v * W, lanes);
+                acc[r][v].store_n(c, lanes);
         }
+}
+
+/// tile_on with A(i, k) = a[i rs + k cs] and C's rows N floats apart from c.
+template <std::size_t R, std::size_t V, std::size_t Last, std::size_t N, std::size_t LDB, class Epi>
+inline void
+tile(std::size_t kc, const float* a, std::size_t rs, std::size_t cs, const float* b, float* c, bool load_c,
+     bool finish, const Epi& epi, std::size_t col, bool add_c = false) noexcept
+{
+    tile_on<R, V, Last, N, LDB>(kc, strided_rows<N>{a, rs, cs, c}, b, load_c, finish, epi, col, add_c);
 }
 
 /// Rows [0, m) of one column panel, in tiles of MR rows, then 8, 4, 2, 1 for the remainder.
@@ -413,42 +441,102 @@ blocked_tn(std::size_t M, std::size_t K, const float* a, const float* b, float* 
     }
 }
 
+/// One row of a gemm_nn_rows call: where its row of A and its row of C are.
+struct row_ref {
+    const float* a;
+    float* c;
+};
+
+/// This thread's list of at least n row_refs: grows once, then is reused.
+inline row_ref*
+row_buffer(std::size_t n)
+{
+    thread_local std::vector<row_ref> rows;
+    if (rows.size() < n)
+        rows.resize(n);
+    return rows.data();
+}
+
+/// Rows [0, m) of `rows` under one column panel of B, in tiles of MR rows (then 8, 4, 2, 1), each tile's
+/// rows wherever they are: A from column k0, C from column col.
+template <std::size_t MR, std::size_t V, std::size_t Last, std::size_t N, std::size_t LDB, class Epi>
+inline void
+pointer_panel(const row_ref* rows, std::size_t m, std::size_t kc, std::size_t k0, const float* b, bool load_c,
+              bool finish, const Epi& epi, std::size_t col) noexcept
+{
+    auto run = [&]<std::size_t R>(std::size_t i) {
+        pointer_rows<R> t;
+#pragma GCC unroll 16
+        for (std::size_t r = 0; r < R; ++r) {
+            t.a[r] = rows[i + r].a + k0;
+            t.c[r] = rows[i + r].c + col;
+        }
+        tile_on<R, V, Last, N, LDB>(kc, t, b, load_c, finish, epi, col);
+    };
+    std::size_t i = 0;
+    for (; i + MR <= m; i += MR)
+        run.template operator()<MR>(i);
+    if constexpr (MR > 8)
+        if (i + 8 <= m) {
+            run.template operator()<8>(i);
+            i += 8;
+        }
+    if constexpr (MR > 4)
+        if (i + 4 <= m) {
+            run.template operator()<4>(i);
+            i += 4;
+        }
+    if constexpr (MR > 2)
+        if (i + 2 <= m) {
+            run.template operator()<2>(i);
+            i += 2;
+        }
+    if constexpr (MR > 1)
+        if (i < m)
+            run.template operator()<1>(i);
+}
+
 /// C_p = A_p . B (then the epilogue) for every block of rows p < count, B (K, N) row-major: the
-/// blocking of `blocked`, with every block's rows passing under each panel of B before the next.
-/// A row's chains and K blocks do not depend on the rows beside it, so each C_p has the bits of
-/// `blocked` on that block alone; but a panel of B is read (and packed, when the blocks hold
-/// pack_rows rows together) once for all of them: a Dense layer's kernel once per replica and step
-/// instead of once per micro-batch.
+/// blocking of `blocked`, over the blocks' rows taken together. A row's chains and K blocks do not
+/// depend on the rows beside it, so each C_p has the bits of `blocked` on that block alone; but a
+/// panel of B is read (and packed, when the blocks hold pack_rows rows together) once for all of them
+/// (a Dense layer's kernel once per replica and step instead of once per micro-batch), and a tile's
+/// rows may come from two blocks: eight blocks of 16 rows run as 21 tiles of 6 and one of 2 on AVX2,
+/// not as 8 x (6 + 6 + 4) (128 x 512 x 784: 82 -> 90 GFLOP/s on one core).
 template <std::size_t N, class Epi = plain>
 inline void
 blocked_rows(const gemm_rows* blocks, std::size_t count, std::size_t K, const float* b, const Epi& epi = {}) noexcept
 {
     using P = plan<N>;
     constexpr std::size_t pack_rows = 64;
-    std::size_t rows = 0;
+    std::size_t m = 0;
     for (std::size_t p = 0; p < count; ++p)
-        rows += blocks[p].m;
-    if (rows == 0)
+        m += blocks[p].m;
+    if (m == 0)
         return;
     if (K == 0) {
         for (std::size_t p = 0; p < count; ++p)
             std::memset(blocks[p].c, 0, blocks[p].m * N * sizeof(float));
         return;
     }
-    const bool pack = rows >= pack_rows;
+    if (count == 1) {   // one block: its rows at one stride
+        blocked<N>(m, K, blocks[0].a, K, 1, b, blocks[0].c, false, epi);
+        return;
+    }
+    row_ref* rows = row_buffer(m);
+    for (std::size_t p = 0, i = 0; p < count; ++p)
+        for (std::size_t r = 0; r < blocks[p].m; ++r, ++i)
+            rows[i] = {blocks[p].a + r * K, blocks[p].c + r * N};
+    const bool pack = m >= pack_rows;
     auto column = [&]<std::size_t MR, std::size_t V, std::size_t Last>(std::size_t kc, std::size_t k0, bool load_c,
                                                                        bool finish, std::size_t col) {
         const float* bk = b + k0 * N;
         if (pack) {
             float* packed = scratch_buffer(P::kc * V * W, 0);
             pack_panel<V, N>(kc, bk, col, packed);
-            for (std::size_t p = 0; p < count; ++p)
-                panel<MR, V, Last, N, V * W>(blocks[p].m, kc, blocks[p].a + k0, K, 1, packed, blocks[p].c + col,
-                                             load_c, finish, epi, col);
+            pointer_panel<MR, V, Last, N, V * W>(rows, m, kc, k0, packed, load_c, finish, epi, col);
         } else {
-            for (std::size_t p = 0; p < count; ++p)
-                panel<MR, V, Last, N, N>(blocks[p].m, kc, blocks[p].a + k0, K, 1, bk + col, blocks[p].c + col, load_c,
-                                         finish, epi, col);
+            pointer_panel<MR, V, Last, N, N>(rows, m, kc, k0, bk + col, load_c, finish, epi, col);
         }
     };
     for (std::size_t k0 = 0; k0 < K; k0 += P::kc) {
