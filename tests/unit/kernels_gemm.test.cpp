@@ -96,8 +96,8 @@ TEST_CASE("gemm kernels equal the scalar reference", "[kernels]")
     check_gemm<64, 9, 10>();
     check_gemm<100, 40, 46>();
     check_gemm<65, 1000, 7>();
-    // gemm_tn lays A^T out by rows (M a multiple of 128, N >= 64) in blocks of 24 row tiles: several blocks, the last partial,
-    // over two blocks of K.
+    // gemm_tn reading A^T in place under packed panels (blocked_tn_in_place): M a multiple of 128, K in
+    // four balanced blocks of 150 (and above: 67 x 513 x 32, 130 x 260 x 48, with row remainders).
     check_gemm<384, 600, 64>();
     // gemm_tn with a wide C packs both operands (blocked_tn): two blocks of K, two blocks of rows, the
     // second 11 rows (a tile, then the 4 and 1 remainders; 8 too where tiles are taller), and with

@@ -14,8 +14,9 @@
 /// otherwise; with 16 registers, 6 x 2. The last vector of a row that N does not fill is read and written
 /// with masked loads and stores. B stays in place (its rows are the contiguous panels the kernel reads);
 /// KC keeps a panel of B in L1 across every row tile of an MC-row block of A, which stays in L2. gemm_tn
-/// with a wide C packs both operands instead (blocked_tn): A^T in micro-panels of MR rows, B once per
-/// block of K.
+/// (M >= 64) packs every panel of a block of K and runs each row tile under all of them while its lines
+/// of A^T are in L1 (blocked_tn_in_place); with a wide C it packs A^T too, in micro-panels of MR rows
+/// (blocked_tn).
 ///
 /// gemm_nn_bias adds the bias (and applies Relu) while the tile is still in registers: no second pass.
 #ifndef TPUDSL_KERNELS_GEMM_HPP
@@ -189,39 +190,50 @@ tile(std::size_t kc, const float* a, std::size_t rs, std::size_t cs, const float
     tile_on<R, V, Last, N, LDB>(kc, strided_rows<N>{a, rs, cs, c}, b, load_c, finish, epi, col, add_c);
 }
 
-/// Rows [0, m) of one column panel, in tiles of MR rows, then 8, 4, 2, 1 for the remainder.
+/// Calls f.template operator()<R>(i) for tiles covering rows [0, m): R = MR, then 8, 4, 2 and 1 rows
+/// for the remainder.
+template <std::size_t MR, class F>
+inline void
+row_tiles(std::size_t m, F&& f)
+{
+    std::size_t i = 0;
+    for (; i + MR <= m; i += MR)
+        f.template operator()<MR>(i);
+    if constexpr (MR > 8)
+        if (i + 8 <= m) {
+            f.template operator()<8>(i);
+            i += 8;
+        }
+    if constexpr (MR > 4)
+        if (i + 4 <= m) {
+            f.template operator()<4>(i);
+            i += 4;
+        }
+    if constexpr (MR > 2)
+        if (i + 2 <= m) {
+            f.template operator()<2>(i);
+            i += 2;
+        }
+    if constexpr (MR > 1)
+        if (i < m)
+            f.template operator()<1>(i);
+}
+
+/// Rows [0, m) of one column panel, in tiles of MR rows (row_tiles).
 template <std::size_t MR, std::size_t V, std::size_t Last, std::size_t N, std::size_t LDB, class Epi>
 inline void
 panel(std::size_t m, std::size_t kc, const float* a, std::size_t rs, std::size_t cs, const float* b, float* c,
       bool load_c, bool finish, const Epi& epi, std::size_t col) noexcept
 {
-    std::size_t i = 0;
-    for (; i + MR <= m; i += MR)
-        tile<MR, V, Last, N, LDB>(kc, a + i * rs, rs, cs, b, c + i * N, load_c, finish, epi, col);
-    if constexpr (MR > 8)
-        if (i + 8 <= m) {
-            tile<8, V, Last, N, LDB>(kc, a + i * rs, rs, cs, b, c + i * N, load_c, finish, epi, col);
-            i += 8;
-        }
-    if constexpr (MR > 4)
-        if (i + 4 <= m) {
-            tile<4, V, Last, N, LDB>(kc, a + i * rs, rs, cs, b, c + i * N, load_c, finish, epi, col);
-            i += 4;
-        }
-    if constexpr (MR > 2)
-        if (i + 2 <= m) {
-            tile<2, V, Last, N, LDB>(kc, a + i * rs, rs, cs, b, c + i * N, load_c, finish, epi, col);
-            i += 2;
-        }
-    if constexpr (MR > 1)
-        if (i < m)
-            tile<1, V, Last, N, LDB>(kc, a + i * rs, rs, cs, b, c + i * N, load_c, finish, epi, col);
+    row_tiles<MR>(m, [&]<std::size_t R>(std::size_t i) {
+        tile<R, V, Last, N, LDB>(kc, a + i * rs, rs, cs, b, c + i * N, load_c, finish, epi, col);
+    });
 }
 
 /// This thread's buffer of at least n floats, 64-byte aligned (a packed panel's vectors never straddle a
 /// cache line): grows once, then is reused (no allocation in a steady step).
-/// 0: a packed panel of B (every panel of a K block in blocked_tn); 1: a transposed B (gemm_nt); 2: a
-/// block of A laid out by rows or in micro-panels (blocked_tn); 3: one row
+/// 0: a packed panel of B (every panel of a K block in blocked_tn*); 1: a transposed B (gemm_nt); 2: a
+/// block of A in micro-panels (blocked_tn); 3: one row
 /// of C (gemm_tn_parts_columns); 4: a block of C^T (narrow_parts).
 inline float*
 scratch_buffer(std::size_t n, int which)
@@ -310,77 +322,84 @@ blocked(std::size_t M, std::size_t K, const float* a, std::size_t rs, std::size_
         return;
     }
     const bool pack = M >= pack_rows;
-    // A^T's rows (gemm_tn: rs = 1, cs = M) lie M floats apart: a tile's broadcasts touch a new line
-    // at every step of k. When M is a multiple of 128 those lines fall on at most 8 of L1's 64 sets
-    // and A comes from L2 at every step; blocks of mc rows are then first laid out by rows (rs = kc,
-    // cs = 1, as gemm_nn reads A), a block staying in L2 across the panels. Other strides spread over
-    // the sets, and the copy would cost more than it saves (measured: 288 x 64 x 3600 half as fast);
-    // so would it for narrow C, whose few panels reuse A little (512 x 10 x 16: 0.71x OpenBLAS packed).
-    const bool pack_a = rs == 1 && cs % 128 == 0 && M >= pack_rows && N >= 64;
-    constexpr std::size_t mc = P::mr * 24;
     for (std::size_t k0 = 0; k0 < K; k0 += P::kc) {
         const std::size_t kc = std::min(P::kc, K - k0);
         const bool load_c = accumulate || k0 > 0;
         const bool finish = k0 + kc == K;
+        const float* ak = a + k0 * cs;
         const float* bk = b + k0 * N;
-        for (std::size_t m0 = 0; m0 < M; m0 += pack_a ? mc : M) {
-            const std::size_t m = pack_a ? std::min(mc, M - m0) : M;
-            const float* ak = a + k0 * cs + m0 * rs;
-            std::size_t ars = rs, acs = cs;
-            if (pack_a) {
-                float* rows = scratch_buffer(mc * P::kc, 2);
-                transpose_strided(ak, kc, m, cs, rows, kc);   // (kc, m) at stride cs -> (m, kc)
-                ak = rows;
-                ars = kc;
-                acs = 1;
-            }
-            float* cm = c + m0 * N;
-            for (std::size_t p = 0; p < P::panels; ++p) {
-                const std::size_t col = p * P::nv * W;
-                if (P::rest == 0 && p + 1 == P::panels)
-                    column_panel<P::mr, P::nv, P::last_lanes, N>(m, kc, ak, ars, acs, bk, cm, load_c, finish, epi, col,
-                                                                 pack);
-                else
-                    column_panel<P::mr, P::nv, W, N>(m, kc, ak, ars, acs, bk, cm, load_c, finish, epi, col, pack);
-            }
-            if constexpr (P::rest > 0)
-                column_panel<P::rest_mr, P::rest, P::last_lanes, N>(m, kc, ak, ars, acs, bk, cm, load_c, finish, epi,
-                                                                    P::panels * P::nv * W, pack);
+        for (std::size_t p = 0; p < P::panels; ++p) {
+            const std::size_t col = p * P::nv * W;
+            if (P::rest == 0 && p + 1 == P::panels)
+                column_panel<P::mr, P::nv, P::last_lanes, N>(M, kc, ak, rs, cs, bk, c, load_c, finish, epi, col, pack);
+            else
+                column_panel<P::mr, P::nv, W, N>(M, kc, ak, rs, cs, bk, c, load_c, finish, epi, col, pack);
         }
+        if constexpr (P::rest > 0)
+            column_panel<P::rest_mr, P::rest, P::last_lanes, N>(M, kc, ak, rs, cs, bk, c, load_c, finish, epi,
+                                                                P::panels * P::nv * W, pack);
     }
 }
 
-/// True when gemm_tn packs both of its operands (blocked_tn): C at least 6 panels of B wide and M >= 64.
-/// Below that the packed A would serve too few panels to repay its copy (288 x 64 x 3600, 4 panels:
-/// 0.90x the strided reads in place; 288 x 32 x 14400: 0.70x).
+/// Packs every column panel of B's rows [0, kc) (bk: B's row k0), one after the other: panel p (nv
+/// vectors, the last panel `rest`) at to + p kc nv W.
+template <std::size_t N>
+inline void
+pack_panels(std::size_t kc, const float* bk, float* to) noexcept
+{
+    using P = plan<N>;
+    constexpr std::size_t NVW = P::nv * W;
+    for (std::size_t p = 0; p < P::panels; ++p)
+        pack_panel<P::nv, N>(kc, bk, p * NVW, to + p * kc * NVW);
+    if constexpr (P::rest > 0)
+        pack_panel<P::rest, N>(kc, bk, P::panels * NVW, to + P::panels * kc * NVW);
+}
+
+/// Calls f.template operator()<V, Last>(panel, col) for every column panel of C: V vectors from column
+/// col, the last `Last` lanes wide, B's packed panel at `panel` (as pack_panels lays them out).
+template <std::size_t N, class F>
+inline void
+for_panels(std::size_t kc, const float* packed, F&& f)
+{
+    using P = plan<N>;
+    constexpr std::size_t NVW = P::nv * W;
+    for (std::size_t p = 0; p < P::panels; ++p) {
+        if (P::rest == 0 && p + 1 == P::panels)
+            f.template operator()<P::nv, P::last_lanes>(packed + p * kc * NVW, p * NVW);
+        else
+            f.template operator()<P::nv, W>(packed + p * kc * NVW, p * NVW);
+    }
+    if constexpr (P::rest > 0)
+        f.template operator()<P::rest, P::last_lanes>(packed + P::panels * kc * NVW, P::panels * NVW);
+}
+
+/// True when gemm_tn packs A too (blocked_tn): C at least 6 panels of B wide. Below that the packed A
+/// would serve too few panels to repay its copy (288 x 64 x 3600, 4 panels: 0.90x reading it in place;
+/// 288 x 32 x 14400: 0.70x), and blocked_tn_in_place reads A^T where it is.
 template <std::size_t N>
 inline constexpr bool tn_packs_both = plan<N>::vectors >= 6 * plan<N>::nv;
 
-/// gemm_tn for wide C: C(M,N) (+)= A(K,M)^T . B(K,N), both operands packed, in blocks of kc steps of K.
-/// Per block, every panel of B is packed once (kc x nv vectors, half an L1), one after the other; per
-/// block of mc rows of C, A^T's rows are copied into micro-panels of MR rows, k-major, so that a tile's
-/// broadcasts are one sequential stream and the block (144 KB) stays in L2 while every panel of B passes
-/// over it. Before, A^T was laid out by rows per block of mc rows and each panel of B packed once per
-/// block: 512^3 85 -> 92 GFLOP/s on one AVX2 core (OpenBLAS 0.3.21: 91). The chains are those of
-/// `blocked` (k in order, C carried from block to block): the same bits.
+/// gemm_tn for a wide C: C(M,N) (+)= A(K,M)^T . B(K,N), both operands packed, in blocks of kc steps of
+/// K. Per block, every panel of B is packed once (kc x nv vectors, half an L1), one after the other;
+/// per block of mc rows of C, A^T's rows are copied into micro-panels of MR rows, k-major, so that a
+/// tile's broadcasts are one sequential stream and the block (144 KB) stays in L2 while every panel of
+/// B passes over it. Before, A^T was laid out by rows per block of mc rows and each panel of B packed
+/// once per block: 512^3 85 -> 92 GFLOP/s on one AVX2 core (OpenBLAS 0.3.21: 91). The chains are those
+/// of `blocked` (k in order, C carried from block to block): the same bits.
 template <std::size_t N>
 inline void
 blocked_tn(std::size_t M, std::size_t K, const float* a, const float* b, float* c, bool accumulate) noexcept
 {
     using P = plan<N>;
-    constexpr std::size_t MR = P::mr, NVW = P::nv * W;
-    constexpr std::size_t kc_max = std::max<std::size_t>(128, 16384 / (NVW * sizeof(float))), mc = MR * 24;
+    constexpr std::size_t MR = P::mr;
+    constexpr std::size_t kc_max = std::max<std::size_t>(128, 16384 / (P::nv * W * sizeof(float))), mc = MR * 24;
     constexpr std::size_t PS = MR * kc_max + W;   // a micro-panel, and the lanes a vector store spills past it
     float* pb = scratch_buffer(kc_max * P::vectors * W, 0);
     float* pa = scratch_buffer(mc / MR * PS, 2);
     for (std::size_t k0 = 0; k0 < K; k0 += kc_max) {
         const std::size_t kc = std::min(kc_max, K - k0);
         const bool load_c = accumulate || k0 > 0;
-        const float* bk = b + k0 * N;
-        for (std::size_t p = 0; p < P::panels; ++p)
-            pack_panel<P::nv, N>(kc, bk, p * NVW, pb + p * kc * NVW);
-        if constexpr (P::rest > 0)
-            pack_panel<P::rest, N>(kc, bk, P::panels * NVW, pb + P::panels * kc * NVW);
+        pack_panels<N>(kc, b + k0 * N, pb);
         for (std::size_t m0 = 0; m0 < M; m0 += mc) {
             const std::size_t m = std::min(mc, M - m0);
             // Micro-panel t holds rows [t MR, t MR + MR) of the block: element (r, k) at t PS + k MR + r.
@@ -403,41 +422,49 @@ blocked_tn(std::size_t M, std::size_t K, const float* a, const float* b, float* 
                     std::memcpy(pa + i / MR * PS + k * MR, src + i, (m - i) * sizeof(float));
             }
             float* cm = c + m0 * N;
-            auto column = [&]<std::size_t V, std::size_t Last>(const float* panel_b, std::size_t col) {
-                auto rows = [&]<std::size_t R>(std::size_t i) {
-                    tile<R, V, Last, N, V * W>(kc, pa + i / MR * PS + i % MR, 1, MR, panel_b, cm + i * N + col,
-                                               load_c, true, plain{}, col);
-                };
-                std::size_t i = 0;
-                for (; i + MR <= m; i += MR)
-                    rows.template operator()<MR>(i);
-                if constexpr (MR > 8)
-                    if (i + 8 <= m) {
-                        rows.template operator()<8>(i);
-                        i += 8;
-                    }
-                if constexpr (MR > 4)
-                    if (i + 4 <= m) {
-                        rows.template operator()<4>(i);
-                        i += 4;
-                    }
-                if constexpr (MR > 2)
-                    if (i + 2 <= m) {
-                        rows.template operator()<2>(i);
-                        i += 2;
-                    }
-                for (; i < m; ++i)
-                    rows.template operator()<1>(i);
-            };
-            for (std::size_t p = 0; p < P::panels; ++p) {
-                if (P::rest == 0 && p + 1 == P::panels)
-                    column.template operator()<P::nv, P::last_lanes>(pb + p * kc * NVW, p * NVW);
-                else
-                    column.template operator()<P::nv, W>(pb + p * kc * NVW, p * NVW);
-            }
-            if constexpr (P::rest > 0)
-                column.template operator()<P::rest, P::last_lanes>(pb + P::panels * kc * NVW, P::panels * NVW);
+            for_panels<N>(kc, pb, [&]<std::size_t V, std::size_t Last>(const float* panel_b, std::size_t col) {
+                row_tiles<MR>(m, [&]<std::size_t R>(std::size_t i) {
+                    tile<R, V, Last, N, V * W>(kc, pa + i / MR * PS + i % MR, 1, MR, panel_b, cm + i * N + col, load_c,
+                                               true, plain{}, col);
+                });
+            });
         }
+    }
+}
+
+/// gemm_tn for a narrower C (M >= 64): A^T read in place (a tile's rows of A^T are M floats apart),
+/// B's panels packed per block of K, and each row tile passing under every panel before the next
+/// tile, so that the lines of A^T it reads (one per step of k) are still in L1 for the next panel.
+/// Blocks of K between 128 and 256 steps (balanced: 146 in one block, 300 in two of 150) keep a
+/// tile's lines of A and a panel of B in L1. Before, each panel ran over all rows, A^T's block came
+/// from L2 or L3 for every panel, and when M was a multiple of 128 it was first transposed: measured
+/// on one AVX2 core, 288 x 64 x 3600 85 -> 95 GFLOP/s, 512 x 64 x 4096 54 -> 85, 384 x 64 x 600
+/// 57 -> 93 (OpenBLAS: 87, 85, 86). The chains are those of `blocked`: the same bits.
+template <std::size_t N>
+inline void
+blocked_tn_in_place(std::size_t M, std::size_t K, const float* a, const float* b, float* c, bool accumulate) noexcept
+{
+    using P = plan<N>;
+    constexpr std::size_t kc_min = 128;
+    float* pb = scratch_buffer(2 * kc_min * P::vectors * W, 0);
+    const std::size_t blocks = std::max<std::size_t>(1, K / kc_min), kc_block = (K + blocks - 1) / blocks;
+    for (std::size_t k0 = 0; k0 < K; k0 += kc_block) {
+        const std::size_t kc = std::min(kc_block, K - k0);
+        const bool load_c = accumulate || k0 > 0;
+        pack_panels<N>(kc, b + k0 * N, pb);
+        const float* ak = a + k0 * M;
+        row_tiles<P::mr>(M, [&]<std::size_t R>(std::size_t i) {
+            // The first tile to reach a new line of A^T's rows two lines ahead asks for all kc of them:
+            // the strided misses otherwise stall a tile when A^T is too big for L3 (288 x 32 x 14400,
+            // 16.6 MB: 64 -> 69-75 GFLOP/s; others within 1%).
+            constexpr std::size_t line = 64 / sizeof(float), ahead = 2 * line;
+            if (i + ahead < M && (i + ahead) / line != (i + ahead - R) / line)
+                for (std::size_t k = 0; k < kc; ++k)
+                    __builtin_prefetch(ak + k * M + i + ahead);
+            for_panels<N>(kc, pb, [&]<std::size_t V, std::size_t Last>(const float* panel_b, std::size_t col) {
+                tile<R, V, Last, N, V * W>(kc, ak + i, 1, M, panel_b, c + i * N + col, load_c, true, plain{}, col);
+            });
+        });
     }
 }
 
@@ -457,14 +484,14 @@ row_buffer(std::size_t n)
     return rows.data();
 }
 
-/// Rows [0, m) of `rows` under one column panel of B, in tiles of MR rows (then 8, 4, 2, 1), each tile's
+/// Rows [0, m) of `rows` under one column panel of B, in tiles of MR rows (row_tiles), each tile's
 /// rows wherever they are: A from column k0, C from column col.
 template <std::size_t MR, std::size_t V, std::size_t Last, std::size_t N, std::size_t LDB, class Epi>
 inline void
 pointer_panel(const row_ref* rows, std::size_t m, std::size_t kc, std::size_t k0, const float* b, bool load_c,
               bool finish, const Epi& epi, std::size_t col) noexcept
 {
-    auto run = [&]<std::size_t R>(std::size_t i) {
+    row_tiles<MR>(m, [&]<std::size_t R>(std::size_t i) {
         pointer_rows<R> t;
 #pragma GCC unroll 16
         for (std::size_t r = 0; r < R; ++r) {
@@ -472,28 +499,7 @@ pointer_panel(const row_ref* rows, std::size_t m, std::size_t kc, std::size_t k0
             t.c[r] = rows[i + r].c + col;
         }
         tile_on<R, V, Last, N, LDB>(kc, t, b, load_c, finish, epi, col);
-    };
-    std::size_t i = 0;
-    for (; i + MR <= m; i += MR)
-        run.template operator()<MR>(i);
-    if constexpr (MR > 8)
-        if (i + 8 <= m) {
-            run.template operator()<8>(i);
-            i += 8;
-        }
-    if constexpr (MR > 4)
-        if (i + 4 <= m) {
-            run.template operator()<4>(i);
-            i += 4;
-        }
-    if constexpr (MR > 2)
-        if (i + 2 <= m) {
-            run.template operator()<2>(i);
-            i += 2;
-        }
-    if constexpr (MR > 1)
-        if (i < m)
-            run.template operator()<1>(i);
+    });
 }
 
 /// C_p = A_p . B (then the epilogue) for every block of rows p < count, B (K, N) row-major: the
@@ -579,34 +585,14 @@ parts_panel(std::size_t m, std::size_t lda, const Parts& parts, std::size_t coun
             b = packed;
             ldb = LD;
         }
-        auto rows = [&]<std::size_t R>(std::size_t i) {
+        row_tiles<MR>(m, [&]<std::size_t R>(std::size_t i) {
             if (ldb == LD)
                 tile<R, V, Last, N, LD>(part.k, part.a + i, 1, lda, b, c + i * N + col, false, true, plain{}, col,
                                         !first);
             else
                 tile<R, V, Last, N, N>(part.k, part.a + i, 1, lda, b, c + i * N + col, false, true, plain{}, col,
                                        !first);
-        };
-        std::size_t i = 0;
-        for (; i + MR <= m; i += MR)
-            rows.template operator()<MR>(i);
-        if constexpr (MR > 8)
-            if (i + 8 <= m) {
-                rows.template operator()<8>(i);
-                i += 8;
-            }
-        if constexpr (MR > 4)
-            if (i + 4 <= m) {
-                rows.template operator()<4>(i);
-                i += 4;
-            }
-        if constexpr (MR > 2)
-            if (i + 2 <= m) {
-                rows.template operator()<2>(i);
-                i += 2;
-            }
-        for (; i < m; ++i)
-            rows.template operator()<1>(i);
+        });
         first = false;
     }
 }
@@ -808,10 +794,14 @@ template <std::size_t M, std::size_t N>
 inline void
 gemm_tn(std::size_t K, const float* a, const float* b, float* c, bool accumulate = true) noexcept
 {
-    if (detail_gemm::tn_packs_both<N> && M >= 64)
-        detail_gemm::blocked_tn<N>(M, K, a, b, c, accumulate);
-    else
+    if (M >= 64 && K > 0) {   // below 64 rows, packing B costs more than it saves (blocked reads it in place)
+        if constexpr (detail_gemm::tn_packs_both<N>)
+            detail_gemm::blocked_tn<N>(M, K, a, b, c, accumulate);
+        else
+            detail_gemm::blocked_tn_in_place<N>(M, K, a, b, c, accumulate);
+    } else {
         detail_gemm::blocked<N>(M, K, a, 1, M, b, c, accumulate);
+    }
 }
 
 /// B^T (K, N) of B (N, K), in this thread's transpose buffer: valid until the thread's next call of
