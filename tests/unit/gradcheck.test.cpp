@@ -11,6 +11,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <numeric>
 #include <random>
 #include <string>
 #include <type_traits>
@@ -357,9 +358,37 @@ TEST_CASE("Dropout: each element's mask is its hash of (seed, layer, step, sampl
 
 namespace {
 
-/// Micro-batches of sizes `sizes` (capacity cap): backward on each into its own arena, the arenas
-/// added in order (what the trainer did before it deferred the kernels), against backward with the
-/// kernels deferred and graph::deferred_gradient over the parts, whole and cut at odd offsets. Bits.
+/// A model's parameters and, for each of `parts` micro-batches of capacity cap, its inputs x and
+/// output gradients dy: uniform in [-1, 1) from the seed, drawn in that order.
+template <class M>
+struct random_parts
+{
+    std::vector<float> params;
+    std::vector<std::vector<float>> x, dy;
+
+    random_parts(unsigned seed, std::size_t parts, std::size_t cap)
+        : params(M::param_buffer_size), x(parts), dy(parts)
+    {
+        std::mt19937 gen(seed);
+        std::uniform_real_distribution<float> u(-1.0f, 1.0f);
+        for (auto& p : params)
+            p = u(gen);
+        for (std::size_t p = 0; p < parts; ++p) {
+            x[p].resize(cap * M::input_shape::size);
+            dy[p].resize(cap * M::output_shape::size);
+            for (auto& v : x[p])
+                v = u(gen);
+            for (auto& v : dy[p])
+                v = u(gen);
+        }
+    }
+};
+
+/// Micro-batches of sizes `sizes` (capacity cap): backward with the kernels deferred and
+/// graph::deferred_gradient over the parts, whole and cut at odd offsets, against backward on each into
+/// its own arena, the arenas added in order (what the trainer does for every other parameter), and in
+/// the deferred ranges against backward on all the parts' samples as one micro-batch (each element
+/// of a deferred kernel one chain over the step's samples in order). Bits.
 template <class M>
 void
 check_deferred(const std::vector<std::size_t>& sizes, bool logit_grad)
@@ -367,22 +396,14 @@ check_deferred(const std::vector<std::size_t>& sizes, bool logit_grad)
     using G = ops::graph<M>;
     constexpr std::size_t P = M::param_buffer_size;
     const std::size_t cap = *std::max_element(sizes.begin(), sizes.end());
-    std::mt19937 gen(5);
-    std::uniform_real_distribution<float> u(-1.0f, 1.0f);
-    std::vector<float> params(P);
-    for (auto& p : params)
-        p = u(gen);
     const std::size_t parts = sizes.size();
-    std::vector<std::vector<float>> x(parts), dy(parts), ws(parts), arena(parts), kept(parts);
-    for (std::size_t p = 0; p < parts; ++p) {
-        x[p].resize(cap * M::input_shape::size);
-        dy[p].resize(cap * M::output_shape::size);
-        for (auto& v : x[p])
-            v = u(gen);
-        for (auto& v : dy[p])
-            v = u(gen);
+    random_parts<M> drawn(5, parts, cap);
+    auto& params = drawn.params;
+    auto& x = drawn.x;
+    auto& dy = drawn.dy;
+    std::vector<std::vector<float>> ws(parts), arena(parts), kept(parts);
+    for (std::size_t p = 0; p < parts; ++p)
         ws[p].resize(G::workspace_floats(cap));
-    }
     const step_context ctx{};
     auto run = [&](std::size_t p, std::vector<float>& grads, bool defer) {
         grads.assign(P, 42.0f);   // what backward writes replaces it; deferred ranges keep it
@@ -402,7 +423,20 @@ check_deferred(const std::vector<std::size_t>& sizes, bool logit_grad)
     };
     for (std::size_t p = 0; p < parts; ++p)
         run(p, arena[p], false);
-    const std::vector<float> want = sum_in_order(arena);
+    std::vector<float> want = sum_in_order(arena);
+    {
+        const std::size_t total = std::accumulate(sizes.begin(), sizes.end(), std::size_t{0});
+        std::vector<float> x_all, dy_all, ws_all(G::workspace_floats(total)), g_all(P, 42.0f);
+        for (std::size_t p = 0; p < parts; ++p) {
+            x_all.insert(x_all.end(), x[p].begin(), x[p].begin() + sizes[p] * M::input_shape::size);
+            dy_all.insert(dy_all.end(), dy[p].begin(), dy[p].begin() + sizes[p] * M::output_shape::size);
+        }
+        G::forward(params.data(), x_all.data(), ws_all.data(), total, total, ctx);
+        std::copy(dy_all.begin(), dy_all.end(), G::loss_gradient(ws_all.data(), total));
+        G::backward(params.data(), x_all.data(), ws_all.data(), total, total, g_all.data(), logit_grad);
+        for (const auto& r : G::deferred_ranges)
+            std::copy(g_all.begin() + r.begin, g_all.begin() + r.end, want.begin() + r.begin);
+    }
 
     for (std::size_t p = 0; p < parts; ++p)
         run(p, kept[p], true);
@@ -427,7 +461,7 @@ check_deferred(const std::vector<std::size_t>& sizes, bool logit_grad)
 
 } // namespace
 
-TEST_CASE("deferred Dense kernels: over every micro-batch at once, the bits of summing each one's gradient",
+TEST_CASE("deferred Dense kernels: over every micro-batch at once, the bits of one micro-batch of them all",
           "[gradcheck][deferred]")
 {
     // Dense<20> and Dense<5> are deferred; Dense<7> feeds Dense<5> directly, so it is not.
@@ -455,21 +489,14 @@ check_rows(const std::vector<std::size_t>& sizes, bool logit_grad, bool defer)
     constexpr std::size_t P = M::param_buffer_size;
     const std::size_t cap = *std::max_element(sizes.begin(), sizes.end());
     const std::size_t parts = sizes.size();
-    std::mt19937 gen(9);
-    std::uniform_real_distribution<float> u(-1.0f, 1.0f);
-    std::vector<float> params(P);
-    for (auto& p : params)
-        p = u(gen);
-    std::vector<std::vector<float>> x(parts), dy(parts), ws_one(parts), ws_rows(parts), g_one(parts), g_rows(parts);
+    random_parts<M> drawn(9, parts, cap);
+    auto& params = drawn.params;
+    auto& x = drawn.x;
+    auto& dy = drawn.dy;
+    std::vector<std::vector<float>> ws_one(parts), ws_rows(parts), g_one(parts), g_rows(parts);
     std::vector<std::vector<float>> y_one(parts);   // each part's output, before backward takes its block
     std::vector<std::size_t> first(parts);
     for (std::size_t p = 0, offset = 0; p < parts; offset += sizes[p], ++p) {
-        x[p].resize(cap * M::input_shape::size);
-        dy[p].resize(cap * M::output_shape::size);
-        for (auto& v : x[p])
-            v = u(gen);
-        for (auto& v : dy[p])
-            v = u(gen);
         ws_one[p].assign(G::workspace_floats(cap), 0.0f);
         ws_rows[p] = ws_one[p];
         g_one[p].assign(P, 42.0f);

@@ -127,17 +127,11 @@ struct pointer_rows {
     float* c_row(std::size_t r) const noexcept { return c[r]; }
 };
 
-/// C tile (R rows x V vectors, the last with `Last` lanes) over kc steps, its rows of A and C given by
-/// `rows` (strided_rows or pointer_rows), B with leading dimension LDB (N in place, V W when packed).
-/// `load_c`: the chains go on from C; `finish`: this is the last block of K; `add_c`: the chains start
-/// from zero and C + chain is stored.
-template <std::size_t R, std::size_t V, std::size_t Last, std::size_t N, std::size_t LDB, class Epi, class Rows>
-inline void
-tile_on(std::size_t kc, const Rows& rows, const float* b, bool load_c, bool finish, const Epi& epi, std::size_t col,
-        bool add_c = false) noexcept
+/// A tile's R x V accumulators: zero, or C's rows (`rows.c_row`, the last vector's `Last` lanes).
+template <std::size_t R, std::size_t V, std::size_t Last, class Rows>
+[[gnu::always_inline]] inline void
+tile_start(vfloat (&acc)[R][V], const Rows& rows, bool load_c) noexcept
 {
-    constexpr bool b_padded = LDB != N;   // a packed panel: its last vector is padded with zeros
-    vfloat acc[R][V];
 #pragma GCC unroll 16
     for (std::size_t r = 0; r < R; ++r)
 #pragma GCC unroll 4
@@ -149,6 +143,15 @@ tile_on(std::size_t kc, const Rows& rows, const float* b, bool load_c, bool fini
             else
                 acc[r][v] = vfloat::load_n(rows.c_row(r) + v * W, Last);
         }
+}
+
+/// kc steps of a tile's chains: acc(r, .) = fma(A(r, k), B's row k, acc(r, .)), A from `rows` (.at),
+/// B with leading dimension LDB (N in place, V W when packed: its last vector padded with zeros).
+template <std::size_t R, std::size_t V, std::size_t Last, std::size_t N, std::size_t LDB, class Rows>
+[[gnu::always_inline]] inline void
+tile_steps(vfloat (&acc)[R][V], std::size_t kc, const Rows& rows, const float* b) noexcept
+{
+    constexpr bool b_padded = LDB != N;
     for (std::size_t k = 0; k < kc; ++k) {
         vfloat bv[V];
 #pragma GCC unroll 4
@@ -163,6 +166,13 @@ tile_on(std::size_t kc, const Rows& rows, const float* b, bool load_c, bool fini
                 acc[r][v] = fma(av, bv[v], acc[r][v]);
         }
     }
+}
+
+/// Stores a tile's accumulators to C's rows: C + acc when `add_c`, the epilogue when `finish`.
+template <std::size_t R, std::size_t V, std::size_t Last, class Epi, class Rows>
+[[gnu::always_inline]] inline void
+tile_store(vfloat (&acc)[R][V], const Rows& rows, bool finish, const Epi& epi, std::size_t col, bool add_c) noexcept
+{
 #pragma GCC unroll 16
     for (std::size_t r = 0; r < R; ++r)
 #pragma GCC unroll 4
@@ -179,6 +189,21 @@ tile_on(std::size_t kc, const Rows& rows, const float* b, bool load_c, bool fini
             else
                 acc[r][v].store_n(c, lanes);
         }
+}
+
+/// C tile (R rows x V vectors, the last with `Last` lanes) over kc steps, its rows of A and C given by
+/// `rows` (strided_rows or pointer_rows), B with leading dimension LDB (N in place, V W when packed).
+/// `load_c`: the chains go on from C; `finish`: this is the last block of K; `add_c`: the chains start
+/// from zero and C + chain is stored.
+template <std::size_t R, std::size_t V, std::size_t Last, std::size_t N, std::size_t LDB, class Epi, class Rows>
+inline void
+tile_on(std::size_t kc, const Rows& rows, const float* b, bool load_c, bool finish, const Epi& epi, std::size_t col,
+        bool add_c = false) noexcept
+{
+    vfloat acc[R][V];
+    tile_start<R, V, Last>(acc, rows, load_c);
+    tile_steps<R, V, Last, N, LDB>(acc, kc, rows, b);
+    tile_store<R, V, Last>(acc, rows, finish, epi, col, add_c);
 }
 
 /// tile_on with A(i, k) = a[i rs + k cs] and C's rows N floats apart from c.
@@ -560,40 +585,114 @@ blocked_rows(const gemm_rows* blocks, std::size_t count, std::size_t K, const fl
     }
 }
 
-/// Rows [0, m) of one column panel of C = sum over the parts, each part's chains from zero and added to
-/// the sum of the parts before it (the first part's stored as they are). Part by part: each pass reads
-/// one part's rows of A (a few streams the prefetcher follows) while C stays in cache. A part's panel
-/// of B is copied first when at least 48 rows of C share it (its rows N floats apart share few L1
-/// sets, and a partial last vector would take masked loads): measured 1.3x on the Reuters model's
-/// Dense<46> in blocks of 84 rows, no change for Dense<10> in blocks of 408 or Dense<512> in 12.
+/// A C tile (R rows from i, V vectors at col) of gemm_tn_parts: one chain per element over every part's
+/// rows in order, from zero, in registers. B's panels are read packed one after another (LDB = V W:
+/// `packed` holds each part's panel in turn) or in place (LDB = N).
+template <std::size_t R, std::size_t V, std::size_t Last, std::size_t N, std::size_t LDB, class Parts>
+inline void
+parts_tile(std::size_t i, std::size_t lda, const Parts& parts, std::size_t count, const float* packed, float* c,
+           std::size_t col) noexcept
+{
+    vfloat acc[R][V];
+    const strided_rows<N> out{nullptr, 0, 0, c};
+    tile_start<R, V, Last>(acc, out, false);
+    const float* b = packed;
+    for (std::size_t p = 0; p < count; ++p) {
+        const gemm_part part = parts(p);
+        if constexpr (LDB == N)
+            b = part.b + col;
+        tile_steps<R, V, Last, N, LDB>(acc, part.k, strided_rows<N>{part.a + i, 1, lda, nullptr}, b);
+        if constexpr (LDB != N)
+            b += part.k * LDB;
+    }
+    tile_store<R, V, Last>(acc, out, false, plain{}, col, false);
+}
+
+/// Rows [0, m) of one column panel of gemm_tn_parts' C (parts_tile), `rows` the parts' rows in all. Each
+/// part's panel of B is copied first when at least 48 rows of C share it (its rows N floats apart share
+/// few L1 sets, and a partial last vector would take masked loads): measured 1.3x on the Reuters
+/// model's Dense<46> in blocks of 84 rows, no change for Dense<10> in blocks of 408.
 template <std::size_t MR, std::size_t V, std::size_t Last, std::size_t N, class Parts>
 inline void
-parts_panel(std::size_t m, std::size_t lda, const Parts& parts, std::size_t count, float* c, std::size_t col) noexcept
+parts_panel(std::size_t m, std::size_t lda, const Parts& parts, std::size_t count, std::size_t rows, float* c,
+            std::size_t col) noexcept
 {
     constexpr std::size_t LD = V * W;
-    const bool pack = m >= 48;
-    float* packed = pack ? scratch_buffer(plan<N>::kc * LD, 0) : nullptr;
-    bool first = true;
-    for (std::size_t p = 0; p < count; ++p) {
-        const auto part = parts(p);
-        if (part.k == 0)
-            continue;
-        const float* b = part.b + col;
-        std::size_t ldb = N;
-        if (pack && part.k <= plan<N>::kc) {
-            pack_panel<V, N>(part.k, part.b, col, packed);
-            b = packed;
-            ldb = LD;
+    if (m >= 48) {
+        float* packed = scratch_buffer(rows * LD, 0);
+        float* to = packed;
+        for (std::size_t p = 0; p < count; ++p) {
+            const gemm_part part = parts(p);
+            pack_panel<V, N>(part.k, part.b, col, to);
+            to += part.k * LD;
         }
         row_tiles<MR>(m, [&]<std::size_t R>(std::size_t i) {
-            if (ldb == LD)
-                tile<R, V, Last, N, LD>(part.k, part.a + i, 1, lda, b, c + i * N + col, false, true, plain{}, col,
-                                        !first);
-            else
-                tile<R, V, Last, N, N>(part.k, part.a + i, 1, lda, b, c + i * N + col, false, true, plain{}, col,
-                                       !first);
+            parts_tile<R, V, Last, N, LD>(i, lda, parts, count, packed, c + i * N + col, col);
         });
-        first = false;
+    } else {
+        row_tiles<MR>(m, [&]<std::size_t R>(std::size_t i) {
+            parts_tile<R, V, Last, N, N>(i, lda, parts, count, nullptr, c + i * N + col, col);
+        });
+    }
+}
+
+/// gemm_tn_parts for a wide C (tn_packs_both) and at least 48 rows: rows of C in blocks of mc, each
+/// block's rows of every part's A copied into micro-panels of MR rows (element (r, k) of micro-panel t
+/// at t PS + k MR + r, k over the parts' rows in order), then for each column panel every part's panel
+/// of B packed one after another and each row tile one chain over all of them (tile). A^T's rows in
+/// place are lda floats apart: at lda = 512 a part's 16 rows fall in two L1 sets and a tile's lines
+/// are evicted before the next tile reads them (512 x 512 over eight parts of 16 in blocks of 192 rows: 80 -> 93 GFLOP/s, OpenBLAS 83).
+template <std::size_t N, class Parts>
+inline void
+packed_parts(std::size_t m, std::size_t lda, const Parts& parts, std::size_t count, std::size_t rows, float* c) noexcept
+{
+    constexpr std::size_t MR = plan<N>::mr, mc_max = MR * 32;
+    const std::size_t blocks = (m + mc_max - 1) / mc_max, mc = ((m + blocks - 1) / blocks + MR - 1) / MR * MR;
+    const std::size_t ps = MR * rows + W;   // a micro-panel, and the lanes a vector store spills past it
+    float* pa = scratch_buffer((mc / MR + 1) * ps, 2);
+    float* pb = scratch_buffer(rows * plan<N>::nv * W, 0);
+    for (std::size_t m0 = 0; m0 < m; m0 += mc) {
+        const std::size_t mb = std::min(mc, m - m0);
+        // Each MR-row piece of a row of A^T is a masked load and one vector store: its spill lands on
+        // the next k, written after it, or on the pad.
+        std::size_t k0 = 0;
+        for (std::size_t p = 0; p < count; ++p) {
+            const gemm_part part = parts(p);
+            for (std::size_t k = 0; k < part.k; ++k) {
+                const float* src = part.a + k * lda + m0;
+                for (std::size_t i = 0; i < mb; i += MR) {
+                    const std::size_t lanes = std::min(MR, mb - i);
+                    float* to = pa + i / MR * ps + (k0 + k) * MR;
+                    if constexpr (MR <= W)
+                        (lanes == W ? vfloat::load(src + i) : vfloat::load_n(src + i, lanes)).store(to);
+                    else
+                        std::copy_n(src + i, lanes, to);
+                }
+            }
+            k0 += part.k;
+        }
+        float* cm = c + m0 * N;
+        auto panel = [&]<std::size_t V, std::size_t Last>(std::size_t col) {
+            float* to = pb;
+            for (std::size_t p = 0; p < count; ++p) {
+                const gemm_part part = parts(p);
+                pack_panel<V, N>(part.k, part.b, col, to);
+                to += part.k * V * W;
+            }
+            row_tiles<MR>(mb, [&]<std::size_t R>(std::size_t i) {
+                tile<R, V, Last, N, V * W>(rows, pa + i / MR * ps + i % MR, 1, MR, pb, cm + i * N + col, false, true,
+                                           plain{}, col);
+            });
+        };
+        using P = plan<N>;
+        for (std::size_t q = 0; q < P::panels; ++q) {
+            if (P::rest == 0 && q + 1 == P::panels)
+                panel.template operator()<P::nv, P::last_lanes>(q * P::nv * W);
+            else
+                panel.template operator()<P::nv, W>(q * P::nv * W);
+        }
+        if constexpr (P::rest > 0)
+            panel.template operator()<P::rest, P::last_lanes>(P::panels * P::nv * W);
     }
 }
 
@@ -602,11 +701,11 @@ parts_panel(std::size_t m, std::size_t lda, const Parts& parts, std::size_t coun
 template <std::size_t N>
 inline constexpr bool narrow_columns = plan<N>::vectors * W * 4 > N * 5;
 
-/// C^T's tile (R columns of C from j, V vectors of rows of C from i) of one part, its chains from zero
-/// over the part's k rows, added to `sum` (laid out (R, V W)) or stored there when `first`. A_p's
-/// rows give the vectors, B_p's elements the broadcasts: per element the scalar operations of
-/// parts_panel (fma(a, b, acc) = fma(b, a, acc), acc + sum = sum + acc). `span` rows of C are valid
-/// (only the vectors below it are read when !Full).
+/// C^T's tile (R columns of C from j, V vectors of rows of C from i) over one part's k rows, in `sum`
+/// (laid out (R, V W)): each element's chain goes on from `sum`, or from zero when `first` (so that
+/// over the parts in order it is one chain over all their rows). A_p's rows give the vectors, B_p's
+/// elements the broadcasts: per element the scalar operations of parts_tile (fma(a, b, acc) =
+/// fma(b, a, acc)). `span` rows of C are valid (only the vectors below it are read when !Full).
 template <std::size_t R, std::size_t V, bool Full, std::size_t N>
 inline void
 narrow_tile(const float* a, std::size_t lda, const float* b, std::size_t k, std::size_t span, float* sum,
@@ -617,7 +716,7 @@ narrow_tile(const float* a, std::size_t lda, const float* b, std::size_t k, std:
     for (std::size_t r = 0; r < R; ++r)
 #pragma GCC unroll 4
         for (std::size_t v = 0; v < V; ++v)
-            acc[r][v] = vfloat::broadcast(0.0f);
+            acc[r][v] = first ? vfloat::broadcast(0.0f) : vfloat::load(sum + r * V * W + v * W);
     for (std::size_t kk = 0; kk < k; ++kk) {
         vfloat av[V];
 #pragma GCC unroll 4
@@ -639,15 +738,14 @@ narrow_tile(const float* a, std::size_t lda, const float* b, std::size_t k, std:
 #pragma GCC unroll 16
     for (std::size_t r = 0; r < R; ++r)
 #pragma GCC unroll 4
-        for (std::size_t v = 0; v < V; ++v) {
-            float* s = sum + r * V * W + v * W;
-            (first ? acc[r][v] : vfloat::load(s) + acc[r][v]).store(s);
-        }
+        for (std::size_t v = 0; v < V; ++v)
+            acc[r][v].store(sum + r * V * W + v * W);
 }
 
-/// gemm_tn_parts for narrow C: rows of C in blocks of `rows_block`, each block's C^T summed over the parts
-/// (part by part, the part's rows of A read as a few sequential streams) in this thread's buffer of
-/// (rows_block / (V W)) tiles x N columns x V W, then written to C by rows.
+/// gemm_tn_parts for narrow C: rows of C in blocks of `rows_block`, each block's C^T computed part by
+/// part (each pass reads one part's rows of A, a few sequential streams the prefetcher follows; one
+/// pass per tile over every part's rows measured 8% slower on the Fashion model's step, its A beyond
+/// L2) in this thread's buffer of (rows_block / (V W)) tiles x N columns x V W, then written to C by rows.
 template <std::size_t N, class Parts>
 inline void
 narrow_parts(std::size_t m, std::size_t lda, const Parts& parts, std::size_t count, float* c) noexcept
@@ -691,23 +789,21 @@ narrow_parts(std::size_t m, std::size_t lda, const Parts& parts, std::size_t cou
 
 } // namespace detail_gemm
 
-/// C(m, N) = ((A_0^T B_0 + A_1^T B_1) + A_2^T B_2) + ..., parts(p) giving part p (a gemm_part) for
-/// p < count; parts of no rows are skipped. Each A_p^T B_p runs its chain over k from zero and is then
-/// added to the sum of the parts before it: the bits of gemm_tn on each part into its own buffer,
-/// followed by adding the buffers one after another, without the buffers (a layer's kernel gradient
-/// over every micro-batch of a step, summed in micro-batch order). C is zero when no part has rows.
-/// A narrow C (narrow_columns) is computed down its columns, every lane busy: measured 2.0x faster on
-/// the Fashion model's Dense<10> kernel (10816 x 10 over eight parts of 16).
+/// C(m, N) = A^T B over the parts' rows, parts(p) giving part p (a gemm_part) for p < count: each
+/// element one chain over k from zero, part after part in order (the bits of gemm_tn on the parts' rows
+/// stacked, without stacking them: a layer's kernel gradient over every micro-batch of a step). C is
+/// zero when no part has rows. A narrow C (narrow_columns) is computed down its columns, every lane
+/// busy: measured 2.0x faster on the Fashion model's Dense<10> kernel (10816 x 10 over eight parts of 16).
 template <std::size_t N, class Parts>
 inline void
 gemm_tn_parts(std::size_t m, std::size_t lda, const Parts& parts, std::size_t count, float* c) noexcept
 {
     using P = detail_gemm::plan<N>;
     constexpr std::size_t W = detail_gemm::W;
-    bool any = false;
+    std::size_t rows = 0;
     for (std::size_t p = 0; p < count; ++p)
-        any = any || parts(p).k > 0;
-    if (!any) {
+        rows += parts(p).k;
+    if (rows == 0) {
         std::memset(c, 0, m * N * sizeof(float));
         return;
     }
@@ -715,15 +811,21 @@ gemm_tn_parts(std::size_t m, std::size_t lda, const Parts& parts, std::size_t co
         detail_gemm::narrow_parts<N>(m, lda, parts, count, c);
         return;
     }
+    if constexpr (detail_gemm::tn_packs_both<N>)
+        if (m >= 48) {
+            detail_gemm::packed_parts<N>(m, lda, parts, count, rows, c);
+            return;
+        }
     for (std::size_t p = 0; p < P::panels; ++p) {
         const std::size_t col = p * P::nv * W;
         if (P::rest == 0 && p + 1 == P::panels)
-            detail_gemm::parts_panel<P::mr, P::nv, P::last_lanes, N>(m, lda, parts, count, c, col);
+            detail_gemm::parts_panel<P::mr, P::nv, P::last_lanes, N>(m, lda, parts, count, rows, c, col);
         else
-            detail_gemm::parts_panel<P::mr, P::nv, W, N>(m, lda, parts, count, c, col);
+            detail_gemm::parts_panel<P::mr, P::nv, W, N>(m, lda, parts, count, rows, c, col);
     }
     if constexpr (P::rest > 0)
-        detail_gemm::parts_panel<P::rest_mr, P::rest, P::last_lanes, N>(m, lda, parts, count, c, P::panels * P::nv * W);
+        detail_gemm::parts_panel<P::rest_mr, P::rest, P::last_lanes, N>(m, lda, parts, count, rows, c,
+                                                                        P::panels * P::nv * W);
 }
 
 /// Columns [j0, j1) of row `row` of gemm_tn_parts' C, written to c[j0, j1): the whole row is computed

@@ -367,10 +367,10 @@ struct graph {
         float* grads = nullptr;    ///< backward_parts: its gradient arena
     };
 
-    /// grads[lo, hi) where that overlaps a deferred kernel: sum over the parts, in order, of each part's
-    /// X^T . dZ, every element's chain over the part's samples from zero (parts without samples are
-    /// skipped). The same bits as `backward` without deferring on each part into its own buffer, then
-    /// the buffers added one after another; outside the deferred ranges grads is not touched.
+    /// grads[lo, hi) where that overlaps a deferred kernel: X^T . dZ over every part's samples, each
+    /// element one chain from zero over the samples in order, part after part (parts without samples
+    /// add nothing). The same bits as `backward` without deferring on all the parts' samples as one
+    /// micro-batch; outside the deferred ranges grads is not touched.
     static void
     deferred_gradient(const part* parts, std::size_t count, std::size_t cap, std::size_t lo, std::size_t hi,
                       float* grads) noexcept

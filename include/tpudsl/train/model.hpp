@@ -934,10 +934,10 @@ private:
     }
 
     /// The fused pass over thread t's shard of the parameters: the deferred kernels' gradients over
-    /// every micro-batch (graph::deferred_gradient, into arena 0); elsewhere, sum the arenas of the
-    /// micro-batches that had samples, in micro-batch order; apply the optimizer; clear what layers
-    /// add into (the rest is written afresh by the next backward pass). Both give the bits of summing
-    /// every micro-batch's own gradient in micro-batch order.
+    /// every micro-batch (graph::deferred_gradient, into arena 0: one chain over the step's samples in
+    /// order); elsewhere, sum the arenas of the micro-batches that had samples, in micro-batch order;
+    /// apply the optimizer; clear what layers add into (the rest is written afresh by the next backward
+    /// pass). Neither depends on which thread ran which micro-batch.
     template <class Opt>
     void
     reduce_and_update(std::size_t t, const Opt& opt, const typename Opt::step_constants& c) noexcept
