@@ -287,6 +287,22 @@ openblas_seconds(bool ta, bool tb, std::size_t m, std::size_t n, std::size_t k, 
 }
 #endif
 
+/// Prints one kernel's line (tpudsl's GFLOP/s, its share of the peak, OpenBLAS's when measured: blas
+/// seconds > 0) and keeps it for the CSV, JSON and picture.
+void
+report_kernel(const std::string& model, const char* op, std::size_t m, std::size_t n, std::size_t k, double flops,
+              double secs, double blas, double peak, std::vector<KernelRow>& rows)
+{
+    KernelRow r{model, op, m, n, k, flops / secs / 1e9, 0, blas > 0 ? flops / blas / 1e9 : 0};
+    r.peak_pct = 100.0 * r.gflops / peak;
+    std::printf("tpudsl_bench_kernel model=%s op=%s m=%zu n=%zu k=%zu gflops=%.1f peak_pct=%.1f openblas_gflops=%.1f "
+                "ratio_to_openblas=%.2f\n",
+                r.model.c_str(), op, m, n, k, r.gflops, r.peak_pct, r.openblas_gflops,
+                r.openblas_gflops > 0 ? r.gflops / r.openblas_gflops : 0.0);
+    std::fflush(stdout);
+    rows.push_back(r);
+}
+
 /// nn: Z(M,N) = X(M,K) W(K,N); tn: dW(K,N) = X^T dZ, reduced over M; nt: dX(M,K) = dZ W^T.
 template <std::size_t K, std::size_t N>
 void
@@ -297,14 +313,7 @@ bench_gemms(const std::string& model, std::size_t m, bool input_grad, double pea
     tpudsl::kernels::transpose(w.data(), K, N, wt.data());   // (N, K), as a Dense layer keeps it
     const double flops = 2.0 * static_cast<double>(m * N * K);
     auto report = [&](const char* op, std::size_t rm, std::size_t rn, std::size_t rk, double secs, double blas) {
-        KernelRow r{model, op, rm, rn, rk, flops / secs / 1e9, 0, blas > 0 ? flops / blas / 1e9 : 0};
-        r.peak_pct = 100.0 * r.gflops / peak;
-        std::printf("tpudsl_bench_kernel model=%s op=%s m=%zu n=%zu k=%zu gflops=%.1f peak_pct=%.1f openblas_gflops=%.1f "
-                    "ratio_to_openblas=%.2f\n",
-                    r.model.c_str(), op, rm, rn, rk, r.gflops, r.peak_pct, r.openblas_gflops,
-                    r.openblas_gflops > 0 ? r.gflops / r.openblas_gflops : 0.0);
-        std::fflush(stdout);
-        rows.push_back(r);
+        report_kernel(model, op, rm, rn, rk, flops, secs, blas, peak, rows);
     };
     double blas = 0;
 #if defined(TPUDSL_BENCH_OPENBLAS)
@@ -345,14 +354,7 @@ bench_rows_gemms(const std::string& model, std::size_t parts, std::size_t rows, 
     }
     const double flops = 2.0 * static_cast<double>(m * N * K);
     auto report = [&](const char* op, std::size_t rm, std::size_t rn, std::size_t rk, double secs, double blas) {
-        KernelRow r{model, op, rm, rn, rk, flops / secs / 1e9, 0, blas > 0 ? flops / blas / 1e9 : 0};
-        r.peak_pct = 100.0 * r.gflops / peak;
-        std::printf("tpudsl_bench_kernel model=%s op=%s m=%zu n=%zu k=%zu gflops=%.1f peak_pct=%.1f openblas_gflops=%.1f "
-                    "ratio_to_openblas=%.2f\n",
-                    r.model.c_str(), op, rm, rn, rk, r.gflops, r.peak_pct, r.openblas_gflops,
-                    r.openblas_gflops > 0 ? r.gflops / r.openblas_gflops : 0.0);
-        std::fflush(stdout);
-        out.push_back(r);
+        report_kernel(model, op, rm, rn, rk, flops, secs, blas, peak, out);
     };
     double blas = 0;
 #if defined(TPUDSL_BENCH_OPENBLAS)

@@ -141,6 +141,9 @@ TEST_CASE("gemm_tn_parts: one chain over every part's rows in order, the bits of
           std::vector<std::size_t>(8, 16));
     check(integral_constant<std::size_t, 203>{}, integral_constant<std::size_t, 200>{},
           std::vector<std::size_t>{7, 0, 16, 3});
+    // The same width under 48 rows (a thread's short range of rows in the fused pass): B in place.
+    check(integral_constant<std::size_t, 20>{}, integral_constant<std::size_t, 200>{},
+          std::vector<std::size_t>{7, 0, 16, 3});
     check(integral_constant<std::size_t, 512>{}, integral_constant<std::size_t, 64>{}, std::vector<std::size_t>{600, 3});
     check(integral_constant<std::size_t, 13>{}, integral_constant<std::size_t, 10>{}, std::vector<std::size_t>{5, 0, 4});
     check(integral_constant<std::size_t, 23>{}, integral_constant<std::size_t, 46>{}, std::vector<std::size_t>{1, 2, 3});
