@@ -380,22 +380,33 @@ pack_panels(std::size_t kc, const float* bk, float* to) noexcept
         pack_panel<P::rest, N>(kc, bk, P::panels * NVW, to + P::panels * kc * NVW);
 }
 
+/// Calls f.template operator()<V, Last>(col) for each column panel of plan<N> in order: V vectors at
+/// column col, the last vector `Last` lanes wide (the remainder panel, if any, last).
+template <std::size_t N, class F>
+inline void
+for_each_panel(F&& f)
+{
+    using P = plan<N>;
+    constexpr std::size_t NVW = P::nv * W;
+    for (std::size_t p = 0; p < P::panels; ++p) {
+        if (P::rest == 0 && p + 1 == P::panels)
+            f.template operator()<P::nv, P::last_lanes>(p * NVW);
+        else
+            f.template operator()<P::nv, W>(p * NVW);
+    }
+    if constexpr (P::rest > 0)
+        f.template operator()<P::rest, P::last_lanes>(P::panels * NVW);
+}
+
 /// Calls f.template operator()<V, Last>(panel, col) for every column panel of C: V vectors from column
 /// col, the last `Last` lanes wide, B's packed panel at `panel` (as pack_panels lays them out).
 template <std::size_t N, class F>
 inline void
 for_panels(std::size_t kc, const float* packed, F&& f)
 {
-    using P = plan<N>;
-    constexpr std::size_t NVW = P::nv * W;
-    for (std::size_t p = 0; p < P::panels; ++p) {
-        if (P::rest == 0 && p + 1 == P::panels)
-            f.template operator()<P::nv, P::last_lanes>(packed + p * kc * NVW, p * NVW);
-        else
-            f.template operator()<P::nv, W>(packed + p * kc * NVW, p * NVW);
-    }
-    if constexpr (P::rest > 0)
-        f.template operator()<P::rest, P::last_lanes>(packed + P::panels * kc * NVW, P::panels * NVW);
+    for_each_panel<N>([&]<std::size_t V, std::size_t Last>(std::size_t col) {
+        f.template operator()<V, Last>(packed + col * kc, col);   // panel p starts p kc NVW floats in
+    });
 }
 
 /// True when gemm_tn packs A too (blocked_tn): C at least 6 panels of B wide. Below that the packed A
@@ -649,7 +660,7 @@ packed_parts(std::size_t m, std::size_t lda, const Parts& parts, std::size_t cou
     constexpr std::size_t MR = plan<N>::mr, mc_max = MR * 32;
     const std::size_t blocks = (m + mc_max - 1) / mc_max, mc = ((m + blocks - 1) / blocks + MR - 1) / MR * MR;
     const std::size_t ps = MR * rows + W;   // a micro-panel, and the lanes a vector store spills past it
-    float* pa = scratch_buffer((mc / MR + 1) * ps, 2);
+    float* pa = scratch_buffer(mc / MR * ps, 2);
     float* pb = scratch_buffer(rows * plan<N>::nv * W, 0);
     for (std::size_t m0 = 0; m0 < m; m0 += mc) {
         const std::size_t mb = std::min(mc, m - m0);
@@ -684,15 +695,7 @@ packed_parts(std::size_t m, std::size_t lda, const Parts& parts, std::size_t cou
                                            plain{}, col);
             });
         };
-        using P = plan<N>;
-        for (std::size_t q = 0; q < P::panels; ++q) {
-            if (P::rest == 0 && q + 1 == P::panels)
-                panel.template operator()<P::nv, P::last_lanes>(q * P::nv * W);
-            else
-                panel.template operator()<P::nv, W>(q * P::nv * W);
-        }
-        if constexpr (P::rest > 0)
-            panel.template operator()<P::rest, P::last_lanes>(P::panels * P::nv * W);
+        for_each_panel<N>(panel);
     }
 }
 
