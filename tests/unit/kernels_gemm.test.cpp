@@ -88,7 +88,8 @@ TEST_CASE("gemm kernels equal the scalar reference", "[kernels]")
     check_gemm<3, 300, 512>();
     // Every path of the blocking: packed panels (M >= 64), several blocks of K, a remainder panel of
     // 3 vectors with a partial last one (N = 100), 3-vector panels (48), 2-vector panels with 14-row
-    // tiles and the 8/4/2/1 row remainders (M = 13, 67), a single partial vector (N = 10).
+    // tiles and the 8/4/2/1 row remainders (M = 13, 67), under 8-row tiles a remainder tile of 1-7
+    // rows (M = 13, 67, 65, 70, 35, 26), a single partial vector (N = 10).
     check_gemm<70, 300, 100>();
     check_gemm<130, 260, 48>();
     check_gemm<67, 513, 32>();
@@ -99,6 +100,10 @@ TEST_CASE("gemm kernels equal the scalar reference", "[kernels]")
     // gemm_tn reading A^T in place under packed panels (blocked_tn_in_place): M a multiple of 128, K in
     // four balanced blocks of 150 (and above: 67 x 513 x 32, 130 x 260 x 48, with row remainders).
     check_gemm<384, 600, 64>();
+    // ... and from 24 rows up: the Reuters model's first Conv1D (patch 35; 5 rows left under 6-row
+    // tiles), 26 rows (2 left), 2 blocks of K.
+    check_gemm<35, 300, 64>();
+    check_gemm<26, 260, 32>();
     // gemm_tn with a wide C packs both operands (blocked_tn): two blocks of K, two blocks of rows, the
     // second 11 rows (a tile, then the 4 and 1 remainders; 8 too where tiles are taller), and with
     // AVX-512 a one-vector remainder panel (N = 400: 6 panels of 4 vectors + 1).

@@ -14,7 +14,7 @@
 /// otherwise; with 16 registers, 6 x 2. The last vector of a row that N does not fill is read and written
 /// with masked loads and stores. B stays in place (its rows are the contiguous panels the kernel reads);
 /// KC keeps a panel of B in L1 across every row tile of an MC-row block of A, which stays in L2. gemm_tn
-/// (M >= 64) packs every panel of a block of K and runs each row tile under all of them while its lines
+/// (M >= 24) packs every panel of a block of K and runs each row tile under all of them while its lines
 /// of A^T are in L1 (blocked_tn_in_place); with a wide C it packs A^T too, in micro-panels of MR rows
 /// (blocked_tn).
 ///
@@ -30,6 +30,7 @@
 #include <cstdint>
 #include <cstring>
 #include <type_traits>
+#include <utility>
 #include <vector>
 
 // GCC 12 at -O3 reports "iteration N invokes undefined behavior" inside these loops once it has
@@ -215,8 +216,11 @@ tile(std::size_t kc, const float* a, std::size_t rs, std::size_t cs, const float
     tile_on<R, V, Last, N, LDB>(kc, strided_rows<N>{a, rs, cs, c}, b, load_c, finish, epi, col, add_c);
 }
 
-/// Calls f.template operator()<R>(i) for tiles covering rows [0, m): R = MR, then 8, 4, 2 and 1 rows
-/// for the remainder.
+/// Calls f.template operator()<R>(i) for tiles covering rows [0, m): R = MR, then the remainder in one
+/// tile of its own height when MR <= 8 (in 8, 4, 2 and 1 rows otherwise). A one-row tile's chains
+/// wait on the FMA's latency (2 chains of 4 cycles where 6 x 2 keep both pipes busy): 35 rows as
+/// 5 x 6 + 5 instead of 5 x 6 + 4 + 1 took the Reuters model's 35 x 64 x 4736 gemm_tn from 69.5 to 77
+/// GFLOP/s on one AVX2 core, 9 x 64 x 10816 (6 + 3, was 6 + 2 + 1) from 60 to 76.
 template <std::size_t MR, class F>
 inline void
 row_tiles(std::size_t m, F&& f)
@@ -224,6 +228,14 @@ row_tiles(std::size_t m, F&& f)
     std::size_t i = 0;
     for (; i + MR <= m; i += MR)
         f.template operator()<MR>(i);
+    if constexpr (MR <= 8) {
+        if (i < m)
+            [&]<std::size_t... R>(std::index_sequence<R...>) {
+                const std::size_t rest = m - i;
+                ((rest == R + 1 ? (f.template operator()<R + 1>(i), 0) : 0), ...);
+            }(std::make_index_sequence<MR - 1>{});
+        return;
+    }
     if constexpr (MR > 8)
         if (i + 8 <= m) {
             f.template operator()<8>(i);
@@ -468,7 +480,7 @@ blocked_tn(std::size_t M, std::size_t K, const float* a, const float* b, float* 
     }
 }
 
-/// gemm_tn for a narrower C (M >= 64): A^T read in place (a tile's rows of A^T are M floats apart),
+/// gemm_tn from 24 rows up, C narrower than blocked_tn's or M < 64: A^T read in place (a tile's rows of A^T are M floats apart),
 /// B's panels packed per block of K, and each row tile passing under every panel before the next
 /// tile, so that the lines of A^T it reads (one per step of k) are still in L1 for the next panel.
 /// Blocks of K between 128 and 256 steps (balanced: 146 in one block, 300 in two of 150) keep a
@@ -899,14 +911,17 @@ template <std::size_t M, std::size_t N>
 inline void
 gemm_tn(std::size_t K, const float* a, const float* b, float* c, bool accumulate = true) noexcept
 {
-    if (M >= 64 && K > 0) {   // below 64 rows, packing B costs more than it saves (blocked reads it in place)
-        if constexpr (detail_gemm::tn_packs_both<N>)
-            detail_gemm::blocked_tn<N>(M, K, a, b, c, accumulate);
-        else
-            detail_gemm::blocked_tn_in_place<N>(M, K, a, b, c, accumulate);
-    } else {
-        detail_gemm::blocked<N>(M, K, a, 1, M, b, c, accumulate);
+    if constexpr (M >= 64 && detail_gemm::tn_packs_both<N>) {
+        if (K > 0)
+            return detail_gemm::blocked_tn<N>(M, K, a, b, c, accumulate);
+    } else if constexpr (M >= 24) {
+        // From four row tiles up, packing B per block of K repays its copy: 35 x 64 x 4736 77 -> 82
+        // GFLOP/s, 27 x 32 x 16384 77 -> 79; at 9 or 16 rows it costs more than it saves (76 -> 57 at
+        // 9 x 64 x 10816): `blocked` reads B in place.
+        if (K > 0)
+            return detail_gemm::blocked_tn_in_place<N>(M, K, a, b, c, accumulate);
     }
+    detail_gemm::blocked<N>(M, K, a, 1, M, b, c, accumulate);
 }
 
 /// B^T (K, N) of B (N, K), in this thread's transpose buffer: valid until the thread's next call of
