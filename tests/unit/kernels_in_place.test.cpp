@@ -13,6 +13,7 @@
 
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <limits>
@@ -138,7 +139,61 @@ check_col2im_bits()
     CHECK(same_bits(got, want));
 }
 
+/// conv_input_gradient_in_place (dZ between zero rows, the flipped kernel) against the definition of
+/// the input gradient, in double: dX(t, c) = sum over windows p and taps k with p + k = t of
+/// dZ(p, .) . W(k C + c, .). The zero rows around dZ are filled with garbage first and cleared, as
+/// conv_pool_pair does, so that a read past them would show.
+template <kernels::window_geometry G, std::size_t F>
+void
+check_input_gradient_as_conv()
+{
+    static_assert(kernels::input_gradient_as_conv<G>);
+    constexpr std::size_t P = G.positions(), C = G.channels, KW = G.k_w, pad = KW - 1;
+    INFO("in_w=" << G.in_w << " C=" << C << " k_w=" << KW << " F=" << F);
+    const auto w = random_vector(G.patch() * F, 51);
+    const auto dz = random_vector(P * F, 52);
+    std::vector<double> want(G.in_size(), 0.0), scale(G.in_size(), 0.0);
+    for (std::size_t p = 0; p < P; ++p)
+        for (std::size_t k = 0; k < KW; ++k)
+            for (std::size_t c = 0; c < C; ++c)
+                for (std::size_t f = 0; f < F; ++f) {
+                    const double term = double(dz[p * F + f]) * w[(k * C + c) * F + f];
+                    want[(p + k) * C + c] += term;
+                    scale[(p + k) * C + c] += std::abs(term);
+                }
+    std::vector<float> dzp((P + 2 * pad) * F, std::numeric_limits<float>::quiet_NaN());
+    std::fill_n(dzp.begin(), pad * F, 0.0f);
+    std::copy(dz.begin(), dz.end(), dzp.begin() + pad * F);
+    std::fill_n(dzp.begin() + (pad + P) * F, pad * F, 0.0f);
+    std::vector<float> wf(G.patch() * F), got(G.in_size(), 7.0f);
+    kernels::flip_kernel<G, F>(w.data(), wf.data());
+    kernels::conv_input_gradient_in_place<G, F>(dzp.data(), wf.data(), got.data());
+    for (std::size_t i = 0; i < got.size(); ++i) {
+        INFO("dx element " << i);
+        CHECK(std::abs(got[i] - want[i]) <= 1e-5 * scale[i] + 1e-6);
+    }
+    // The flipped kernel from the thread's buffer is the same matrix.
+    const float* scratch = kernels::flipped_kernel_scratch<G, F>(w.data());
+    CHECK(std::equal(wf.begin(), wf.end(), scratch));
+}
+
 } // namespace
+
+TEST_CASE("a 1-D convolution's input gradient is the convolution of the zero-padded dZ with the flipped kernel",
+          "[kernels]")
+{
+    using kernels::window_geometry;
+    // The Reuters model's two convolutions (7 channels: a partial vector; 64 channels from 3 x 32),
+    // a window of 2 over 3 channels and 5 filters, a window of 9 over one channel, and a window of 1.
+    check_input_gradient_as_conv<window_geometry{1, 300, 7, 1, 5, 1, 1, 1, 296, 0, 0}, 64>();
+    check_input_gradient_as_conv<window_geometry{1, 148, 64, 1, 3, 1, 1, 1, 146, 0, 0}, 32>();
+    check_input_gradient_as_conv<window_geometry{1, 12, 3, 1, 2, 1, 1, 1, 11, 0, 0}, 5>();
+    check_input_gradient_as_conv<window_geometry{1, 40, 1, 1, 9, 1, 1, 1, 32, 0, 0}, 4>();
+    check_input_gradient_as_conv<window_geometry{1, 20, 17, 1, 1, 1, 1, 1, 20, 0, 0}, 3>();
+    // Strides other than 1, and 2-D windows, keep dcols and col2im.
+    STATIC_REQUIRE_FALSE(kernels::input_gradient_as_conv<window_geometry{1, 18, 5, 1, 3, 1, 2, 1, 8, 0, 0}>);
+    STATIC_REQUIRE_FALSE(kernels::input_gradient_as_conv<window_geometry{28, 28, 1, 3, 3, 1, 1, 26, 26, 0, 0}>);
+}
 
 TEST_CASE("a direct convolution pools its windows in registers with the separate passes' bits", "[kernels]")
 {

@@ -352,6 +352,55 @@ conv_kernel_gradient_in_place(const float* x, const float* dz, float* dw, bool a
     }
 }
 
+/// True when the input gradient of a convolution of geometry G is itself a convolution that reads its
+/// operand in place: a 1-D convolution of stride 1 read in place (the strided path). Then
+///
+///   dX(t, c) = sum over j < k_w, f < F of dZp(t + j, f) Wf(j F + f, c),
+///
+/// dZp being dZ (P, F) with k_w - 1 rows of zeros before and after it, and Wf (k_w F, C) the kernel
+/// flipped along the window, each tap transposed: Wf(j F + f, c) = W((k_w - 1 - j) C + c, f). Row t
+/// of that GEMM's A is the k_w F contiguous floats of dZp from row t on, rows F floats apart: the
+/// layout the forward reads x in. Against dcols = dZ . W^T, then col2im adding each window's row back
+/// into dX, it writes no window gradients and reads none back, and its C is dX itself: the Reuters
+/// model's second Conv1D (146 positions, 3 x 64 -> 32) 22.8 -> 18.9 us a sample on one AVX2 core, its
+/// first (296 positions, 5 x 7 -> 64: C = 7 fills 7 of 8 lanes, as 35 did) 19.2 -> 18.4. Each element
+/// of dX is one chain over its taps and filters (col2im: a chain per window, the windows then added):
+/// the same sums in another order.
+template <window_geometry G>
+inline constexpr bool input_gradient_as_conv = conv_path_for<G> == conv_path::strided && G.s_w == 1;
+
+/// Wf (k_w F, C) of a kernel W (k_w C, F), as input_gradient_as_conv defines it.
+template <window_geometry G, std::size_t F>
+inline void
+flip_kernel(const float* w, float* wf) noexcept
+{
+    constexpr std::size_t C = G.channels, KW = G.k_w;
+    for (std::size_t j = 0; j < KW; ++j)
+        detail_gemm::transpose_strided(w + (KW - 1 - j) * C * F, C, F, F, wf + j * F * C, C);
+}
+
+/// Wf of W in this thread's transpose buffer (the one transposed_scratch uses): valid until the
+/// thread's next call of either, or of gemm_nt without a `bt`.
+template <window_geometry G, std::size_t F>
+[[nodiscard]] inline const float*
+flipped_kernel_scratch(const float* w)
+{
+    float* wf = detail_gemm::scratch_buffer(G.patch() * F, 1);
+    flip_kernel<G, F>(w, wf);
+    return wf;
+}
+
+/// dX (in_w, C) of one sample = conv(dZp, Wf) (input_gradient_as_conv): `dzp` is dZ (P, F) with
+/// k_w - 1 rows of zeros before and after it, (P + 2 (k_w - 1), F); `wf` from flip_kernel.
+template <window_geometry G, std::size_t F>
+inline void
+conv_input_gradient_in_place(const float* dzp, const float* wf, float* dx) noexcept
+{
+    static_assert(input_gradient_as_conv<G>, "conv_input_gradient_in_place: a 1-D convolution of stride 1");
+    static_assert(G.in_w == G.out_w + G.k_w - 1);
+    detail_gemm::blocked<G.channels>(G.in_w, G.k_w * F, dzp, F, 1, wf, dx, false);
+}
+
 } // namespace tpudsl::kernels
 
 #endif // !TPUDSL_KERNELS_DIRECT_CONV_HPP

@@ -230,7 +230,8 @@ struct graph {
         return fused_conv<I>();
     }
     /// True when layer I's scratch block holds one sample: a fused convolution that reads its input in
-    /// place keeps no windows, only one sample's window gradients (when its input needs a gradient).
+    /// place keeps no windows, only one sample's window gradients or its zero-padded dZ (when its input
+    /// needs a gradient).
     template <std::size_t I>
     static consteval bool
     one_sample_scratch() noexcept
@@ -276,7 +277,7 @@ struct graph {
                  if constexpr (one_sample_scratch<I>()) {
                      p.scratch[I] = f;
                      p.scratch_fixed[I] = true;
-                     f += I > 0 ? aligned_floats(conv_pool<I>::P * conv_pool<I>::K) : 0;   // dcols, when dx is asked
+                     f += I > 0 ? aligned_floats(conv_pool<I>::dx_scratch) : 0;   // dcols or dZ, when dx is asked
                  } else {
                      p.scratch[I] = a;
                      a += size;

@@ -230,6 +230,14 @@ struct conv_pool_pair {
     /// 4; the Reuters model's 2336 x 46: 16, a quarter of the reads and taller GEMM tiles).
     static constexpr std::size_t group = std::clamp<std::size_t>(40960 / Pool::out, 4, 16);
 
+    /// The input gradient as a convolution of the zero-padded dZ (kernels::input_gradient_as_conv: a
+    /// 1-D convolution of stride 1 read in place), dZ then kept with its zero rows in the one-sample
+    /// scratch; otherwise dcols = dZ . W^T and col2im, dcols in that scratch.
+    static constexpr bool dx_as_conv = Conv::in_place && kernels::input_gradient_as_conv<CG>;
+    static constexpr std::size_t dz_pad = dx_as_conv ? CG.k_w - 1 : 0;   // zero rows before and after dZ
+    /// Floats of the one-sample scratch backward needs when it computes dx (an in-place convolution).
+    static constexpr std::size_t dx_scratch = dx_as_conv ? (P + 2 * dz_pad) * F : P * K;
+
     /// This thread's buffer for one group's pooled gradients, (group, Q F): made once, then reused.
     static float*
     group_buffer()
@@ -244,7 +252,17 @@ struct conv_pool_pair {
              float* cols, float* z1, const float* argmax, std::size_t n) noexcept
     {
         constexpr std::size_t Q = Pool::out / F;   // pooled positions
-        const float* wt = dx ? kernels::transposed_scratch<F, K>(w) : nullptr;   // W^T (F, K), once per pass
+        // W^T (F, K), or the flipped kernel (k_w F, C), once per pass.
+        const float* wt = !dx          ? nullptr
+                          : dx_as_conv ? kernels::flipped_kernel_scratch<CG, F>(w)
+                                       : kernels::transposed_scratch<F, K>(w);
+        float* dz = z1;   // a sample's dZ (P, F)
+        if constexpr (dx_as_conv)
+            if (dx) {   // dZ between its zero rows, in the scratch
+                dz = cols + dz_pad * F;
+                std::fill_n(cols, dz_pad * F, 0.0f);
+                std::fill_n(dz + P * F, dz_pad * F, 0.0f);
+            }
         float* from = nullptr;                     // sample s0's pooled gradient
         std::size_t s0 = 0;
         for (std::size_t i = 0; i < n; ++i) {
@@ -259,20 +277,24 @@ struct conv_pool_pair {
             // While the sample's pooled gradient is in cache: act'(z) at each argmax (from the pooled
             // value), the bias gradient (each pooled gradient lands on one z: the same sums), dZ (P, F).
             if constexpr (kernels::pool_backward_through_act<PG, Act>) {
-                kernels::max_pool_backward_through<PG, Act>(y + s * Pool::out, dys, argmax + s * Pool::out, z1, db,
+                kernels::max_pool_backward_through<PG, Act>(y + s * Pool::out, dys, argmax + s * Pool::out, dz, db,
                                                             i > 0);
             } else {
                 kernels::activation_backward<Act, F>(y + s * Pool::out, dys, dys, Q);
                 column_sums<F>(dys, db, Q, i > 0);
-                kernels::max_pool_backward<PG>(dys, argmax + s * Pool::out, z1);
+                kernels::max_pool_backward<PG>(dys, argmax + s * Pool::out, dz);
             }
             if constexpr (Conv::in_place)
-                kernels::conv_kernel_gradient_in_place<CG, F>(x + s * CG.in_size(), z1, dw, i > 0);
+                kernels::conv_kernel_gradient_in_place<CG, F>(x + s * CG.in_size(), dz, dw, i > 0);
             else
-                kernels::gemm_tn<K, F>(P, cs, z1, dw, i > 0);   // dW (K, F) += cols^T . dZ
+                kernels::gemm_tn<K, F>(P, cs, dz, dw, i > 0);   // dW (K, F) += cols^T . dZ
             if (dx) {
-                kernels::gemm_nn<F, K>(P, z1, wt, cs);   // dcols (P, K) = dZ . W^T, over this sample's cols
-                kernels::col2im<CG>(cs, dx + s * CG.in_size());
+                if constexpr (dx_as_conv) {
+                    kernels::conv_input_gradient_in_place<CG, F>(cols, wt, dx + s * CG.in_size());
+                } else {
+                    kernels::gemm_nn<F, K>(P, dz, wt, cs);   // dcols (P, K) = dZ . W^T, over this sample's cols
+                    kernels::col2im<CG>(cs, dx + s * CG.in_size());
+                }
             }
         }
     }
