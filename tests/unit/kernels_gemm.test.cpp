@@ -210,3 +210,26 @@ TEST_CASE("gemm_nn_rows: every block of rows the bits of gemm_nn / gemm_nn_bias 
     check(integral_constant<std::size_t, 33>{}, integral_constant<std::size_t, 46>{}, std::vector<std::size_t>{5, 2});
     check(integral_constant<std::size_t, 100>{}, integral_constant<std::size_t, 64>{}, std::vector<std::size_t>{70});
 }
+
+TEST_CASE("transpose_strided moves every element, in and out of its register blocks", "[kernels]")
+{
+    // Whole 16-row strips with a column remainder, a row remainder under 16 and under 8, leading
+    // dimensions wider than the matrix (the rest of each row must stay as it was), a 512 x 512 matrix
+    // (rows 2 KB apart), and shapes too small for a block.
+    const auto check = [](std::size_t rows, std::size_t cols, std::size_t in_ld, std::size_t out_ld) {
+        INFO(rows << " x " << cols << ", in_ld " << in_ld << ", out_ld " << out_ld);
+        const auto in = random_vector(rows * in_ld, 21);
+        std::vector<float> got(cols * out_ld, -9.0f), want(cols * out_ld, -9.0f);
+        for (std::size_t r = 0; r < rows; ++r)
+            for (std::size_t c = 0; c < cols; ++c)
+                want[c * out_ld + r] = in[r * in_ld + c];
+        kernels::detail_gemm::transpose_strided(in.data(), rows, cols, in_ld, got.data(), out_ld);
+        CHECK(got == want);
+    };
+    check(37, 21, 23, 40);
+    check(16, 8, 8, 16);
+    check(45, 70, 77, 45);
+    check(512, 512, 512, 512);
+    check(7, 5, 5, 7);
+    check(1, 30, 30, 1);
+}
