@@ -228,32 +228,28 @@ row_tiles(std::size_t m, F&& f)
     std::size_t i = 0;
     for (; i + MR <= m; i += MR)
         f.template operator()<MR>(i);
-    if constexpr (MR <= 8) {
-        if (i < m)
-            [&]<std::size_t... R>(std::index_sequence<R...>) {
-                const std::size_t rest = m - i;
-                ((rest == R + 1 ? (f.template operator()<R + 1>(i), 0) : 0), ...);
-            }(std::make_index_sequence<MR - 1>{});
+    if (i == m)
         return;
-    }
-    if constexpr (MR > 8)
+    if constexpr (MR <= 8) {
+        [&]<std::size_t... R>(std::index_sequence<R...>) {   // R + 1 = the rows left, 1 to MR - 1
+            ((m - i == R + 1 ? (f.template operator()<R + 1>(i), 0) : 0), ...);
+        }(std::make_index_sequence<MR - 1>{});
+    } else {   // 8, 4, 2 and 1 rows
         if (i + 8 <= m) {
             f.template operator()<8>(i);
             i += 8;
         }
-    if constexpr (MR > 4)
         if (i + 4 <= m) {
             f.template operator()<4>(i);
             i += 4;
         }
-    if constexpr (MR > 2)
         if (i + 2 <= m) {
             f.template operator()<2>(i);
             i += 2;
         }
-    if constexpr (MR > 1)
         if (i < m)
             f.template operator()<1>(i);
+    }
 }
 
 /// Rows [0, m) of one column panel, in tiles of MR rows (row_tiles).
@@ -533,9 +529,10 @@ blocked_tn(std::size_t M, std::size_t K, const float* a, const float* b, float* 
     }
 }
 
-/// gemm_tn from 24 rows up, C narrower than blocked_tn's or M < 64: A^T read in place (a tile's rows of A^T are M floats apart),
-/// B's panels packed per block of K, and each row tile passing under every panel before the next
-/// tile, so that the lines of A^T it reads (one per step of k) are still in L1 for the next panel.
+/// gemm_tn from 24 rows up, C narrower than blocked_tn's or M < 64: A^T read in place (a tile's rows
+/// of A^T are M floats apart), B's panels packed per block of K, and each row tile passing under
+/// every panel before the next tile, so that the lines of A^T it reads (one per step of k) are still
+/// in L1 for the next panel.
 /// Blocks of K between 128 and 256 steps (balanced: 146 in one block, 300 in two of 150) keep a
 /// tile's lines of A and a panel of B in L1. Before, each panel ran over all rows, A^T's block came
 /// from L2 or L3 for every panel, and when M was a multiple of 128 it was first transposed: measured
@@ -964,14 +961,13 @@ template <std::size_t M, std::size_t N>
 inline void
 gemm_tn(std::size_t K, const float* a, const float* b, float* c, bool accumulate = true) noexcept
 {
-    if constexpr (M >= 64 && detail_gemm::tn_packs_both<N>) {
-        if (K > 0)
+    // From four row tiles up, packing B per block of K repays its copy: 35 x 64 x 4736 77 -> 82
+    // GFLOP/s, 27 x 32 x 16384 77 -> 79; at 9 or 16 rows it costs more than it saves (76 -> 57 at
+    // 9 x 64 x 10816), and `blocked` reads B in place (it also handles K = 0).
+    if (K > 0) {
+        if constexpr (M >= 64 && detail_gemm::tn_packs_both<N>)
             return detail_gemm::blocked_tn<N>(M, K, a, b, c, accumulate);
-    } else if constexpr (M >= 24) {
-        // From four row tiles up, packing B per block of K repays its copy: 35 x 64 x 4736 77 -> 82
-        // GFLOP/s, 27 x 32 x 16384 77 -> 79; at 9 or 16 rows it costs more than it saves (76 -> 57 at
-        // 9 x 64 x 10816): `blocked` reads B in place.
-        if (K > 0)
+        else if constexpr (M >= 24)
             return detail_gemm::blocked_tn_in_place<N>(M, K, a, b, c, accumulate);
     }
     detail_gemm::blocked<N>(M, K, a, 1, M, b, c, accumulate);
