@@ -303,13 +303,16 @@ report_kernel(const std::string& model, const char* op, std::size_t m, std::size
     rows.push_back(r);
 }
 
-/// nn: Z(M,N) = X(M,K) W(K,N); tn: dW(K,N) = X^T dZ, reduced over M; nt: dX(M,K) = dZ W^T.
-template <std::size_t K, std::size_t N>
+/// nn: Z(M,N) = X(M,K) W(K,N); tn: dW(K,N) = X^T dZ, reduced over M; nt: dX(M,K) = dZ W^T. A narrow
+/// Dense (Dot: kernels::prefers_dot_products) computes Z from W^T as dot products along K (nn_dot). A
+/// Dense whose kernel gradient the step defers (Parts > 1: graph::deferred_kernel) computes dW once over
+/// the step's Parts micro-batches of m rows (tn_parts, as gemm_tn_parts; OpenBLAS: one GEMM over them).
+template <std::size_t K, std::size_t N, bool Dot, std::size_t Parts = 1>
 void
 bench_gemms(const std::string& model, std::size_t m, bool input_grad, double peak, std::vector<KernelRow>& rows)
 {
-    const auto x = filled(m * K, 1), w = filled(K * N, 2), dz = filled(m * N, 3);
-    buffer z(m * N), dw(K * N), dx(m * K), wt(K * N);
+    const auto x = filled(Parts * m * K, 1), w = filled(K * N, 2), dz = filled(Parts * m * N, 3);
+    buffer z(m * N), dw(K * N), dx(m * K), wt(K * N), bias(N);
     tpudsl::kernels::transpose(w.data(), K, N, wt.data());   // (N, K), as a Dense layer keeps it
     const double flops = 2.0 * static_cast<double>(m * N * K);
     auto report = [&](const char* op, std::size_t rm, std::size_t rn, std::size_t rk, double secs, double blas) {
@@ -319,12 +322,28 @@ bench_gemms(const std::string& model, std::size_t m, bool input_grad, double pea
 #if defined(TPUDSL_BENCH_OPENBLAS)
     blas = openblas_seconds(false, false, m, N, K, x.data(), w.data(), z.data());
 #endif
-    report("nn", m, N, K, best_seconds([&] { tpudsl::kernels::gemm_nn<K, N>(m, x.data(), w.data(), z.data()); }), blas);
+    if constexpr (Dot)
+        report("nn_dot", m, N, K, best_seconds([&] {
+                   tpudsl::kernels::gemm_nt_bias<K, N, tpudsl::Linear>(m, x.data(), wt.data(), bias.data(), z.data());
+               }),
+               blas);
+    else
+        report("nn", m, N, K, best_seconds([&] { tpudsl::kernels::gemm_nn<K, N>(m, x.data(), w.data(), z.data()); }),
+               blas);
 #if defined(TPUDSL_BENCH_OPENBLAS)
-    blas = openblas_seconds(true, false, K, N, m, x.data(), dz.data(), dw.data());
+    blas = openblas_seconds(true, false, K, N, Parts * m, x.data(), dz.data(), dw.data());
 #endif
-    report("tn", K, N, m, best_seconds([&] { tpudsl::kernels::gemm_tn<K, N>(m, x.data(), dz.data(), dw.data(), false); }),
-           blas);
+    if constexpr (Parts > 1) {
+        const auto part = [&](std::size_t p) {
+            return tpudsl::kernels::gemm_part{x.data() + p * m * K, dz.data() + p * m * N, m};
+        };
+        report_kernel(model, "tn_parts", K, N, Parts * m, flops * Parts,
+                      best_seconds([&] { tpudsl::kernels::gemm_tn_parts<N>(K, K, part, Parts, dw.data()); }), blas,
+                      peak, rows);
+    } else {
+        report("tn", K, N, m,
+               best_seconds([&] { tpudsl::kernels::gemm_tn<K, N>(m, x.data(), dz.data(), dw.data(), false); }), blas);
+    }
     if (input_grad) {
 #if defined(TPUDSL_BENCH_OPENBLAS)
         blas = openblas_seconds(false, true, m, K, N, dz.data(), w.data(), dx.data());
@@ -337,15 +356,16 @@ bench_gemms(const std::string& model, std::size_t m, bool input_grad, double pea
 /// A dense network's Dense layer as a replica runs it in a step of `parts` micro-batches of `rows`
 /// samples (graph::rows_only): nn_rows Z_p = X_p W and nt_rows dX_p = dZ_p W^T through gemm_nn_rows
 /// (W and W^T read once for all parts), tn_parts dW = sum_p X_p^T dZ_p through gemm_tn_parts; OpenBLAS
-/// runs each as the one GEMM over the parts' parts x rows samples that it computes.
-template <std::size_t K, std::size_t N>
+/// runs each as the one GEMM over the parts' parts x rows samples that it computes. A narrow Dense (Dot)
+/// runs its forward through gemm_nt_bias_rows from W^T (nn_rows_dot).
+template <std::size_t K, std::size_t N, bool Dot>
 void
 bench_rows_gemms(const std::string& model, std::size_t parts, std::size_t rows, bool input_grad, double peak,
                  std::vector<KernelRow>& out)
 {
     const std::size_t m = parts * rows;
     const auto x = filled(m * K, 1), w = filled(K * N, 2), dz = filled(m * N, 3);
-    buffer z(m * N), dw(K * N), dx(m * K), wt(K * N);
+    buffer z(m * N), dw(K * N), dx(m * K), wt(K * N), bias(N);
     tpudsl::kernels::transpose(w.data(), K, N, wt.data());
     std::vector<tpudsl::kernels::gemm_rows> forward(parts), input(parts);
     for (std::size_t p = 0; p < parts; ++p) {
@@ -360,8 +380,15 @@ bench_rows_gemms(const std::string& model, std::size_t parts, std::size_t rows, 
 #if defined(TPUDSL_BENCH_OPENBLAS)
     blas = openblas_seconds(false, false, m, N, K, x.data(), w.data(), z.data());
 #endif
-    report("nn_rows", m, N, K,
-           best_seconds([&] { tpudsl::kernels::gemm_nn_rows<K, N>(forward.data(), parts, w.data()); }), blas);
+    if constexpr (Dot)
+        report("nn_rows_dot", m, N, K, best_seconds([&] {
+                   tpudsl::kernels::gemm_nt_bias_rows<K, N, tpudsl::Linear>(forward.data(), parts, wt.data(),
+                                                                             bias.data());
+               }),
+               blas);
+    else
+        report("nn_rows", m, N, K,
+               best_seconds([&] { tpudsl::kernels::gemm_nn_rows<K, N>(forward.data(), parts, w.data()); }), blas);
 #if defined(TPUDSL_BENCH_OPENBLAS)
     blas = openblas_seconds(true, false, K, N, m, x.data(), dz.data(), dw.data());
 #endif
@@ -389,10 +416,14 @@ bench_model_gemms(const std::string& name, double peak, std::vector<KernelRow>& 
             using B = typename M::template layer<J>;
             if constexpr (is_gemm_layer<typename B::spec>::value) {
                 using G = gemm_shape<B>;
+                constexpr bool dot = tpudsl::ops::detail::is_dense_layer<typename B::spec> &&
+                                     tpudsl::kernels::prefers_dot_products<G::k, G::n>;
                 if constexpr (tpudsl::ops::graph<M>::rows_only)   // a step of batch 128 on one core: 8 parts
-                    bench_rows_gemms<G::k, G::n>(name, 128 / micro_batch, micro_batch, J > 0, peak, rows);
+                    bench_rows_gemms<G::k, G::n, dot>(name, 128 / micro_batch, micro_batch, J > 0, peak, rows);
+                else if constexpr (tpudsl::ops::graph<M>::template deferred_kernel<J>())
+                    bench_gemms<G::k, G::n, dot, 128 / micro_batch>(name, micro_batch, J > 0, peak, rows);
                 else
-                    bench_gemms<G::k, G::n>(name, micro_batch * G::positions, J > 0, peak, rows);
+                    bench_gemms<G::k, G::n, dot>(name, micro_batch * G::positions, J > 0, peak, rows);
             }
         };
         (one(std::integral_constant<std::size_t, I>{}), ...);
@@ -592,7 +623,7 @@ main(int argc, char** argv)
     std::vector<Row> rows;
     std::vector<KernelRow> kernels;
     if (a.kernels && a.model == "all")
-        bench_gemms<512, 512>("square", 512, true, peak1, kernels);   // 512^3
+        bench_gemms<512, 512, false>("square", 512, true, peak1, kernels);   // 512^3
     if (a.model == "all" || a.model == "fashion")
         bench_model<seeds::FashionCnn>("fashion", a, peak1, peak2, rows, kernels);
     if (a.model == "all" || a.model == "reuters")

@@ -397,6 +397,79 @@ TEST_CASE("predict returns the outputs; evaluate's accuracy agrees with them", "
     CHECK(scores[1] == Approx(hits / 50.0));
 }
 
+TEST_CASE("a narrow Dense's forward follows every change of the weights", "[fit]")
+{
+    // Dense<10, Softmax> over 96 units runs from its transposed kernel (dot products along K) where the
+    // SIMD width leaves 10 columns narrow (kernels::prefers_dot_products), the copy kept per version of
+    // the weights: predict must see training, set_weights, a write through parameters() and
+    // load_weights.
+    using Narrow = Sequential<Input<Shape<40>>, Dense<96, Relu>, Dense<10, Softmax>>;
+    constexpr std::size_t n = 30, I = 40, H = 96, U = 10;
+    xt::xtensor<float, 2> x(std::array<std::size_t, 2>{n, I});
+    xt::xtensor<std::int32_t, 1> y(std::array<std::size_t, 1>{n});
+    std::mt19937 gen(4);
+    std::uniform_real_distribution<float> u(-1.0f, 1.0f);
+    for (auto& v : x)
+        v = u(gen);
+    for (std::size_t s = 0; s < n; ++s)
+        y(s) = static_cast<std::int32_t>(s % U);
+
+    Trainable<Narrow> model(5);
+    model.compile(optimizers::Adam{.learning_rate = 0.01f}, losses::SparseCategoricalCrossentropy{});
+    auto check_predict = [&](const char* after) {
+        INFO("after " << after);
+        const float* w = static_cast<const Trainable<Narrow>&>(model).parameters();
+        const float* w1 = w + Narrow::layer<0>::weight<0>::offset;
+        const float* b1 = w + Narrow::layer<0>::weight<1>::offset;
+        const float* w2 = w + Narrow::layer<1>::weight<0>::offset;
+        const float* b2 = w + Narrow::layer<1>::weight<1>::offset;
+        const auto p = model.predict(x, {.batch_size = 8});
+        REQUIRE(p.size() == n * U);
+        std::size_t bad = 0;
+        for (std::size_t s = 0; s < n; ++s) {
+            double h[H], z[U], top = -1e30, sum = 0.0;
+            for (std::size_t j = 0; j < H; ++j) {
+                h[j] = b1[j];
+                for (std::size_t i = 0; i < I; ++i)
+                    h[j] += double(x(s, i)) * w1[i * H + j];
+                h[j] = std::max(h[j], 0.0);
+            }
+            for (std::size_t j = 0; j < U; ++j) {
+                z[j] = b2[j];
+                for (std::size_t i = 0; i < H; ++i)
+                    z[j] += h[i] * w2[i * U + j];
+                top = std::max(top, z[j]);
+            }
+            for (std::size_t j = 0; j < U; ++j)
+                sum += std::exp(z[j] - top);
+            for (std::size_t j = 0; j < U; ++j)
+                bad += std::abs(p[s * U + j] - std::exp(z[j] - top) / sum) > 1e-5;
+        }
+        CHECK(bad == 0);
+    };
+    check_predict("initialisation");
+    model.fit(x, y, {.batch_size = 8, .epochs = 2, .verbose = 0});
+    check_predict("fit");
+    const auto trained = model.get_weights();
+    auto flipped = trained;
+    for (std::size_t i = 0; i < H * U; ++i)
+        flipped[Narrow::layer<1>::weight<0>::offset + i] *= -1.0f;
+    model.set_weights(flipped);
+    check_predict("set_weights");
+    float* w = model.parameters();
+    for (std::size_t i = 0; i < H * U; i += 7)
+        w[Narrow::layer<1>::weight<0>::offset + i] += 0.5f;
+    check_predict("a write through parameters()");
+    const auto file = std::filesystem::temp_directory_path() / "tpudsl-narrow-dense.weights";
+    Trainable<Narrow> other(6);
+    other.set_weights(trained);
+    other.save_weights(file.string());
+    model.load_weights(file.string());
+    std::filesystem::remove(file);
+    CHECK(model.get_weights() == trained);
+    check_predict("load_weights");
+}
+
 TEST_CASE("on a terminal the bar is redrawn in place with a carriage return", "[fit][format]")
 {
     std::ostringstream out;

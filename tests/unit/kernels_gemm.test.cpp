@@ -11,6 +11,7 @@
 #include <catch2/catch.hpp>
 
 #include <algorithm>
+#include <cmath>
 #include <type_traits>
 #include <vector>
 
@@ -73,6 +74,20 @@ check_gemm()
         w = std::max(w, 0.0f);
     kernels::gemm_nn_bias<K, N, Relu>(M, a.data(), b.data(), bias.data(), got.data());
     check_close(got, want, scale);
+
+    // nt with the fused bias (+ Relu) as dot products along K (a narrow Dense's forward from W^T)
+    kernels::reference::gemm(M, N, K, a.data(), false, bt.data(), true, want.data(), false, scale.data());
+    for (std::size_t i = 0; i < M; ++i)
+        for (std::size_t j = 0; j < N; ++j) {
+            want[i * N + j] += bias[j];
+            scale[i * N + j] += std::abs(bias[j]);
+        }
+    kernels::gemm_nt_bias<K, N, Linear>(M, a.data(), bt.data(), bias.data(), got.data());
+    check_close(got, want, scale);
+    for (auto& w : want)
+        w = std::max(w, 0.0f);
+    kernels::gemm_nt_bias<K, N, Relu>(M, a.data(), bt.data(), bias.data(), got.data());
+    check_close(got, want, scale);
 }
 
 } // namespace
@@ -104,6 +119,12 @@ TEST_CASE("gemm kernels equal the scalar reference", "[kernels]")
     // tiles), 26 rows (2 left), 2 blocks of K.
     check_gemm<35, 300, 64>();
     check_gemm<26, 260, 32>();
+    // gemm_nt_bias (dot products along K): the Fashion model's Dense<10> (K in passes, columns in
+    // uneven groups), K ending in a partial vector, one column, a row remainder of every height.
+    check_gemm<16, 10816, 10>();
+    check_gemm<17, 1003, 11>();
+    check_gemm<7, 515, 1>();
+    check_gemm<5, 2000, 3>();
     // gemm_tn with a wide C packs both operands (blocked_tn): two blocks of K, two blocks of rows, the
     // second 11 rows (a tile, then the 4 and 1 remainders; 8 too where tiles are taller), and with
     // AVX-512 a one-vector remainder panel (N = 400: 6 panels of 4 vectors + 1).
@@ -209,6 +230,53 @@ TEST_CASE("gemm_nn_rows: every block of rows the bits of gemm_nn / gemm_nn_bias 
           std::vector<std::size_t>{16, 16, 16, 16, 16, 16, 16, 16});
     check(integral_constant<std::size_t, 33>{}, integral_constant<std::size_t, 46>{}, std::vector<std::size_t>{5, 2});
     check(integral_constant<std::size_t, 100>{}, integral_constant<std::size_t, 64>{}, std::vector<std::size_t>{70});
+}
+
+TEST_CASE("gemm_nt_bias_rows: an element's bits depend on its row of A and of B only", "[kernels]")
+{
+    auto check = []<std::size_t K, std::size_t N>(std::integral_constant<std::size_t, K>,
+                                                  std::integral_constant<std::size_t, N>,
+                                                  std::vector<std::size_t> rows) {
+        INFO("K=" << K << " N=" << N << " blocks=" << rows.size() << " simd=" << detail::simd::arch_name);
+        const auto b = random_vector(N * K, 80), bias = random_vector(N, 81);
+        std::vector<std::vector<float>> a, got_lin, got_relu;
+        std::vector<kernels::gemm_rows> lin, relu;
+        for (std::size_t p = 0; p < rows.size(); ++p) {
+            a.push_back(random_vector(rows[p] * K, 90 + p));
+            got_lin.emplace_back(rows[p] * N, 5.0f);
+            got_relu.emplace_back(rows[p] * N, 5.0f);
+        }
+        for (std::size_t p = 0; p < rows.size(); ++p) {
+            lin.push_back({a[p].data(), got_lin[p].data(), rows[p]});
+            relu.push_back({a[p].data(), got_relu[p].data(), rows[p]});
+        }
+        kernels::gemm_nt_bias_rows<K, N, Linear>(lin.data(), rows.size(), b.data(), bias.data());
+        kernels::gemm_nt_bias_rows<K, N, Relu>(relu.data(), rows.size(), b.data(), bias.data());
+        for (std::size_t p = 0; p < rows.size(); ++p)
+            for (std::size_t r = 0; r < rows[p]; ++r) {   // each row alone: a one-row tile
+                std::vector<float> one(N);
+                kernels::gemm_nt_bias<K, N, Linear>(1, a[p].data() + r * K, b.data(), bias.data(), one.data());
+                CHECK(std::equal(one.begin(), one.end(), got_lin[p].begin() + r * N));
+                for (std::size_t j = 0; j < N; ++j) {
+                    CHECK(got_relu[p][r * N + j] == std::max(one[j], 0.0f));
+                    CHECK_FALSE(std::isnan(one[j]));
+                }
+            }
+    };
+    using std::integral_constant;
+    // Fashion's Dense<10> over eight micro-batches of 16, the MLP's last Dense (one pass of K), an empty
+    // block, a partial last vector of K.
+    check(integral_constant<std::size_t, 10816>{}, integral_constant<std::size_t, 10>{},
+          std::vector<std::size_t>(8, 16));
+    check(integral_constant<std::size_t, 512>{}, integral_constant<std::size_t, 10>{},
+          std::vector<std::size_t>{9, 0, 13, 7, 1});
+    check(integral_constant<std::size_t, 301>{}, integral_constant<std::size_t, 7>{}, std::vector<std::size_t>{5, 2});
+
+    // K = 0: C is the bias (through Relu)
+    const std::vector<float> bias{-1.0f, 2.0f, 0.5f};
+    std::vector<float> c(2 * 3, 9.0f);
+    kernels::gemm_nt_bias<0, 3, Relu>(2, nullptr, nullptr, bias.data(), c.data());
+    CHECK(c == std::vector<float>{0.0f, 2.0f, 0.5f, 0.0f, 2.0f, 0.5f});
 }
 
 TEST_CASE("transpose_strided moves every element, in and out of its register blocks", "[kernels]")

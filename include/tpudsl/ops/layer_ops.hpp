@@ -378,16 +378,26 @@ struct layer_ops<Dense<Units, Act>> {
     /// The first layer's input gradient is rarely asked for: it transposes afresh (version 0).
     static constexpr bool keeps_transpose(std::size_t index) noexcept { return index > 0; }
 
+    /// A narrow layer (kernels::prefers_dot_products: Dense<10> on AVX2) computes Z = X . W from its
+    /// transposed kernel, each unit one dot product along I with every lane busy.
+    template <class B>
+    static constexpr bool dot_products = kernels::prefers_dot_products<B::input_shape::size, Units>;
+
     template <class B>
     static void
     forward(const float* params, const float* x, float* y, float* scratch, std::size_t n, const step_context& ctx) noexcept
     {
-        constexpr std::size_t I = B::input_shape::size;
-        const float* w = params + B::template weight<0>::offset;
-        detail::linear_forward<I, Units, Act>(n, x, w, params + B::template weight<1>::offset, y, scratch);
-        if constexpr (keeps_transpose(B::index))
-            if (ctx.training)
-                transposed_kernel<B>(w, ctx.weights_version, false);
+        if constexpr (dot_products<B>) {
+            const kernels::gemm_rows block{x, y, n};
+            forward_rows<B>(params, &block, &scratch, 1, ctx);
+        } else {
+            constexpr std::size_t I = B::input_shape::size;
+            const float* w = params + B::template weight<0>::offset;
+            detail::linear_forward<I, Units, Act>(n, x, w, params + B::template weight<1>::offset, y, scratch);
+            if constexpr (keeps_transpose(B::index))
+                if (ctx.training)
+                    transposed_kernel<B>(w, ctx.weights_version, false);
+        }
     }
 
     template <class B>
@@ -408,10 +418,14 @@ struct layer_ops<Dense<Units, Act>> {
         constexpr std::size_t I = B::input_shape::size;
         const float* w = params + B::template weight<0>::offset;
         const float* bias = params + B::template weight<1>::offset;
-        if constexpr (std::is_same_v<Act, Relu> || std::is_same_v<Act, Linear>) {
-            kernels::gemm_nn_bias_rows<I, Units, Act>(blocks, count, w, bias);
-        } else {
-            kernels::gemm_nn_bias_rows<I, Units, Linear>(blocks, count, w, bias);
+        constexpr bool fused = std::is_same_v<Act, Relu> || std::is_same_v<Act, Linear>;
+        using Epi = std::conditional_t<fused, Act, Linear>;
+        if constexpr (dot_products<B>)
+            kernels::gemm_nt_bias_rows<I, Units, Epi>(blocks, count, transposed_kernel<B>(w, ctx.weights_version, false),
+                                                      bias);
+        else
+            kernels::gemm_nn_bias_rows<I, Units, Epi>(blocks, count, w, bias);
+        if constexpr (!fused) {
             for (std::size_t p = 0; p < count; ++p) {
                 if constexpr (std::is_same_v<Act, Softmax>)
                     std::memcpy(scratch[p], blocks[p].c, blocks[p].m * Units * sizeof(float));
