@@ -60,34 +60,30 @@ check_gemm()
     kernels::reference::gemm(M, N, K, a.data(), false, b.data(), false, want.data(), false, scale.data());
     check_close(got, want, scale);
 
-    // nn with the fused bias (+ Relu) epilogue
+    // The fused bias (+ Relu) epilogue: nn, and nt as dot products along K (a narrow Dense's forward
+    // from W^T). `run(Act)` computes got from a and B (b, or bt when `b_transposed`).
     const auto bias = random_vector(N, 6);
-    kernels::reference::gemm(M, N, K, a.data(), false, b.data(), false, want.data(), false, scale.data());
-    for (std::size_t i = 0; i < M; ++i)
-        for (std::size_t j = 0; j < N; ++j) {
-            want[i * N + j] += bias[j];
-            scale[i * N + j] += std::abs(bias[j]);
-        }
-    kernels::gemm_nn_bias<K, N, Linear>(M, a.data(), b.data(), bias.data(), got.data());
-    check_close(got, want, scale);
-    for (auto& w : want)
-        w = std::max(w, 0.0f);
-    kernels::gemm_nn_bias<K, N, Relu>(M, a.data(), b.data(), bias.data(), got.data());
-    check_close(got, want, scale);
-
-    // nt with the fused bias (+ Relu) as dot products along K (a narrow Dense's forward from W^T)
-    kernels::reference::gemm(M, N, K, a.data(), false, bt.data(), true, want.data(), false, scale.data());
-    for (std::size_t i = 0; i < M; ++i)
-        for (std::size_t j = 0; j < N; ++j) {
-            want[i * N + j] += bias[j];
-            scale[i * N + j] += std::abs(bias[j]);
-        }
-    kernels::gemm_nt_bias<K, N, Linear>(M, a.data(), bt.data(), bias.data(), got.data());
-    check_close(got, want, scale);
-    for (auto& w : want)
-        w = std::max(w, 0.0f);
-    kernels::gemm_nt_bias<K, N, Relu>(M, a.data(), bt.data(), bias.data(), got.data());
-    check_close(got, want, scale);
+    auto check_bias = [&](bool b_transposed, auto run) {
+        const auto& bb = b_transposed ? bt : b;
+        kernels::reference::gemm(M, N, K, a.data(), false, bb.data(), b_transposed, want.data(), false, scale.data());
+        for (std::size_t i = 0; i < M; ++i)
+            for (std::size_t j = 0; j < N; ++j) {
+                want[i * N + j] += bias[j];
+                scale[i * N + j] += std::abs(bias[j]);
+            }
+        run(Linear{});
+        check_close(got, want, scale);
+        for (auto& w : want)
+            w = std::max(w, 0.0f);
+        run(Relu{});
+        check_close(got, want, scale);
+    };
+    check_bias(false, [&]<class Act>(Act) {
+        kernels::gemm_nn_bias<K, N, Act>(M, a.data(), b.data(), bias.data(), got.data());
+    });
+    check_bias(true, [&]<class Act>(Act) {
+        kernels::gemm_nt_bias<K, N, Act>(M, a.data(), bt.data(), bias.data(), got.data());
+    });
 }
 
 } // namespace
