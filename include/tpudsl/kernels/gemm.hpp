@@ -582,6 +582,28 @@ row_buffer(std::size_t n)
     return rows.data();
 }
 
+/// The rows of all the blocks together (rows of A K floats long, of C N floats), in this thread's row
+/// buffer, block after block.
+inline row_ref*
+block_rows(const gemm_rows* blocks, std::size_t count, std::size_t m, std::size_t K, std::size_t N)
+{
+    row_ref* rows = row_buffer(m);
+    for (std::size_t p = 0, i = 0; p < count; ++p)
+        for (std::size_t r = 0; r < blocks[p].m; ++r, ++i)
+            rows[i] = {blocks[p].a + r * K, blocks[p].c + r * N};
+    return rows;
+}
+
+/// The rows of all the blocks.
+inline std::size_t
+total_rows(const gemm_rows* blocks, std::size_t count) noexcept
+{
+    std::size_t m = 0;
+    for (std::size_t p = 0; p < count; ++p)
+        m += blocks[p].m;
+    return m;
+}
+
 /// Rows [0, m) of `rows` under one column panel of B, in tiles of MR rows (row_tiles), each tile's
 /// rows wherever they are: A from column k0, C from column col.
 template <std::size_t MR, std::size_t V, std::size_t Last, std::size_t N, std::size_t LDB, class Epi>
@@ -613,9 +635,7 @@ blocked_rows(const gemm_rows* blocks, std::size_t count, std::size_t K, const fl
 {
     using P = plan<N>;
     constexpr std::size_t pack_rows = 64;
-    std::size_t m = 0;
-    for (std::size_t p = 0; p < count; ++p)
-        m += blocks[p].m;
+    const std::size_t m = total_rows(blocks, count);
     if (m == 0)
         return;
     if (K == 0) {
@@ -627,10 +647,7 @@ blocked_rows(const gemm_rows* blocks, std::size_t count, std::size_t K, const fl
         blocked<N>(m, K, blocks[0].a, K, 1, b, blocks[0].c, false, epi);
         return;
     }
-    row_ref* rows = row_buffer(m);
-    for (std::size_t p = 0, i = 0; p < count; ++p)
-        for (std::size_t r = 0; r < blocks[p].m; ++r, ++i)
-            rows[i] = {blocks[p].a + r * K, blocks[p].c + r * N};
+    const row_ref* rows = block_rows(blocks, count, m, K, N);
     const bool pack = m >= pack_rows;
     auto column = [&]<std::size_t MR, std::size_t V, std::size_t Last>(std::size_t kc, std::size_t k0, bool load_c,
                                                                        bool finish, std::size_t col) {
@@ -1071,15 +1088,10 @@ inline void
 gemm_nt_bias_rows(const gemm_rows* blocks, std::size_t count, const float* b, const float* bias) noexcept
 {
     static_assert(std::is_same_v<Act, Linear> || std::is_same_v<Act, Relu>, "fused epilogue: Linear or Relu");
-    std::size_t m = 0;
-    for (std::size_t p = 0; p < count; ++p)
-        m += blocks[p].m;
+    const std::size_t m = detail_gemm::total_rows(blocks, count);
     if (m == 0)
         return;
-    detail_gemm::row_ref* rows = detail_gemm::row_buffer(m);
-    for (std::size_t p = 0, i = 0; p < count; ++p)
-        for (std::size_t r = 0; r < blocks[p].m; ++r, ++i)
-            rows[i] = {blocks[p].a + r * K, blocks[p].c + r * N};
+    const detail_gemm::row_ref* rows = detail_gemm::block_rows(blocks, count, m, K, N);
     if constexpr (K == 0) {
         for (std::size_t i = 0; i < m; ++i)
             for (std::size_t j = 0; j < N; ++j)

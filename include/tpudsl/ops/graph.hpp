@@ -658,7 +658,8 @@ private:
                 constexpr std::size_t U = layer<D>::output_shape::size, In = layer<D>::input_shape::size;
                 const float* dz = activation(ws, cap, D);
                 const float* wt = ops<D>::template transposed_kernel<layer<D>>(
-                    params + layer<D>::template weight<0>::offset, 0, ops<D>::keeps_transpose(D));
+                    params + layer<D>::template weight<0>::offset, 0,
+                    ops<D>::template keeps_transpose<layer<D>>);
                 float* group = conv_pool<I>::group_buffer();
                 run([=](std::size_t s0, std::size_t count) {
                     kernels::gemm_nn<U, In>(count, dz + s0 * U, wt, group);

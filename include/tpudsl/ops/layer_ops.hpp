@@ -375,13 +375,16 @@ struct layer_ops<Dense<Units, Act>> {
         return copy.wt.data();
     }
 
-    /// The first layer's input gradient is rarely asked for: it transposes afresh (version 0).
-    static constexpr bool keeps_transpose(std::size_t index) noexcept { return index > 0; }
-
     /// A narrow layer (kernels::prefers_dot_products: Dense<10> on AVX2) computes Z = X . W from its
     /// transposed kernel, each unit one dot product along I with every lane busy.
     template <class B>
     static constexpr bool dot_products = kernels::prefers_dot_products<B::input_shape::size, Units>;
+
+    /// True when backward reads the transposed copy that the thread's training forward made. The first
+    /// layer's input gradient is rarely asked for: unless its forward needs the copy anyway
+    /// (dot_products), it makes none and backward transposes afresh (version 0).
+    template <class B>
+    static constexpr bool keeps_transpose = B::index > 0 || dot_products<B>;
 
     template <class B>
     static void
@@ -394,7 +397,7 @@ struct layer_ops<Dense<Units, Act>> {
             constexpr std::size_t I = B::input_shape::size;
             const float* w = params + B::template weight<0>::offset;
             detail::linear_forward<I, Units, Act>(n, x, w, params + B::template weight<1>::offset, y, scratch);
-            if constexpr (keeps_transpose(B::index))
+            if constexpr (keeps_transpose<B>)
                 if (ctx.training)
                     transposed_kernel<B>(w, ctx.weights_version, false);
         }
@@ -432,7 +435,7 @@ struct layer_ops<Dense<Units, Act>> {
                 kernels::activation_forward<Act, Units>(blocks[p].c, blocks[p].m);
             }
         }
-        if constexpr (keeps_transpose(B::index))
+        if constexpr (keeps_transpose<B>)
             if (ctx.training)
                 transposed_kernel<B>(w, ctx.weights_version, false);
     }
@@ -444,7 +447,7 @@ struct layer_ops<Dense<Units, Act>> {
     input_gradient_rows(const float* params, const kernels::gemm_rows* blocks, std::size_t count) noexcept
     {
         constexpr std::size_t I = B::input_shape::size;
-        const float* wt = transposed_kernel<B>(params + B::template weight<0>::offset, 0, keeps_transpose(B::index));
+        const float* wt = transposed_kernel<B>(params + B::template weight<0>::offset, 0, keeps_transpose<B>);
         kernels::gemm_nn_rows<Units, I>(blocks, count, wt);
     }
 
@@ -467,7 +470,7 @@ struct layer_ops<Dense<Units, Act>> {
             kernels::gemm_tn<I, Units>(n, x, dz, grads + B::template weight<0>::offset, false);   // dW = X^T . dZ
         if (dx) {
             // dX (n, I) = dZ (n, U) . W^T, with W^T (U, I) as the thread keeps it since this step's forward.
-            const float* wt = transposed_kernel<B>(w, 0, keeps_transpose(B::index));
+            const float* wt = transposed_kernel<B>(w, 0, keeps_transpose<B>);
             kernels::gemm_nn<Units, I>(n, dz, wt, dx);
         }
     }
