@@ -76,7 +76,17 @@ struct vfloat {
     friend vfloat operator*(vfloat a, vfloat b) noexcept { return {a.v * b.v}; }
     friend vfloat operator-(vfloat a, vfloat b) noexcept { return {a.v - b.v}; }
     friend vfloat operator/(vfloat a, vfloat b) noexcept { return {a.v / b.v}; }
-    friend vfloat sqrt(vfloat a) noexcept { return {xsimd::sqrt(a.v)}; }
+    /// AVX-512: the masked form with every lane set (the same vsqrtps; the unmasked intrinsic's undefined
+    /// pass-through operand makes GCC 12 warn "may be used uninitialized" where it is inlined).
+    friend vfloat
+    sqrt(vfloat a) noexcept
+    {
+#if defined(__AVX512F__)
+        return {batch(_mm512_mask_sqrt_ps(a.v, static_cast<__mmask16>(0xFFFF), a.v))};
+#else
+        return {xsimd::sqrt(a.v)};
+#endif
+    }
     friend float reduce_add(vfloat a) noexcept { return xsimd::hadd(a.v); }
     /// (a < b) ? b : a, lane by lane (NaN in a stays). AVX-512: a compare and a blend (GCC 12 warns
     /// about the undefined pass-through operand of _mm512_max_ps).
