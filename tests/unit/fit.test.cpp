@@ -7,6 +7,7 @@
 #include <xtensor/xtensor.hpp>
 
 #include <cmath>
+#include <limits>
 #include <cstdint>
 #include <cstring>
 #include <cstdio>
@@ -198,6 +199,37 @@ TEST_CASE("bad input: an exception that says what, where and what was expected",
                       Catch::Contains("token id 5 at sample 1, position 2 of x is outside [0, 5)"));
     tokens(1, 2) = -1;
     CHECK_THROWS_WITH(text.fit(tokens, labels, {.verbose = 0}), Catch::Contains("token id -1"));
+
+    // Past the first block of 1024 values that the checks test at once: the first bad value is named.
+    xt::xtensor<std::int32_t, 2> many(std::array<std::size_t, 2>{1000, 3}, 1);
+    xt::xtensor<std::int32_t, 1> many_labels(std::array<std::size_t, 1>{1000}, 0);
+    many(700, 1) = 5;
+    many(900, 0) = -3;
+    CHECK_THROWS_WITH(text.fit(many, many_labels, {.verbose = 0}),
+                      Catch::Contains("token id 5 at sample 700, position 1 of x"));
+    many(700, 1) = 4;
+    CHECK_THROWS_WITH(text.fit(many, many_labels, {.verbose = 0}),
+                      Catch::Contains("token id -3 at sample 900, position 0 of x"));
+    auto big = make_toy(1000, 3);
+    big.x(500, 3) = INFINITY;
+    big.x(600, 0) = NAN;
+    CHECK_THROWS_WITH(model.fit(big.x, big.y, {.verbose = 0}),
+                      Catch::Contains("non-finite value inf at sample 500, element 3 of x"));
+    big.x(500, 3) = -INFINITY;
+    CHECK_THROWS_WITH(model.fit(big.x, big.y, {.verbose = 0}),
+                      Catch::Contains("non-finite value -inf at sample 500, element 3 of x"));
+    big.x(500, 3) = std::numeric_limits<float>::max();   // large, but finite
+    CHECK_THROWS_WITH(model.fit(big.x, big.y, {.verbose = 0}),
+                      Catch::Contains("non-finite value nan at sample 600, element 0 of x"));
+    big.x(600, 0) = 0.0f;
+    Trainable<Toy> dense_targets;
+    dense_targets.compile(optimizers::Adam{}, losses::CategoricalCrossentropy{});
+    xt::xtensor<float, 2> one_hot(std::array<std::size_t, 2>{1000, 3}, 0.0f);
+    for (std::size_t s = 0; s < 1000; ++s)
+        one_hot(s, s % 3) = 1.0f;
+    one_hot(800, 2) = NAN;
+    CHECK_THROWS_WITH(dense_targets.fit(big.x, one_hot, {.verbose = 0}),
+                      Catch::Contains("non-finite target nan at sample 800 of y"));
 }
 
 namespace {

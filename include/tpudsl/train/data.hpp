@@ -4,9 +4,11 @@
 #ifndef TPUDSL_TRAIN_DATA_HPP
 #define TPUDSL_TRAIN_DATA_HPP
 
+#include <algorithm>
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
+#include <limits>
 #include <stdexcept>
 #include <string>
 #include <type_traits>
@@ -108,6 +110,34 @@ bad_input(const std::string& what)
     throw std::invalid_argument("tpudsl: " + what);
 }
 
+/// The index of the first of v[0, n) for which `bad` holds, or n. Blocks of 1024 are tested without a
+/// branch (an OR over the block, which the compiler vectorises), and only a block that fails is searched
+/// again element by element: fit checks every input of its data each time it is called.
+template <class T, class Bad>
+std::size_t
+first_where(const T* v, std::size_t n, Bad bad) noexcept
+{
+    constexpr std::size_t block = 1024;
+    for (std::size_t b = 0; b < n; b += block) {
+        const std::size_t e = std::min(n, b + block);
+        unsigned any = 0;
+        for (std::size_t i = b; i < e; ++i)
+            any |= static_cast<unsigned>(bad(v[i]));
+        if (any)
+            for (std::size_t i = b; i < e; ++i)
+                if (bad(v[i]))
+                    return i;
+    }
+    return n;
+}
+
+/// True unless x is finite (NaN fails the comparison).
+inline bool
+not_finite(float x) noexcept
+{
+    return !(std::fabs(x) <= std::numeric_limits<float>::max());
+}
+
 /// Checks x against a model's input (type, per-sample shape, values): token ids within the
 /// vocabulary, floats finite.
 template <class Model>
@@ -123,17 +153,19 @@ check_inputs(const array_ref& x, const char* name, std::size_t vocab)
         bad_input(std::string(name) + " has shape " + x.shape_string() + ", but the model expects (samples" +
                   Model::input_shape::keras_string().substr(5) + " per sample");
     const In* v = x.as<In>();
-    for (std::size_t i = 0; i < x.samples() * size; ++i) {
-        if constexpr (std::is_integral_v<In>) {
-            if (v[i] < 0 || static_cast<std::size_t>(v[i]) >= vocab)
-                bad_input("token id " + std::to_string(v[i]) + " at sample " + std::to_string(i / size) +
-                          ", position " + std::to_string(i % size) + " of " + name + " is outside [0, " +
-                          std::to_string(vocab) + ") (the Embedding's vocabulary)");
-        } else {
-            if (!std::isfinite(v[i]))
-                bad_input("non-finite value " + std::to_string(v[i]) + " at sample " + std::to_string(i / size) +
-                          ", element " + std::to_string(i % size) + " of " + name);
-        }
+    const std::size_t n = x.samples() * size;
+    if constexpr (std::is_integral_v<In>) {
+        using U = std::make_unsigned_t<In>;   // a negative id wraps above any vocabulary
+        const std::size_t i = first_where(v, n, [vocab](In id) { return static_cast<std::size_t>(static_cast<U>(id)) >= vocab; });
+        if (i < n)
+            bad_input("token id " + std::to_string(v[i]) + " at sample " + std::to_string(i / size) + ", position " +
+                      std::to_string(i % size) + " of " + name + " is outside [0, " + std::to_string(vocab) +
+                      ") (the Embedding's vocabulary)");
+    } else {
+        const std::size_t i = first_where(v, n, not_finite);
+        if (i < n)
+            bad_input("non-finite value " + std::to_string(v[i]) + " at sample " + std::to_string(i / size) +
+                      ", element " + std::to_string(i % size) + " of " + name);
     }
 }
 
@@ -164,10 +196,10 @@ check_labels(const array_ref& y, const char* name, std::size_t samples, bool spa
             bad_input(std::string(name) + " has shape " + y.shape_string() + ", but the model's output has " +
                       std::to_string(width) + " values per sample");
         const float* v = y.as<float>();
-        for (std::size_t i = 0; i < samples * width; ++i)
-            if (!std::isfinite(v[i]))
-                bad_input("non-finite target " + std::to_string(v[i]) + " at sample " + std::to_string(i / width) +
-                          " of " + name);
+        const std::size_t n = samples * width, i = first_where(v, n, not_finite);
+        if (i < n)
+            bad_input("non-finite target " + std::to_string(v[i]) + " at sample " + std::to_string(i / width) +
+                      " of " + name);
     }
 }
 
