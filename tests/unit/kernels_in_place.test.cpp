@@ -120,6 +120,38 @@ check_pool_backward_through(bool accumulate)
     CHECK(same_bits(got_db, want_db));
 }
 
+/// conv_pool_kernel_gradient (dZ a band of pooling windows at a time) against max_pool_backward_through
+/// writing the whole dZ and conv_kernel_gradient_in_place reading it: dW and db the same bits, over
+/// `samples` samples (written by the first, added to after), both starting from the same garbage.
+template <kernels::window_geometry G, kernels::window_geometry PG, std::size_t F, class Act>
+void
+check_kernel_gradient_in_bands(std::size_t samples)
+{
+    STATIC_REQUIRE(kernels::pool_gradient_in_bands<G, PG, F, Act>);
+    constexpr std::size_t P = G.positions(), K = G.patch(), out = PG.positions() * F;
+    const auto x = input_with_ties(samples * G.in_size(), 61);
+    const auto w = random_vector(K * F, 62);
+    const auto b = random_vector(F, 63);
+    const auto dy = random_vector(samples * out, 64);
+    std::vector<float> z(P * F), y(samples * out), argmax(samples * out);
+    for (std::size_t s = 0; s < samples; ++s) {
+        kernels::conv_forward_in_place<G, F, Act>(x.data() + s * G.in_size(), w.data(), b.data(), z.data());
+        kernels::max_pool_forward<PG>(z.data(), y.data() + s * out, argmax.data() + s * out);
+    }
+    std::vector<float> dz(P * F), want_dw = random_vector(K * F, 65), want_db = random_vector(F, 66);
+    std::vector<float> got_dw = want_dw, got_db = want_db;
+    for (std::size_t s = 0; s < samples; ++s) {
+        kernels::max_pool_backward_through<PG, Act>(y.data() + s * out, dy.data() + s * out,
+                                                    argmax.data() + s * out, dz.data(), want_db.data(), s > 0);
+        kernels::conv_kernel_gradient_in_place<G, F>(x.data() + s * G.in_size(), dz.data(), want_dw.data(), s > 0);
+        kernels::conv_pool_kernel_gradient<G, PG, F, Act>(x.data() + s * G.in_size(), y.data() + s * out,
+                                                          dy.data() + s * out, argmax.data() + s * out,
+                                                          got_dw.data(), got_db.data(), s > 0);
+    }
+    CHECK(same_bits(got_dw, want_dw));
+    CHECK(same_bits(got_db, want_db));
+}
+
 /// col2im against the plain loop (clear dx, add each window's row in window order), bit for bit;
 /// dcols holds zeros of both signs.
 template <kernels::window_geometry G>
@@ -231,6 +263,29 @@ TEST_CASE("a pooling's backward through its activation and bias sums in one pass
     check_pool_backward_through<window_geometry{1, 297, 64, 1, 2, 1, 2, 1, 148, 0, 0}, Relu>(true);
     check_pool_backward_through<window_geometry{10, 11, 16, 3, 3, 3, 3, 3, 3, 0, 0}, Relu>(false);
     check_pool_backward_through<window_geometry{10, 11, 16, 3, 3, 3, 3, 3, 3, 0, 0}, Linear>(true);
+}
+
+TEST_CASE("a first layer's convolution and pooling take the kernel gradient one band of windows at a time, "
+          "with the whole dZ's bits",
+          "[kernels]")
+{
+    using kernels::window_geometry;
+    // The Fashion model's pair (Relu, Linear); outputs that leave a row and a column to no window (27 x 27
+    // under 2 x 2: the last row's dZ is zero and still added); 3 x 3 windows; a strided, non-square patch.
+    check_kernel_gradient_in_bands<window_geometry{28, 28, 1, 3, 3, 1, 1, 26, 26, 0, 0},
+                                   window_geometry{26, 26, 64, 2, 2, 2, 2, 13, 13, 0, 0}, 64, Relu>(3);
+    check_kernel_gradient_in_bands<window_geometry{28, 28, 1, 3, 3, 1, 1, 26, 26, 0, 0},
+                                   window_geometry{26, 26, 64, 2, 2, 2, 2, 13, 13, 0, 0}, 64, Linear>(2);
+    check_kernel_gradient_in_bands<window_geometry{29, 29, 2, 3, 3, 1, 1, 27, 27, 0, 0},
+                                   window_geometry{27, 27, 32, 2, 2, 2, 2, 13, 13, 0, 0}, 32, Relu>(2);
+    check_kernel_gradient_in_bands<window_geometry{14, 14, 1, 3, 3, 1, 1, 12, 12, 0, 0},
+                                   window_geometry{12, 12, 16, 3, 3, 3, 3, 4, 4, 0, 0}, 16, Relu>(2);
+    check_kernel_gradient_in_bands<window_geometry{13, 18, 3, 2, 3, 2, 1, 6, 16, 0, 0},
+                                   window_geometry{6, 16, 16, 1, 3, 1, 3, 6, 5, 0, 0}, 16, Linear>(2);
+    // A patch too wide for the direct tiles keeps the whole dZ.
+    STATIC_REQUIRE_FALSE(kernels::pool_gradient_in_bands<window_geometry{30, 30, 32, 3, 3, 1, 1, 28, 28, 0, 0},
+                                                         window_geometry{28, 28, 32, 2, 2, 2, 2, 14, 14, 0, 0}, 32,
+                                                         Relu>);
 }
 
 TEST_CASE("col2im over 1-D windows sums each element in registers with the plain loop's bits", "[kernels]")

@@ -22,6 +22,7 @@
 #define TPUDSL_KERNELS_DIRECT_CONV_HPP
 
 #include <tpudsl/kernels/gemm.hpp>
+#include <tpudsl/kernels/pooling.hpp>
 #include <tpudsl/kernels/window_geometry.hpp>
 
 #include <algorithm>
@@ -183,11 +184,12 @@ pool_tile(const float* x, std::size_t window, const float* w, float* y, float* a
     }
 }
 
-/// dW rows [K0, K0 + R) (patch elements), V vectors at column `col`, (+)= sum over the sample's
-/// windows p of x(window p, k) dZ(p, .), p in order.
+/// dW rows [K0, K0 + R) (patch elements), V vectors at column `col`, (+)= sum over the windows p of
+/// output rows [oh0, oh1) of x(window p, k) dZ(p, .), p in order; dz holds those rows from its start.
 template <window_geometry G, std::size_t F, std::size_t K0, std::size_t R, std::size_t V, std::size_t Last>
 inline void
-gradient_tile(const float* x, const float* dz, float* dw, bool accumulate, std::size_t col) noexcept
+gradient_tile(const float* x, const float* dz, float* dw, bool accumulate, std::size_t col, std::size_t oh0,
+              std::size_t oh1) noexcept
 {
     static constexpr auto off = patch_offsets<G>;
     vfloat acc[R][V];
@@ -203,9 +205,9 @@ gradient_tile(const float* x, const float* dz, float* dw, bool accumulate, std::
             else
                 acc[r][v] = vfloat::load_n(c, Last);
         }
-    for (std::size_t oh = 0; oh < G.out_h; ++oh) {
+    for (std::size_t oh = oh0; oh < oh1; ++oh) {
         const float* xrow = x + oh * G.s_h * G.in_w * G.channels;
-        const float* dzrow = dz + oh * G.out_w * F + col;
+        const float* dzrow = dz + (oh - oh0) * G.out_w * F + col;
         for (std::size_t ow = 0; ow < G.out_w; ++ow) {
             const float* xp = xrow + ow * G.s_w * G.channels;
             vfloat bv[V];
@@ -246,6 +248,24 @@ for_each_panel(Fn&& f) noexcept
     }(std::make_index_sequence<P::panels>{});
     if constexpr (P::rest > 0)
         f.template operator()<P::rest, P::last_lanes>(P::panels * P::nv * W);
+}
+
+/// dW (patch, F) (+)= sum over the windows p of output rows [oh0, oh1) of x(window p)^T dZ(p, .), p in
+/// order; dz holds those rows from its start. Every tile of dW in turn.
+template <window_geometry G, std::size_t F>
+inline void
+gradient_rows(const float* x, const float* dz, float* dw, bool accumulate, std::size_t oh0, std::size_t oh1) noexcept
+{
+    using P = detail_gemm::plan<F>;
+    constexpr std::size_t K = G.patch();
+    for_each_panel<F>([&]<std::size_t V, std::size_t Last>(std::size_t col) {
+        constexpr std::size_t mr = V == P::nv ? P::mr : P::rest_mr;
+        [&]<std::size_t... t>(std::index_sequence<t...>) {
+            (gradient_tile<G, F, t * mr, mr, V, Last>(x, dz, dw, accumulate, col, oh0, oh1), ...);
+        }(std::make_index_sequence<K / mr>{});
+        if constexpr (K % mr != 0)
+            gradient_tile<G, F, K / mr * mr, K % mr, V, Last>(x, dz, dw, accumulate, col, oh0, oh1);
+    });
 }
 
 } // namespace detail_direct
@@ -339,17 +359,40 @@ conv_kernel_gradient_in_place(const float* x, const float* dz, float* dw, bool a
                 detail_gemm::blocked<F>(R, G.out_w, x + (oh * G.s_h + kh) * G.in_w * G.channels, 1, G.s_w * G.channels,
                                         dz + oh * G.out_w * F, dw + kh * R * F, accumulate || oh > 0);
     } else {
-        using P = detail_gemm::plan<F>;
-        constexpr std::size_t K = G.patch();
-        detail_direct::for_each_panel<F>([&]<std::size_t V, std::size_t Last>(std::size_t col) {
-            constexpr std::size_t mr = V == P::nv ? P::mr : P::rest_mr;
-            [&]<std::size_t... t>(std::index_sequence<t...>) {
-                (detail_direct::gradient_tile<G, F, t * mr, mr, V, Last>(x, dz, dw, accumulate, col), ...);
-            }(std::make_index_sequence<K / mr>{});
-            if constexpr (K % mr != 0)
-                detail_direct::gradient_tile<G, F, K / mr * mr, K % mr, V, Last>(x, dz, dw, accumulate, col);
-        });
+        detail_direct::gradient_rows<G, F>(x, dz, dw, accumulate, 0, G.out_h);
     }
+}
+
+/// True when conv_pool_kernel_gradient can run: a direct convolution of geometry G with F filters, an
+/// activation Act and a max pooling PG over its output whose windows tile it (max_pool_backward_through).
+template <window_geometry G, window_geometry PG, std::size_t F, class Act>
+inline constexpr bool pool_gradient_in_bands = conv_path_for<G> == conv_path::direct && pool_backward_through_act<PG, Act> &&
+                                               PG.channels == F && PG.in_h == G.out_h && PG.in_w == G.out_w;
+
+/// The kernel and bias gradients of a direct convolution G (F filters, then Act, then the max pooling
+/// PG) over one sample, from the pooled gradient dy: max_pool_backward_through<PG, Act> writing dZ,
+/// then conv_kernel_gradient_in_place<G, F> reading it, the same bits, one band of PG.k_h output rows
+/// at a time. The whole dZ (the Fashion model's 26 x 26 x 64: 173 KB) went through L2, written once
+/// and read once per tile of dW; a band (13 KB) stays in L1. Each element of dW is still one chain
+/// over the positions in order, carried from band to band through dw.
+template <window_geometry G, window_geometry PG, std::size_t F, class Act>
+inline void
+conv_pool_kernel_gradient(const float* x, const float* y, const float* dy, const float* argmax, float* dw, float* db,
+                          bool accumulate) noexcept
+{
+    static_assert(pool_gradient_in_bands<G, PG, F, Act>, "conv_pool_kernel_gradient: not a direct convolution under tiling windows");
+    constexpr std::size_t band = PG.k_h * G.out_w * F, covered_h = PG.out_h * PG.k_h;
+    float* dz = detail_gemm::scratch_buffer(band, 6);
+    alignas(64) float sums[2][F] = {};
+    for (std::size_t r = 0; r < PG.out_h; ++r) {
+        detail_pool::backward_through_rows<PG, Act>(y, dy, argmax, dz, sums, r, r + 1);
+        detail_direct::gradient_rows<G, F>(x, dz, dw, accumulate || r > 0, r * PG.k_h, (r + 1) * PG.k_h);
+    }
+    if constexpr (covered_h < G.out_h) {   // rows no window reads: dZ = 0 there, added as the whole pass adds it
+        std::fill_n(dz, (G.out_h - covered_h) * G.out_w * F, 0.0f);
+        detail_direct::gradient_rows<G, F>(x, dz, dw, accumulate || PG.out_h > 0, covered_h, G.out_h);
+    }
+    detail_pool::finish_sums<F>(sums, db, accumulate);
 }
 
 /// True when the input gradient of a convolution of geometry G is itself a convolution that reads its

@@ -180,6 +180,58 @@ inline constexpr bool pool_backward_through_act =
     windows_tile<G> && G.channels % tpudsl::detail::simd::vfloat::size == 0 &&
     (std::is_same_v<Act, Relu> || std::is_same_v<Act, Linear>);
 
+namespace detail_pool {
+/// Window rows [oh0, oh1) of max_pool_backward_through: g = act'(y) dy added to the running sums
+/// (even windows in sums[0], odd in sums[1]) and routed to each window's argmax, dx holding input
+/// rows [oh0 k_h, oh1 k_h) from its start (the columns past the last window cleared too).
+template <window_geometry G, class Act>
+inline void
+backward_through_rows(const float* y, const float* dy, const float* argmax, float* dx, float (&sums)[2][G.channels],
+                      std::size_t oh0, std::size_t oh1) noexcept
+{
+    using tpudsl::detail::simd::vfloat;
+    constexpr std::size_t C = G.channels, W = vfloat::size, E = G.k_h * G.k_w, covered_w = G.out_w * G.k_w;
+    const vfloat zero = vfloat::broadcast(0.0f), ramp = vfloat::ramp(0.0f);
+    for (std::size_t oh = oh0; oh < oh1; ++oh) {
+        for (std::size_t ow = 0; ow < G.out_w; ++ow) {
+            const std::size_t q = oh * G.out_w + ow;
+            const std::size_t start = (oh * G.k_h * G.in_w + ow * G.k_w) * C;   // in the whole input
+            const vfloat at = vfloat::broadcast(static_cast<float>(static_cast<std::int32_t>(start))) + ramp;
+            float* to = dx + (start - oh0 * G.k_h * G.in_w * C);
+            float* sum = sums[q % 2];
+            for (std::size_t c = 0; c < C; c += W) {
+                vfloat g = vfloat::load(dy + q * C + c);
+                if constexpr (std::is_same_v<Act, Relu>)
+                    g = where_greater(vfloat::load(y + q * C + c), zero, g);
+                (vfloat::load(sum + c) + g).store(sum + c);
+                const vfloat am = vfloat::load(argmax + q * C + c);
+#pragma GCC unroll 16
+                for (std::size_t e = 0; e < E; ++e) {
+                    const std::size_t off = ((e / G.k_w) * G.in_w + e % G.k_w) * C + c;
+                    where_equal(am, at + vfloat::broadcast(static_cast<float>(static_cast<std::int32_t>(off))), g)
+                        .store(to + off);
+                }
+            }
+        }
+        if constexpr (covered_w < G.in_w)
+            for (std::size_t ih = (oh - oh0) * G.k_h; ih < (oh - oh0 + 1) * G.k_h; ++ih)
+                std::memset(dx + (ih * G.in_w + covered_w) * C, 0, (G.in_w - covered_w) * C * sizeof(float));
+    }
+}
+
+/// db (+)= sums[0] + sums[1].
+template <std::size_t C>
+inline void
+finish_sums(const float (&sums)[2][C], float* db, bool accumulate) noexcept
+{
+    using tpudsl::detail::simd::vfloat;
+    for (std::size_t c = 0; c < C; c += vfloat::size) {
+        const vfloat sum = vfloat::load(sums[0] + c) + vfloat::load(sums[1] + c);
+        (accumulate ? vfloat::load(db + c) + sum : sum).store(db + c);
+    }
+}
+} // namespace detail_pool
+
 /// One pass for the three steps after an activation applied to a max pooling's output y:
 ///   g = act'(y) dy                        (as activation_backward<Act> computes it; dy is not written)
 ///   db (+)= the column sums of g          (as ops::detail::column_sums adds them: even rows and odd
@@ -192,35 +244,12 @@ max_pool_backward_through(const float* y, const float* dy, const float* argmax, 
                           bool accumulate) noexcept
 {
     static_assert(pool_backward_through_act<G, Act>);
-    using tpudsl::detail::simd::vfloat;
-    constexpr std::size_t C = G.channels, W = vfloat::size, E = G.k_h * G.k_w;
-    alignas(64) float sums[2][C] = {};
-    const vfloat zero = vfloat::broadcast(0.0f), ramp = vfloat::ramp(0.0f);
-    for (std::size_t oh = 0; oh < G.out_h; ++oh)
-        for (std::size_t ow = 0; ow < G.out_w; ++ow) {
-            const std::size_t q = oh * G.out_w + ow;
-            const std::size_t start = (oh * G.k_h * G.in_w + ow * G.k_w) * C;
-            const vfloat at = vfloat::broadcast(static_cast<float>(static_cast<std::int32_t>(start))) + ramp;
-            float* sum = sums[q % 2];
-            for (std::size_t c = 0; c < C; c += W) {
-                vfloat g = vfloat::load(dy + q * C + c);
-                if constexpr (std::is_same_v<Act, Relu>)
-                    g = where_greater(vfloat::load(y + q * C + c), zero, g);
-                (vfloat::load(sum + c) + g).store(sum + c);
-                const vfloat am = vfloat::load(argmax + q * C + c);
-#pragma GCC unroll 16
-                for (std::size_t e = 0; e < E; ++e) {
-                    const std::size_t off = ((e / G.k_w) * G.in_w + e % G.k_w) * C + c;
-                    where_equal(am, at + vfloat::broadcast(static_cast<float>(static_cast<std::int32_t>(off))), g)
-                        .store(dx + start + off);
-                }
-            }
-        }
-    detail_pool::clear_uncovered<G>(dx);
-    for (std::size_t c = 0; c < C; c += W) {
-        const vfloat sum = vfloat::load(sums[0] + c) + vfloat::load(sums[1] + c);
-        (accumulate ? vfloat::load(db + c) + sum : sum).store(db + c);
-    }
+    alignas(64) float sums[2][G.channels] = {};
+    detail_pool::backward_through_rows<G, Act>(y, dy, argmax, dx, sums, 0, G.out_h);
+    constexpr std::size_t covered_h = G.out_h * G.k_h;
+    if constexpr (covered_h < G.in_h)
+        std::memset(dx + covered_h * G.in_w * G.channels, 0, (G.in_h - covered_h) * G.in_w * G.channels * sizeof(float));
+    detail_pool::finish_sums<G.channels>(sums, db, accumulate);
 }
 
 } // namespace tpudsl::kernels

@@ -238,6 +238,10 @@ struct conv_pool_pair {
     /// Floats of the one-sample scratch backward needs when it computes dx (an in-place convolution).
     static constexpr std::size_t dx_scratch = dx_as_conv ? (P + 2 * dz_pad) * F : P * K;
 
+    /// Without an input gradient to compute, backward writes dZ one band of pooling windows at a time and
+    /// takes the kernel gradient of each band while it is in L1 (kernels::conv_pool_kernel_gradient).
+    static constexpr bool in_bands = Conv::in_place && kernels::pool_gradient_in_bands<CG, PG, F, Act>;
+
     /// This thread's buffer for one group's pooled gradients, (group, Q F): made once, then reused.
     static float*
     group_buffer()
@@ -274,6 +278,13 @@ struct conv_pool_pair {
             }
             float* cs = Conv::in_place ? cols : cols + s * P * K;   // in place: cols is dcols' buffer
             float* dys = from + (s - s0) * Pool::out;
+            // No input gradient (a first layer): dZ one band of pooling windows at a time, in L1.
+            if constexpr (in_bands)
+                if (!dx) {
+                    kernels::conv_pool_kernel_gradient<CG, PG, F, Act>(x + s * CG.in_size(), y + s * Pool::out, dys,
+                                                                       argmax + s * Pool::out, dw, db, i > 0);
+                    continue;
+                }
             // While the sample's pooled gradient is in cache: act'(z) at each argmax (from the pooled
             // value), the bias gradient (each pooled gradient lands on one z: the same sums), dZ (P, F).
             if constexpr (kernels::pool_backward_through_act<PG, Act>) {
