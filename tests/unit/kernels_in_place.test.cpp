@@ -309,9 +309,11 @@ TEST_CASE("convolutions read in place give im2col's bits", "[kernels]")
     check_in_place_bits<kernels::window_geometry{1, 300, 7, 1, 5, 1, 1, 1, 296, 0, 0}, 64>(2);
     check_in_place_bits<kernels::window_geometry{1, 148, 64, 1, 3, 1, 1, 1, 146, 0, 0}, 32>(2);
     check_in_place_bits<kernels::window_geometry{9, 8, 2, 3, 2, 2, 1, 4, 7, 0, 0}, 10>(2);
-    // Window rows: the CIFAR-10 model's second convolution, and a strided one with a patch over two
-    // blocks of the GEMM's K (so im2col's GEMM splits it where the rows do not).
+    // Window rows: the CIFAR-10 model's second and fourth convolutions (the kernel gradient in groups of
+    // output rows: 6 of 5 rows; 10 rows then 3), and a strided one with a patch over two blocks of the
+    // GEMM's K (so im2col's GEMM splits it where the rows do not).
     check_in_place_bits<kernels::window_geometry{32, 32, 32, 3, 3, 1, 1, 30, 30, 0, 0}, 32>(2);
+    check_in_place_bits<kernels::window_geometry{15, 15, 64, 3, 3, 1, 1, 13, 13, 0, 0}, 64>(2);
     check_in_place_bits<kernels::window_geometry{11, 12, 40, 3, 5, 2, 2, 5, 4, 0, 0}, 20>(2);
 }
 
