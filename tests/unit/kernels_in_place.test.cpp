@@ -171,35 +171,36 @@ check_col2im_bits()
     CHECK(same_bits(got, want));
 }
 
-/// conv_input_gradient_in_place (dZ between zero rows, the flipped kernel) against the definition of
-/// the input gradient, in double: dX(t, c) = sum over windows p and taps k with p + k = t of
-/// dZ(p, .) . W(k C + c, .). The zero rows around dZ are filled with garbage first and cleared, as
-/// conv_pool_pair does, so that a read past them would show.
+/// conv_input_gradient_in_place (dZ in its zero frame, the flipped kernel) against the definition of
+/// the input gradient, in double: dX(h, t, c) = sum over windows (oh, ow) and taps (i, j) with
+/// oh + i = h, ow + j = t of dZ(oh, ow, .) . W((i k_w + j) C + c, .). The frame is zeroed and dZ copied
+/// into it (frame_dz), as conv_pool_pair does; a 1-D geometry's frame is one row.
 template <kernels::window_geometry G, std::size_t F>
 void
 check_input_gradient_as_conv()
 {
     static_assert(kernels::input_gradient_as_conv<G>);
-    constexpr std::size_t P = G.positions(), C = G.channels, KW = G.k_w, pad = KW - 1;
-    INFO("in_w=" << G.in_w << " C=" << C << " k_w=" << KW << " F=" << F);
+    constexpr std::size_t C = G.channels, KH = G.k_h, KW = G.k_w;
+    INFO("in " << G.in_h << " x " << G.in_w << " C=" << C << " window " << KH << " x " << KW << " F=" << F);
     const auto w = random_vector(G.patch() * F, 51);
-    const auto dz = random_vector(P * F, 52);
+    const auto dz = random_vector(G.positions() * F, 52);
     std::vector<double> want(G.in_size(), 0.0), scale(G.in_size(), 0.0);
-    for (std::size_t p = 0; p < P; ++p)
-        for (std::size_t k = 0; k < KW; ++k)
-            for (std::size_t c = 0; c < C; ++c)
-                for (std::size_t f = 0; f < F; ++f) {
-                    const double term = double(dz[p * F + f]) * w[(k * C + c) * F + f];
-                    want[(p + k) * C + c] += term;
-                    scale[(p + k) * C + c] += std::abs(term);
-                }
-    std::vector<float> dzp((P + 2 * pad) * F, std::numeric_limits<float>::quiet_NaN());
-    std::fill_n(dzp.begin(), pad * F, 0.0f);
-    std::copy(dz.begin(), dz.end(), dzp.begin() + pad * F);
-    std::fill_n(dzp.begin() + (pad + P) * F, pad * F, 0.0f);
+    for (std::size_t oh = 0; oh < G.out_h; ++oh)
+        for (std::size_t ow = 0; ow < G.out_w; ++ow)
+            for (std::size_t i = 0; i < KH; ++i)
+                for (std::size_t j = 0; j < KW; ++j)
+                    for (std::size_t c = 0; c < C; ++c)
+                        for (std::size_t f = 0; f < F; ++f) {
+                            const double term = double(dz[(oh * G.out_w + ow) * F + f]) * w[((i * KW + j) * C + c) * F + f];
+                            const std::size_t at = ((oh + i) * G.in_w + ow + j) * C + c;
+                            want[at] += term;
+                            scale[at] += std::abs(term);
+                        }
+    std::vector<float> frame(kernels::dz_frame_size<G, F>, 0.0f);
+    kernels::frame_dz<G, F>(dz.data(), frame.data());
     std::vector<float> wf(G.patch() * F), got(G.in_size(), 7.0f);
     kernels::flip_kernel<G, F>(w.data(), wf.data());
-    kernels::conv_input_gradient_in_place<G, F>(dzp.data(), wf.data(), got.data());
+    kernels::conv_input_gradient_in_place<G, F>(frame.data(), wf.data(), got.data());
     for (std::size_t i = 0; i < got.size(); ++i) {
         INFO("dx element " << i);
         CHECK(std::abs(got[i] - want[i]) <= 1e-5 * scale[i] + 1e-6);
@@ -211,7 +212,7 @@ check_input_gradient_as_conv()
 
 } // namespace
 
-TEST_CASE("a 1-D convolution's input gradient is the convolution of the zero-padded dZ with the flipped kernel",
+TEST_CASE("a stride-1 convolution's input gradient is the convolution of the zero-framed dZ with the flipped kernel",
           "[kernels]")
 {
     using kernels::window_geometry;
@@ -222,9 +223,14 @@ TEST_CASE("a 1-D convolution's input gradient is the convolution of the zero-pad
     check_input_gradient_as_conv<window_geometry{1, 12, 3, 1, 2, 1, 1, 1, 11, 0, 0}, 5>();
     check_input_gradient_as_conv<window_geometry{1, 40, 1, 1, 9, 1, 1, 1, 32, 0, 0}, 4>();
     check_input_gradient_as_conv<window_geometry{1, 20, 17, 1, 1, 1, 1, 1, 20, 0, 0}, 3>();
-    // Strides other than 1, and 2-D windows, keep dcols and col2im.
+    // 2-D windows read by rows: the CIFAR-10 model's second and fourth convolutions, a 2 x 3 window.
+    check_input_gradient_as_conv<window_geometry{32, 32, 32, 3, 3, 1, 1, 30, 30, 0, 0}, 32>();
+    check_input_gradient_as_conv<window_geometry{15, 15, 64, 3, 3, 1, 1, 13, 13, 0, 0}, 64>();
+    check_input_gradient_as_conv<window_geometry{9, 10, 12, 2, 3, 1, 1, 8, 8, 0, 0}, 20>();
+    // Strides other than 1, and thin 2-D patches (the direct path), keep dcols and col2im.
     STATIC_REQUIRE_FALSE(kernels::input_gradient_as_conv<window_geometry{1, 18, 5, 1, 3, 1, 2, 1, 8, 0, 0}>);
     STATIC_REQUIRE_FALSE(kernels::input_gradient_as_conv<window_geometry{28, 28, 1, 3, 3, 1, 1, 26, 26, 0, 0}>);
+    STATIC_REQUIRE_FALSE(kernels::input_gradient_as_conv<window_geometry{11, 12, 40, 3, 5, 2, 2, 5, 4, 0, 0}>);
 }
 
 TEST_CASE("a direct convolution pools its windows in registers with the separate passes' bits", "[kernels]")

@@ -426,30 +426,49 @@ conv_pool_kernel_gradient(const float* x, const float* y, const float* dy, const
 }
 
 /// True when the input gradient of a convolution of geometry G is itself a convolution that reads its
-/// operand in place: a 1-D convolution of stride 1 read in place (the strided path). Then
+/// operand in place: stride 1, and a 1-D convolution (the strided path) or a 2-D one read by window
+/// rows (the rows path). Then
 ///
-///   dX(t, c) = sum over j < k_w, f < F of dZp(t + j, f) Wf(j F + f, c),
+///   dX(h, t, c) = sum over i < k_h, j < k_w, f < F of dZp(h + i, t + j, f) Wf((i k_w + j) F + f, c),
 ///
-/// dZp being dZ (P, F) with k_w - 1 rows of zeros before and after it, and Wf (k_w F, C) the kernel
-/// flipped along the window, each tap transposed: Wf(j F + f, c) = W((k_w - 1 - j) C + c, f). Row t
-/// of that GEMM's A is the k_w F contiguous floats of dZp from row t on, rows F floats apart: the
-/// layout the forward reads x in. Against dcols = dZ . W^T, then col2im adding each window's row back
-/// into dX, it writes no window gradients and reads none back, and its C is dX itself: the Reuters
-/// model's second Conv1D (146 positions, 3 x 64 -> 32) 22.8 -> 18.9 us a sample on one AVX2 core, its
-/// first (296 positions, 5 x 7 -> 64: C = 7 fills 7 of 8 lanes, as 35 did) 19.2 -> 18.4. Each element
-/// of dX is one chain over its taps and filters (col2im: a chain per window, the windows then added):
-/// the same sums in another order.
+/// dZp being dZ (out_h, out_w, F) in a frame of zeros, k_h - 1 rows above and below, k_w - 1 columns
+/// left and right (dz_frame_size), and Wf (k_h k_w F, C) the kernel flipped along both window axes,
+/// each tap transposed: Wf(q F + f, c) = W((k_h k_w - 1 - q) C + c, f). Row t of output row h's GEMM
+/// for window row i reads the k_w F contiguous floats of dZp's row h + i from column t on, rows F
+/// floats apart: the layout the forward reads x in. Against dcols = dZ . W^T, then col2im adding each
+/// window's row back into dX, it writes no window gradients and reads none back, and its C is dX
+/// itself: the Reuters model's second Conv1D (146 positions, 3 x 64 -> 32) 22.8 -> 18.9 us a sample on
+/// one AVX2 core, its first (296 positions, 5 x 7 -> 64: C = 7 fills 7 of 8 lanes, as 35 did) 19.2 ->
+/// 18.4. Each element of dX is one chain over its taps and filters in a window row, the window rows
+/// then added in order (col2im: a chain per window, the windows then added): the same sums in another
+/// order.
 template <window_geometry G>
-inline constexpr bool input_gradient_as_conv = conv_path_for<G> == conv_path::strided && G.s_w == 1;
+inline constexpr bool input_gradient_as_conv = G.s_w == 1 && ((conv_path_for<G> == conv_path::strided) ||
+                                                              (conv_path_for<G> == conv_path::rows && G.s_h == 1));
 
-/// Wf (k_w F, C) of a kernel W (k_w C, F), as input_gradient_as_conv defines it.
+/// Floats of the zero frame around dZ that conv_input_gradient_in_place reads.
+template <window_geometry G, std::size_t F>
+inline constexpr std::size_t dz_frame_size = (G.out_h + 2 * (G.k_h - 1)) * (G.out_w + 2 * (G.k_w - 1)) * F;
+
+/// Copies dZ (out_h, out_w, F) into the inside of its frame (dz_frame_size floats); the border is left
+/// as it is (zeros, written once).
+template <window_geometry G, std::size_t F>
+inline void
+frame_dz(const float* dz, float* frame) noexcept
+{
+    constexpr std::size_t FW = G.out_w + 2 * (G.k_w - 1);
+    for (std::size_t oh = 0; oh < G.out_h; ++oh)
+        std::copy_n(dz + oh * G.out_w * F, G.out_w * F, frame + ((oh + G.k_h - 1) * FW + G.k_w - 1) * F);
+}
+
+/// Wf (k_h k_w F, C) of a kernel W (k_h k_w C, F), as input_gradient_as_conv defines it.
 template <window_geometry G, std::size_t F>
 inline void
 flip_kernel(const float* w, float* wf) noexcept
 {
-    constexpr std::size_t C = G.channels, KW = G.k_w;
-    for (std::size_t j = 0; j < KW; ++j)
-        detail_gemm::transpose_strided(w + (KW - 1 - j) * C * F, C, F, F, wf + j * F * C, C);
+    constexpr std::size_t C = G.channels, taps = G.k_h * G.k_w;
+    for (std::size_t j = 0; j < taps; ++j)
+        detail_gemm::transpose_strided(w + (taps - 1 - j) * C * F, C, F, F, wf + j * F * C, C);
 }
 
 /// Wf of W in this thread's transpose buffer (the one transposed_scratch uses): valid until the
@@ -463,15 +482,18 @@ flipped_kernel_scratch(const float* w)
     return wf;
 }
 
-/// dX (in_w, C) of one sample = conv(dZp, Wf) (input_gradient_as_conv): `dzp` is dZ (P, F) with
-/// k_w - 1 rows of zeros before and after it, (P + 2 (k_w - 1), F); `wf` from flip_kernel.
+/// dX (in_h, in_w, C) of one sample = conv(dZp, Wf) (input_gradient_as_conv): `dzp` is dZ in its zero
+/// frame (frame_dz), `wf` from flip_kernel. Output row h: one GEMM per window row, added in order.
 template <window_geometry G, std::size_t F>
 inline void
 conv_input_gradient_in_place(const float* dzp, const float* wf, float* dx) noexcept
 {
-    static_assert(input_gradient_as_conv<G>, "conv_input_gradient_in_place: a 1-D convolution of stride 1");
-    static_assert(G.in_w == G.out_w + G.k_w - 1);
-    detail_gemm::blocked<G.channels>(G.in_w, G.k_w * F, dzp, F, 1, wf, dx, false);
+    static_assert(input_gradient_as_conv<G>, "conv_input_gradient_in_place: a convolution of stride 1 read in place");
+    static_assert(G.in_w == G.out_w + G.k_w - 1 && G.in_h == G.out_h + G.k_h - 1);
+    constexpr std::size_t C = G.channels, FW = G.out_w + 2 * (G.k_w - 1), R = G.k_w * F;
+    for (std::size_t h = 0; h < G.in_h; ++h)
+        for (std::size_t i = 0; i < G.k_h; ++i)
+            detail_gemm::blocked<C>(G.in_w, R, dzp + (h + i) * FW * F, F, 1, wf + i * R * C, dx + h * G.in_w * C, i > 0);
 }
 
 } // namespace tpudsl::kernels

@@ -230,13 +230,14 @@ struct conv_pool_pair {
     /// 4; the Reuters model's 2336 x 46: 16, a quarter of the reads and taller GEMM tiles).
     static constexpr std::size_t group = std::clamp<std::size_t>(40960 / Pool::out, 4, 16);
 
-    /// The input gradient as a convolution of the zero-padded dZ (kernels::input_gradient_as_conv: a
-    /// 1-D convolution of stride 1 read in place), dZ then kept with its zero rows in the one-sample
-    /// scratch; otherwise dcols = dZ . W^T and col2im, dcols in that scratch.
+    /// The input gradient as a convolution of dZ in a frame of zeros (kernels::input_gradient_as_conv:
+    /// stride 1, read in place), the frame in the one-sample scratch; otherwise dcols = dZ . W^T and
+    /// col2im, dcols in that scratch. A 1-D frame is dZ itself between zero rows: dZ is written there
+    /// (dz_in_frame); a 2-D frame's rows have borders, and dZ is copied in (kernels::frame_dz).
     static constexpr bool dx_as_conv = Conv::in_place && kernels::input_gradient_as_conv<CG>;
-    static constexpr std::size_t dz_pad = dx_as_conv ? CG.k_w - 1 : 0;   // zero rows before and after dZ
+    static constexpr bool dz_in_frame = dx_as_conv && CG.out_h == 1 && CG.k_h == 1;
     /// Floats of the one-sample scratch backward needs when it computes dx (an in-place convolution).
-    static constexpr std::size_t dx_scratch = dx_as_conv ? (P + 2 * dz_pad) * F : P * K;
+    static constexpr std::size_t dx_scratch = dx_as_conv ? kernels::dz_frame_size<CG, F> : P * K;
 
     /// Without an input gradient to compute, backward writes dZ one band of pooling windows at a time and
     /// takes the kernel gradient of each band while it is in L1 (kernels::conv_pool_kernel_gradient).
@@ -262,10 +263,10 @@ struct conv_pool_pair {
                                        : kernels::transposed_scratch<F, K>(w);
         float* dz = z1;   // a sample's dZ (P, F)
         if constexpr (dx_as_conv)
-            if (dx) {   // dZ between its zero rows, in the scratch
-                dz = cols + dz_pad * F;
-                std::fill_n(cols, dz_pad * F, 0.0f);
-                std::fill_n(dz + P * F, dz_pad * F, 0.0f);
+            if (dx) {   // the frame's zeros, once per pass (each sample writes only its inside)
+                std::fill_n(cols, dx_scratch, 0.0f);
+                if constexpr (dz_in_frame)
+                    dz = cols + (CG.k_w - 1) * F;
             }
         float* from = nullptr;                     // sample s0's pooled gradient
         std::size_t s0 = 0;
@@ -301,6 +302,8 @@ struct conv_pool_pair {
                 kernels::gemm_tn<K, F>(P, cs, dz, dw, i > 0);   // dW (K, F) += cols^T . dZ
             if (dx) {
                 if constexpr (dx_as_conv) {
+                    if constexpr (!dz_in_frame)
+                        kernels::frame_dz<CG, F>(dz, cols);
                     kernels::conv_input_gradient_in_place<CG, F>(cols, wt, dx + s * CG.in_size());
                 } else {
                     kernels::gemm_nn<F, K>(P, dz, wt, cs);   // dcols (P, K) = dZ . W^T, over this sample's cols
