@@ -140,12 +140,15 @@ check_kernel_gradient_in_bands(std::size_t samples)
     }
     std::vector<float> dz(P * F), want_dw = random_vector(K * F, 65), want_db = random_vector(F, 66);
     std::vector<float> got_dw = want_dw, got_db = want_db;
+    // The band buffer exactly one band long, garbage before each sample: every value read is written first.
+    std::vector<float> band(PG.k_h * G.out_w * F);
     for (std::size_t s = 0; s < samples; ++s) {
         kernels::max_pool_backward_through<PG, Act>(y.data() + s * out, dy.data() + s * out,
                                                     argmax.data() + s * out, dz.data(), want_db.data(), s > 0);
         kernels::conv_kernel_gradient_in_place<G, F>(x.data() + s * G.in_size(), dz.data(), want_dw.data(), s > 0);
+        std::fill(band.begin(), band.end(), std::numeric_limits<float>::quiet_NaN());
         kernels::conv_pool_kernel_gradient<G, PG, F, Act>(x.data() + s * G.in_size(), y.data() + s * out,
-                                                          dy.data() + s * out, argmax.data() + s * out,
+                                                          dy.data() + s * out, argmax.data() + s * out, band.data(),
                                                           got_dw.data(), got_db.data(), s > 0);
     }
     CHECK(same_bits(got_dw, want_dw));

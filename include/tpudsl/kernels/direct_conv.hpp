@@ -402,17 +402,17 @@ inline constexpr bool pool_gradient_in_bands = conv_path_for<G> == conv_path::di
 /// The kernel and bias gradients of a direct convolution G (F filters, then Act, then the max pooling
 /// PG) over one sample, from the pooled gradient dy: max_pool_backward_through<PG, Act> writing dZ,
 /// then conv_kernel_gradient_in_place<G, F> reading it, the same bits, one band of PG.k_h output rows
-/// at a time. The whole dZ (the Fashion model's 26 x 26 x 64: 173 KB) went through L2, written once
-/// and read once per tile of dW; a band (13 KB) stays in L1. Each element of dW is still one chain
-/// over the positions in order, carried from band to band through dw.
+/// at a time, in `dz` (PG.k_h G.out_w F floats at least: the caller's one-sample buffer). The whole dZ (the Fashion
+/// model's 26 x 26 x 64: 173 KB) went through L2, written once and read once per tile of dW; a band
+/// (13 KB) stays in L1. Each element of dW is still one chain over the positions in order, carried
+/// from band to band through dw.
 template <window_geometry G, window_geometry PG, std::size_t F, class Act>
 inline void
-conv_pool_kernel_gradient(const float* x, const float* y, const float* dy, const float* argmax, float* dw, float* db,
-                          bool accumulate) noexcept
+conv_pool_kernel_gradient(const float* x, const float* y, const float* dy, const float* argmax, float* dz, float* dw,
+                          float* db, bool accumulate) noexcept
 {
     static_assert(pool_gradient_in_bands<G, PG, F, Act>, "conv_pool_kernel_gradient: not a direct convolution under tiling windows");
-    constexpr std::size_t band = PG.k_h * G.out_w * F, covered_h = PG.out_h * PG.k_h;
-    float* dz = detail_gemm::scratch_buffer(band, 6);
+    constexpr std::size_t covered_h = PG.out_h * PG.k_h;
     alignas(64) float sums[2][F] = {};
     for (std::size_t r = 0; r < PG.out_h; ++r) {
         detail_pool::backward_through_rows<PG, Act>(y, dy, argmax, dz, sums, r, r + 1);

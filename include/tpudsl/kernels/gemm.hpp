@@ -271,12 +271,11 @@ panel(std::size_t m, std::size_t kc, const float* a, std::size_t rs, std::size_t
 /// cache line): grows once, then is reused (no allocation in a steady step).
 /// 0: a packed panel of B (every panel of a K block in blocked_tn*); 1: a transposed B (gemm_nt); 2: a
 /// block of A in micro-panels (blocked_tn); 3: one row
-/// of C (gemm_tn_parts_columns); 4: a block of C^T (narrow_parts); 5: the partial sums of dot_rows;
-/// 6: a band of a convolution's dZ (conv_pool_kernel_gradient).
+/// of C (gemm_tn_parts_columns); 4: a block of C^T (narrow_parts); 5: the partial sums of dot_rows.
 inline float*
 scratch_buffer(std::size_t n, int which)
 {
-    thread_local std::vector<float> buffers[7];
+    thread_local std::vector<float> buffers[6];
     std::vector<float>& buffer = buffers[which];
     constexpr std::size_t pad = 64 / sizeof(float);   // the start is moved to a 64-byte boundary
     if (buffer.size() < n + pad)

@@ -61,18 +61,35 @@ take_first(const float* x, float* y, float* argmax, std::size_t base) noexcept
     }
 }
 
+/// dx <- 0 on the columns that no window of G reads, in `rows` input rows from dx on.
+template <window_geometry G>
+inline void
+clear_uncovered_columns(float* dx, std::size_t rows) noexcept
+{
+    constexpr std::size_t C = G.channels, covered_w = G.out_w * G.k_w;
+    if constexpr (covered_w < G.in_w)
+        for (std::size_t ih = 0; ih < rows; ++ih)
+            std::memset(dx + (ih * G.in_w + covered_w) * C, 0, (G.in_w - covered_w) * C * sizeof(float));
+}
+
+/// dx <- 0 on the rows below the last row of windows of G.
+template <window_geometry G>
+inline void
+clear_uncovered_rows(float* dx) noexcept
+{
+    constexpr std::size_t covered_h = G.out_h * G.k_h;
+    if constexpr (covered_h < G.in_h)
+        std::memset(dx + covered_h * G.in_w * G.channels, 0, (G.in_h - covered_h) * G.in_w * G.channels * sizeof(float));
+}
+
 /// dx <- 0 on the rows and columns that no window of G reads (windows_tile<G>: the others are written
 /// once each by the backward passes).
 template <window_geometry G>
 inline void
 clear_uncovered(float* dx) noexcept
 {
-    constexpr std::size_t C = G.channels, covered_w = G.out_w * G.k_w, covered_h = G.out_h * G.k_h;
-    if constexpr (covered_w < G.in_w)
-        for (std::size_t ih = 0; ih < covered_h; ++ih)
-            std::memset(dx + (ih * G.in_w + covered_w) * C, 0, (G.in_w - covered_w) * C * sizeof(float));
-    if constexpr (covered_h < G.in_h)
-        std::memset(dx + covered_h * G.in_w * C, 0, (G.in_h - covered_h) * G.in_w * C * sizeof(float));
+    clear_uncovered_columns<G>(dx, G.out_h * G.k_h);
+    clear_uncovered_rows<G>(dx);
 }
 
 } // namespace detail_pool
@@ -190,7 +207,7 @@ backward_through_rows(const float* y, const float* dy, const float* argmax, floa
                       std::size_t oh0, std::size_t oh1) noexcept
 {
     using tpudsl::detail::simd::vfloat;
-    constexpr std::size_t C = G.channels, W = vfloat::size, E = G.k_h * G.k_w, covered_w = G.out_w * G.k_w;
+    constexpr std::size_t C = G.channels, W = vfloat::size, E = G.k_h * G.k_w;
     const vfloat zero = vfloat::broadcast(0.0f), ramp = vfloat::ramp(0.0f);
     for (std::size_t oh = oh0; oh < oh1; ++oh) {
         for (std::size_t ow = 0; ow < G.out_w; ++ow) {
@@ -213,9 +230,7 @@ backward_through_rows(const float* y, const float* dy, const float* argmax, floa
                 }
             }
         }
-        if constexpr (covered_w < G.in_w)
-            for (std::size_t ih = (oh - oh0) * G.k_h; ih < (oh - oh0 + 1) * G.k_h; ++ih)
-                std::memset(dx + (ih * G.in_w + covered_w) * C, 0, (G.in_w - covered_w) * C * sizeof(float));
+        clear_uncovered_columns<G>(dx + (oh - oh0) * G.k_h * G.in_w * C, G.k_h);
     }
 }
 
@@ -246,9 +261,7 @@ max_pool_backward_through(const float* y, const float* dy, const float* argmax, 
     static_assert(pool_backward_through_act<G, Act>);
     alignas(64) float sums[2][G.channels] = {};
     detail_pool::backward_through_rows<G, Act>(y, dy, argmax, dx, sums, 0, G.out_h);
-    constexpr std::size_t covered_h = G.out_h * G.k_h;
-    if constexpr (covered_h < G.in_h)
-        std::memset(dx + covered_h * G.in_w * G.channels, 0, (G.in_h - covered_h) * G.in_w * G.channels * sizeof(float));
+    detail_pool::clear_uncovered_rows<G>(dx);
     detail_pool::finish_sums<G.channels>(sums, db, accumulate);
 }
 

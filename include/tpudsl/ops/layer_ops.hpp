@@ -283,7 +283,7 @@ struct conv_pool_pair {
             if constexpr (in_bands)
                 if (!dx) {
                     kernels::conv_pool_kernel_gradient<CG, PG, F, Act>(x + s * CG.in_size(), y + s * Pool::out, dys,
-                                                                       argmax + s * Pool::out, dw, db, i > 0);
+                                                                       argmax + s * Pool::out, z1, dw, db, i > 0);
                     continue;
                 }
             // While the sample's pooled gradient is in cache: act'(z) at each argmax (from the pooled
