@@ -1,0 +1,33 @@
+#!/usr/bin/env bash
+# Compares what the four seed models compute at two revisions, bit for bit: builds
+# benchmarks/same_bits.cpp (of the working tree) against the headers of REV and against the working
+# tree's, with the same flags, runs both and compares their digests (weights after one epoch on one
+# core and on TpuStrategy<2>, predictions, losses).
+#
+#   benchmarks/same_bits.sh REV [CXXFLAGS...]      # e.g. benchmarks/same_bits.sh origin/main
+#
+# Exit status 0 when every line agrees.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+rev=${1:?usage: benchmarks/same_bits.sh REV [CXXFLAGS...]}
+shift
+flags=("$@")
+[ ${#flags[@]} -eq 0 ] && flags=(-O3 -march=native -DNDEBUG)
+work=$(mktemp -d)
+trap 'git worktree remove --force "$work/base" >/dev/null 2>&1 || true; rm -rf "$work"' EXIT
+git worktree add --detach "$work/base" "$rev" >/dev/null 2>&1
+build() {   # build ROOT OUT: same_bits.cpp of this tree against ROOT's headers and examples
+    g++ -std=c++20 "${flags[@]}" -I"$1/include" -I"$1/examples" benchmarks/same_bits.cpp -o "$2" -lz -pthread
+}
+build "$work/base" "$work/before" &
+build . "$work/after" &
+wait
+"$work/before" >"$work/before.txt"
+"$work/after" >"$work/after.txt"
+if diff "$work/before.txt" "$work/after.txt"; then
+    echo "same_bits: identical to $rev ($(wc -l <"$work/after.txt") digests)"
+    cat "$work/after.txt"
+else
+    echo "same_bits: DIFFERENT from $rev" >&2
+    exit 1
+fi
