@@ -416,7 +416,7 @@ bench_model_gemms(const std::string& name, double peak, std::vector<KernelRow>& 
             using B = typename M::template layer<J>;
             if constexpr (is_gemm_layer<typename B::spec>::value) {
                 using G = gemm_shape<B>;
-                constexpr bool dot = tpudsl::ops::detail::is_dense_layer<typename B::spec> &&
+                constexpr bool dot = B::spec::defers_kernel_gradient &&
                                      tpudsl::kernels::prefers_dot_products<G::k, G::n>;
                 if constexpr (tpudsl::ops::graph<M>::rows_only)   // a step of batch 128 on one core: 8 parts
                     bench_rows_gemms<G::k, G::n, dot>(name, 128 / micro_batch, micro_batch, J > 0, peak, rows);

@@ -180,7 +180,7 @@ TEST_CASE("gradients: Conv1D fused with MaxPool1D, input gradient sharing the po
     // The second convolution's input (8 x 3) is larger than its pooled output (3 x 4): samples run last to first.
     using M = Sequential<Input<Shape<9, 2>>, Conv1D<3, 2, Tanh>, Conv1D<4, 3, Sigmoid>, MaxPool1D<2>, Flatten, Dense<2>>;
     STATIC_REQUIRE(ops::graph<M>::fused_conv<1>());
-    STATIC_REQUIRE(ops::detail::conv_pool_pair<ops::graph<M>::ops<1>::core<M::layer<1>>,
+    STATIC_REQUIRE(tpudsl::detail::conv_pool_pair<ops::graph<M>::ops<1>::core<M::layer<1>>,
                                                ops::graph<M>::ops<2>::core<M::layer<2>>>::reverse);
     check_model<M>(1e-3);
 }
@@ -191,7 +191,7 @@ TEST_CASE("gradients: Conv2D fused with an overlapping MaxPool2D, samples first 
     using M = Sequential<Input<Shape<4, 4, 1>>, Conv2D<1, 1, Tanh>, Conv2D<6, 3, Sigmoid, Same>, MaxPool2D<3, 1>,
                          Flatten, Dense<2>>;
     STATIC_REQUIRE(ops::graph<M>::fused_conv<1>());
-    STATIC_REQUIRE(!ops::detail::conv_pool_pair<ops::graph<M>::ops<1>::core<M::layer<1>>,
+    STATIC_REQUIRE(!tpudsl::detail::conv_pool_pair<ops::graph<M>::ops<1>::core<M::layer<1>>,
                                                 ops::graph<M>::ops<2>::core<M::layer<2>>>::reverse);
     check_model<M>(1e-3);
 }
@@ -322,7 +322,7 @@ check_dropout_mask()
 {
     using M = Sequential<Input<Shape<37>>, Dense<37>, Dropout<Rate>, Dense<2>>;   // 37: a loop remainder
     using B = typename M::template layer<1>;
-    using Ops = ops::layer_ops<typename B::spec>;
+    using Ops = typename B::spec::ops;
     constexpr std::size_t S = 37, n = 40;
     std::mt19937 gen(3);
     std::uniform_real_distribution<float> u(-1.0f, 1.0f);

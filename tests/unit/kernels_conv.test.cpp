@@ -27,7 +27,7 @@ check_conv(std::size_t n)
 {
     using G = ops::graph<M>;
     using B = typename M::template layer<0>;
-    constexpr auto geo = ops::layer_ops<typename B::spec>::template core<B>::geometry;
+    constexpr auto geo = B::spec::ops::template core<B>::geometry;
     constexpr std::size_t F = B::spec::filters;
     auto params = random_vector(M::param_buffer_size, 6);
     const auto x = random_vector(n * M::input_shape::size, 7);
@@ -63,7 +63,7 @@ check_pool(std::size_t n)
 {
     using G = ops::graph<M>;
     using B = typename M::template layer<0>;
-    constexpr auto geo = ops::layer_ops<typename B::spec>::template core<B>::geometry;
+    constexpr auto geo = B::spec::ops::template core<B>::geometry;
     const auto x = random_vector(n * M::input_shape::size, 9);
     std::vector<float> params(M::param_buffer_size), ws(n * M::workspace_size);
     G::forward(params.data(), x.data(), ws.data(), n, n, step_context{});
@@ -105,7 +105,7 @@ TEST_CASE("the convolution path is chosen from the shapes", "[kernels]")
     using kernels::conv_path;
     auto path = []<class M>(M) {
         using B = typename M::template layer<0>;
-        return kernels::conv_path_for<ops::layer_ops<typename B::spec>::template core<B>::geometry>;
+        return kernels::conv_path_for<B::spec::ops::template core<B>::geometry>;
     };
     STATIC_REQUIRE(path(Sequential<Input<Shape<28, 28, 1>>, Conv2D<64, 3>>{}) == conv_path::direct);
     STATIC_REQUIRE(path(Sequential<Input<Shape<300, 7>>, Conv1D<64, 5>>{}) == conv_path::strided);

@@ -111,7 +111,7 @@ check_pool_backward_through(bool accumulate)
     const auto db0 = random_vector(C, 33);
     std::vector<float> g = dy, want_dx(PG.in_size()), want_db = db0;
     kernels::activation_backward<Act, C>(y.data(), g.data(), g.data(), Q);
-    ops::detail::column_sums<C>(g.data(), want_db.data(), Q, accumulate);
+    tpudsl::detail::column_sums<C>(g.data(), want_db.data(), Q, accumulate);
     kernels::max_pool_backward<PG>(g.data(), argmax.data(), want_dx.data());
     std::vector<float> got_dx(PG.in_size(), 7.0f), got_db = db0;   // every element of dx is written
     kernels::max_pool_backward_through<PG, Act>(y.data(), dy.data(), argmax.data(), got_dx.data(), got_db.data(),

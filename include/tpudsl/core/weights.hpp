@@ -4,6 +4,7 @@
 #define TPUDSL_CORE_WEIGHTS_HPP
 
 #include <tpudsl/config.hpp>
+#include <tpudsl/core/initializers.hpp>
 #include <tpudsl/core/shape.hpp>
 
 #include <cstddef>
@@ -25,14 +26,35 @@ weight_role_name(weight_role r) noexcept
     return "?";
 }
 
+namespace detail {
+/// Keras' default initializer of a weight of role R: glorot_uniform kernels, zero biases,
+/// uniform(-0.05, 0.05) embeddings.
+template <weight_role R>
+[[nodiscard]] consteval auto
+default_initializer() noexcept
+{
+    if constexpr (R == weight_role::bias)
+        return initializers::Zeros{};
+    else if constexpr (R == weight_role::embeddings)
+        return initializers::RandomUniform<0.05>{};
+    else
+        return initializers::GlorotUniform{};
+}
+} // namespace detail
+
 /// One weight tensor of a layer in Keras' layout: Dense kernel (in, out), Conv1D kernel (k, in, out),
 /// Conv2D kernel (kh, kw, in, out), Embedding (vocab, dim), biases (out).
-/// @tparam R its role
-/// @tparam S its shape
-template <weight_role R, class S>
+/// @tparam R         its role (and its name in Keras)
+/// @tparam S         its shape
+/// @tparam Init      how it starts: a type of tpudsl::initializers (Keras' default for the role)
+/// @tparam Trainable false for a weight the optimizer never updates (a moving statistic): it counts
+///                   among the summary's "Non-trainable params"
+template <weight_role R, class S, class Init = decltype(detail::default_initializer<R>()), bool Trainable = true>
 struct weight {
     static constexpr weight_role role = R;
     using shape = S;
+    using initializer = Init;
+    static constexpr bool trainable = Trainable;
     static constexpr std::size_t size = S::size;
 };
 
@@ -41,6 +63,7 @@ template <class... W>
 struct weight_list {
     static constexpr std::size_t count = sizeof...(W);
     static constexpr std::size_t param_count = (std::size_t{0} + ... + W::size);
+    static constexpr std::size_t trainable_param_count = (std::size_t{0} + ... + (W::trainable ? W::size : 0));
 };
 
 /// Rounds a float count up to the buffer alignment.

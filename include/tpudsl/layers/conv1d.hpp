@@ -13,8 +13,14 @@
 #include <array>
 #include <cstddef>
 #include <string_view>
+#include <type_traits>
 
 namespace tpudsl {
+
+namespace detail {
+template <std::size_t Filters, std::size_t Kernel, class Act, class Pad, std::size_t Stride>
+struct conv1d_ops;   // layers/conv1d_ops.hpp
+} // namespace detail
 
 /// `Conv1D(filters, kernel_size, strides, padding, activation)` on (steps, channels): gives
 /// (out_steps, Filters) with out_steps by Keras' arithmetic for Pad.
@@ -34,6 +40,9 @@ struct Conv1D : layer_base {
     static constexpr std::size_t stride = Stride;
     using activation = Act;
     using padding = Pad;
+    using ops = detail::conv1d_ops<Filters, Kernel, Act, Pad, Stride>;
+    /// Fused with a MaxPool1D right after it, unless its activation is not element-wise.
+    static constexpr std::size_t convolution_rank = std::is_same_v<Act, Softmax> ? 0 : 1;
     using window =
         detail::sliding_window<Pad, 1, std::array<std::size_t, 1>{Kernel}, std::array<std::size_t, 1>{Stride}>;
 

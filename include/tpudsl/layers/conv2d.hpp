@@ -13,8 +13,14 @@
 #include <array>
 #include <cstddef>
 #include <string_view>
+#include <type_traits>
 
 namespace tpudsl {
+
+namespace detail {
+template <class Spec>
+struct conv2d_ops;   // layers/conv2d_ops.hpp
+} // namespace detail
 
 /// `Conv2D(filters, kernel_size, strides, padding, activation)` on (rows, cols, channels): gives
 /// (out_rows, out_cols, Filters). `Conv2D<64, 3>` is a square 3x3 kernel; `Conv2D<64, Size2{3, 5}>`
@@ -37,6 +43,9 @@ struct Conv2D : layer_base {
     static constexpr std::size_t stride_cols = detail::cols_of<Stride>;
     using activation = Act;
     using padding = Pad;
+    using ops = detail::conv2d_ops<Conv2D>;
+    /// Fused with a MaxPool2D right after it, unless its activation is not element-wise.
+    static constexpr std::size_t convolution_rank = std::is_same_v<Act, Softmax> ? 0 : 2;
     using window = detail::sliding_window<Pad, 2, std::array<std::size_t, 2>{kernel_rows, kernel_cols},
                                           std::array<std::size_t, 2>{stride_rows, stride_cols}>;
 

@@ -14,6 +14,11 @@
 
 namespace tpudsl {
 
+namespace detail {
+template <std::size_t Units, class Act>
+struct dense_ops;   // layers/dense_ops.hpp
+} // namespace detail
+
 /// `Dense(units, activation)`: `y = act(x W + b)` on a rank-1 input (put a Flatten before it).
 /// Weights: kernel (in, units), bias (units); glorot_uniform and zeros.
 /// @tparam Units output width, > 0
@@ -24,6 +29,9 @@ struct Dense : layer_base {
     static constexpr std::string_view base_name = "dense";
     static constexpr std::size_t units = Units;
     using activation = Act;
+    using ops = detail::dense_ops<Units, Act>;
+    static constexpr bool row_wise = true;
+    static constexpr bool defers_kernel_gradient = true;
 
     template <class In, std::size_t Index>
     [[nodiscard]] static consteval detail::rule

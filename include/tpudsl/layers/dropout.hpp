@@ -12,6 +12,11 @@
 
 namespace tpudsl {
 
+namespace detail {
+template <float Rate>
+struct dropout_ops;   // layers/dropout_ops.hpp
+} // namespace detail
+
 /// `Dropout(rate)`: in training each element is zeroed with probability Rate and the others are
 /// scaled by 1 / (1 - Rate); outside training it is the identity. The shape is kept.
 /// @tparam Rate the drop probability, in [0, 1)
@@ -20,6 +25,9 @@ struct Dropout : layer_base {
     static constexpr std::string_view class_name = "Dropout";
     static constexpr std::string_view base_name = "dropout";
     static constexpr float rate = Rate;
+    using ops = detail::dropout_ops<Rate>;
+    static constexpr bool gradient_in_place = true;
+    static constexpr bool row_wise = true;
 
     template <class In, std::size_t Index>
     [[nodiscard]] static consteval detail::rule

@@ -14,6 +14,11 @@
 namespace tpudsl {
 
 namespace detail {
+template <std::size_t Vocab, std::size_t Dim>
+struct embedding_ops;   // layers/embedding_ops.hpp
+} // namespace detail
+
+namespace detail {
 template <class S, std::size_t Dim>
 struct append_dim;
 template <std::size_t... D, std::size_t Dim>
@@ -33,6 +38,10 @@ struct Embedding : layer_base {
     static constexpr std::string_view base_name = "embedding";
     static constexpr std::size_t input_dim = Vocab;
     static constexpr std::size_t output_dim = Dim;
+    using ops = detail::embedding_ops<Vocab, Dim>;
+    /// Token ids must lie in [0, Vocab); its gradient is a scatter-add of the ids' rows.
+    static constexpr std::size_t input_bound = Vocab;
+    static constexpr bool accumulates_gradient = true;
 
     template <class In, std::size_t Index>
     [[nodiscard]] static consteval detail::rule

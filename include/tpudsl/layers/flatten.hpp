@@ -11,11 +11,18 @@
 
 namespace tpudsl {
 
+namespace detail {
+struct flatten_ops;   // layers/flatten_ops.hpp
+} // namespace detail
+
 /// `Flatten()`: (d0, d1, ..., dn) becomes (d0 * d1 * ... * dn), index `((h * W) + w) * C + c`.
 /// On the flat per-sample buffer it is free: the data does not move.
 struct Flatten : layer_base {
     static constexpr std::string_view class_name = "Flatten";
     static constexpr std::string_view base_name = "flatten";
+    using ops = detail::flatten_ops;
+    static constexpr bool aliases_input = true;
+    static constexpr bool row_wise = true;
 
     template <class In>
     using output = detail::tensor<Shape<In::shape::size>>;

@@ -41,6 +41,34 @@ struct layer_base {
 
     template <class In>
     static constexpr std::size_t scratch_size = 0;
+
+    // What the graph and the trainer may assume of the layer's ops: they read these traits, never
+    // the layer's type. A layer declares what differs (docs/layers.md).
+
+    /// Its output is its input's memory, unchanged (Flatten): after the first layer it has no pass.
+    static constexpr bool aliases_input = false;
+    /// Its backward may write dL/d(input) over dL/d(output) (dx == dy): element-wise layers.
+    static constexpr bool gradient_in_place = false;
+    /// It maps each sample's row to a row, nothing across samples or positions (Dense, Dropout,
+    /// Activation, Flatten): a model of such layers runs its micro-batches layer by layer.
+    static constexpr bool row_wise = false;
+    /// Its backward adds into its weights' gradient instead of writing it (a scatter-add of rows):
+    /// the trainer clears that part of each gradient arena between steps.
+    static constexpr bool accumulates_gradient = false;
+    /// Integer inputs must lie in [0, input_bound) (an Embedding's vocabulary); 0: no bound.
+    static constexpr std::size_t input_bound = 0;
+    /// Its ops offer the deferred kernel gradient (backward_keeping, forward_rows,
+    /// input_gradient_rows, transposed_kernel): weight 0 an (in, out) kernel whose gradient X^T . dZ
+    /// the all-reduce may compute over every micro-batch of a step at once (Dense).
+    static constexpr bool defers_kernel_gradient = false;
+    /// A convolution over this many spatial axes whose ops offer `core<B>` (detail::conv_core): it runs
+    /// fused with a max pooling of the same rank right after it (0: never fused).
+    static constexpr std::size_t convolution_rank = 0;
+    /// A max pooling over this many spatial axes whose ops offer `core<B>` (detail::pool_core).
+    static constexpr std::size_t max_pooling_rank = 0;
+    /// The element-wise, non-decreasing activation a fused Linear convolution may apply in this
+    /// layer's place (Activation<Relu>: Relu); void when none.
+    using absorbable_activation = void;
 };
 
 } // namespace tpudsl

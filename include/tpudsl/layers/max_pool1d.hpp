@@ -15,6 +15,11 @@
 
 namespace tpudsl {
 
+namespace detail {
+template <std::size_t Pool, std::size_t Stride, class Pad>
+struct max_pool1d_ops;   // layers/max_pool1d_ops.hpp
+} // namespace detail
+
 /// `MaxPooling1D(pool_size, strides, padding)` on (steps, channels): the maximum of each window,
 /// per channel. Strides default to the pool size, as in Keras.
 /// @tparam Pool   window length, > 0 (2 by default)
@@ -27,6 +32,8 @@ struct MaxPool1D : layer_base {
     static constexpr std::size_t pool_size = Pool;
     static constexpr std::size_t stride = Stride;
     using padding = Pad;
+    using ops = detail::max_pool1d_ops<Pool, Stride, Pad>;
+    static constexpr std::size_t max_pooling_rank = 1;
     using window =
         detail::sliding_window<Pad, 1, std::array<std::size_t, 1>{Pool}, std::array<std::size_t, 1>{Stride}>;
 

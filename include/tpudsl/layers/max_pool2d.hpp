@@ -15,6 +15,11 @@
 
 namespace tpudsl {
 
+namespace detail {
+template <class Spec>
+struct max_pool2d_ops;   // layers/max_pool2d_ops.hpp
+} // namespace detail
+
 /// `MaxPooling2D(pool_size, strides, padding)` on (rows, cols, channels). `MaxPool2D<2>` is a 2x2
 /// window with stride 2; `MaxPool2D<Size2{2, 3}>` a rectangular one.
 /// @tparam Pool   window: an integer (square) or a `Size2{rows, cols}`, 2 by default
@@ -30,6 +35,8 @@ struct MaxPool2D : layer_base {
     static constexpr std::size_t stride_rows = detail::rows_of<Stride>;
     static constexpr std::size_t stride_cols = detail::cols_of<Stride>;
     using padding = Pad;
+    using ops = detail::max_pool2d_ops<MaxPool2D>;
+    static constexpr std::size_t max_pooling_rank = 2;
     using window = detail::sliding_window<Pad, 2, std::array<std::size_t, 2>{pool_rows, pool_cols},
                                           std::array<std::size_t, 2>{stride_rows, stride_cols}>;
 

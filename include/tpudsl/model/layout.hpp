@@ -24,6 +24,8 @@ template <class W, std::size_t Offset>
 struct bound_weight {
     static constexpr weight_role role = W::role;
     using shape = typename W::shape;
+    using initializer = typename W::initializer;
+    static constexpr bool trainable = W::trainable;
     static constexpr std::size_t size = W::size;
     static constexpr std::size_t offset = Offset;
 };
@@ -190,6 +192,8 @@ public:
     using weights = typename weight_binding::type;
     static constexpr std::size_t weight_count = weights::size;
     static constexpr std::size_t param_count = Spec::template weights<In>::param_count;
+    /// Of which the optimizer updates (the rest are non-trainable, such as moving statistics).
+    static constexpr std::size_t trainable_param_count = Spec::template weights<In>::trainable_param_count;
     /// Where this layer's weights begin and end in the flat parameter buffer (floats, aligned).
     static constexpr std::size_t param_offset = ParamOffset;
     static constexpr std::size_t param_end = weight_binding::end;

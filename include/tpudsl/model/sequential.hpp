@@ -42,6 +42,7 @@ struct layer_totals;
 template <class... B>
 struct layer_totals<type_list<B...>> {
     static constexpr std::size_t param_count = (std::size_t{0} + ... + B::param_count);
+    static constexpr std::size_t trainable_param_count = (std::size_t{0} + ... + B::trainable_param_count);
     static constexpr std::size_t activation_size =
         (std::size_t{0} + ... + aligned_floats(B::output_shape::size));
     static constexpr std::size_t scratch_size = (std::size_t{0} + ... + aligned_floats(B::scratch_size));
@@ -93,10 +94,11 @@ public:
     template <std::size_t I>
     using layer = detail::type_at_t<I, typename chain::layers>;
 
-    /// All weights are trainable: `param_count == trainable_param_count`.
+    /// Every weight's floats; of them, those the optimizer updates and the rest (moving statistics),
+    /// as the summary's "Trainable params" and "Non-trainable params" count them.
     static constexpr std::size_t param_count = totals::param_count;
-    static constexpr std::size_t trainable_param_count = totals::param_count;
-    static constexpr std::size_t non_trainable_param_count = 0;
+    static constexpr std::size_t trainable_param_count = totals::trainable_param_count;
+    static constexpr std::size_t non_trainable_param_count = param_count - trainable_param_count;
 
     /// Floats in the flat parameter buffer (and in each gradient arena): every weight starts on
     /// a `buffer_alignment`-byte boundary, so this is param_count plus alignment padding.

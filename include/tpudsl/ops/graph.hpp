@@ -17,8 +17,12 @@
 
 #include <tpudsl/core/activations.hpp>
 #include <tpudsl/core/weights.hpp>
-#include <tpudsl/ops/layer_ops.hpp>
-#include <tpudsl/ops/step_context.hpp>
+#include <tpudsl/kernels/gemm.hpp>
+#include <tpudsl/layers/detail/conv_core.hpp>
+#include <tpudsl/layers/detail/conv_pool_pair.hpp>
+#include <tpudsl/layers/layer_concepts.hpp>
+#include <tpudsl/layers/ops.hpp>
+#include <tpudsl/layers/step_context.hpp>
 
 #include <algorithm>
 #include <array>
@@ -50,7 +54,18 @@ struct graph {
     template <std::size_t I>
     using layer = typename Model::template layer<I>;
     template <std::size_t I>
-    using ops = layer_ops<typename layer<I>::spec>;
+    using spec = typename layer<I>::spec;
+    /// Layer I's forward and backward (its spec's `ops`: layers/<name>_ops.hpp for the built-in ones).
+    template <std::size_t I>
+    using ops = typename spec<I>::ops;
+
+private:
+    static constexpr bool ops_complete = []<std::size_t... I>(std::index_sequence<I...>) {
+        return (tpudsl::detail::ops_check<I, spec<I>, layer<I>>::value && ...);
+    }(std::make_index_sequence<layers>{});
+    static_assert(ops_complete);
+
+public:
 
     template <std::size_t I>
     static consteval bool
@@ -59,17 +74,17 @@ struct graph {
         if constexpr (layer<I>::weight_count == 0)
             return false;
         else
-            return ops<I>::accumulates_gradients;
+            return spec<I>::accumulates_gradient;
     }
 
     /// True when layer I is a convolution that runs together with the max pooling after it
-    /// (ops::detail::conv_pool_pair): layer I + 1 then has no pass of its own.
+    /// (detail::conv_pool_pair): layer I + 1 then has no pass of its own.
     template <std::size_t I>
     static consteval bool
     fused_conv() noexcept
     {
         if constexpr (I + 1 < layers)
-            return detail::fuses_with_pool<typename layer<I>::spec, typename layer<I + 1>::spec>;
+            return spec<I>::convolution_rank != 0 && spec<I>::convolution_rank == spec<I + 1>::max_pooling_rank;
         else
             return false;
     }
@@ -91,7 +106,8 @@ struct graph {
     {
         if constexpr (I >= 2 && I < layers) {
             if constexpr (fused_conv<I - 2>())
-                return detail::absorbs_activation<typename layer<I - 2>::spec, typename layer<I>::spec>;
+                return std::is_same_v<typename spec<I - 2>::activation, Linear> &&
+                       !std::is_void_v<typename spec<I>::absorbable_activation>;
             else
                 return false;
         } else {
@@ -106,12 +122,13 @@ struct graph {
     {
         using C = typename ops<I>::template core<layer<I>>;
         if constexpr (absorbed_activation<I + 2>())
-            return std::type_identity<detail::conv_core<C::geometry, C::filters, typename layer<I + 2>::spec::activation>>{};
+            return std::type_identity<
+                tpudsl::detail::conv_core<C::geometry, C::filters, typename spec<I + 2>::absorbable_activation>>{};
         else
             return std::type_identity<C>{};
     }
     template <std::size_t I>
-    using conv_pool = detail::conv_pool_pair<typename decltype(fused_conv_core<I>())::type,
+    using conv_pool = tpudsl::detail::conv_pool_pair<typename decltype(fused_conv_core<I>())::type,
                                              typename ops<I + 1>::template core<layer<I + 1>>>;
 
     /// True when layer I's output is its input's memory (a Flatten after another layer, an absorbed
@@ -120,19 +137,17 @@ struct graph {
     static consteval bool
     aliases_input() noexcept
     {
-        return (I > 0 && std::is_same_v<typename layer<I>::spec, Flatten>) || absorbed_activation<I>();
+        return (I > 0 && spec<I>::aliases_input) || absorbed_activation<I>();
     }
 
     /// True when layer I's backward leaves dL/d(input) in the buffer that held dL/d(output): an
-    /// aliasing Flatten, an Activation or a Dropout (element-wise, computed in place), and a fused
-    /// convolution and its pooling (conv_pool_pair writes the input gradient over the pooled one).
+    /// aliasing layer, a layer that declares gradient_in_place (element-wise), and a fused convolution
+    /// and its pooling (conv_pool_pair writes the input gradient over the pooled one).
     template <std::size_t I>
     static consteval bool
     gradient_in_place() noexcept
     {
-        using S = typename layer<I>::spec;
-        return aliases_input<I>() || fused_conv<I>() || fused_pool<I>() || detail::is_activation_layer<S> ||
-               detail::is_dropout_layer<S>;
+        return aliases_input<I>() || fused_conv<I>() || fused_pool<I>() || spec<I>::gradient_in_place;
     }
 
     /// Which of the two delta buffers holds dL/d(output of layer I): the loss writes into delta 0,
@@ -151,16 +166,16 @@ struct graph {
         return g;
     }();
 
-    /// True when layer I is a Dense whose kernel gradient X^T . dZ `backward` may leave to
-    /// deferred_gradient, which computes it over every micro-batch of a step at once. Its dZ then stays
-    /// in its output block (nothing reads a Dense's output after its backward) until the step's
-    /// reduce; so a Dense that feeds another deferred Dense directly (its output is that one's X) is
-    /// not deferred.
+    /// True when layer I (a layer that defers_kernel_gradient: a Dense) leaves its kernel gradient
+    /// X^T . dZ to deferred_gradient, which computes it over every micro-batch of a step at once. Its
+    /// dZ then stays in its output block (nothing reads its output after its backward) until the
+    /// step's reduce; so a layer that feeds another deferred one directly (its output is that one's X)
+    /// is not deferred.
     template <std::size_t I>
     static consteval bool
     deferred_kernel() noexcept
     {
-        if constexpr (!detail::is_dense_layer<typename layer<I>::spec>)
+        if constexpr (!spec<I>::defers_kernel_gradient)
             return false;
         else if constexpr (I == 0 && !std::is_same_v<input_type, float>)
             return false;
@@ -219,7 +234,7 @@ struct graph {
     }
 
     /// True when the last layer ends in Softmax: the loss may then take the fused logits path.
-    static constexpr bool softmax_output = detail::has_softmax<typename layer<layers - 1>::spec>();
+    static constexpr bool softmax_output = detail::has_softmax<spec<layers - 1>>();
 
     /// True when layer I's activation block holds one sample, not `cap`: a fused convolution's output,
     /// which its pair computes and pools one sample at a time.
@@ -322,14 +337,12 @@ struct graph {
         }(std::make_index_sequence<layers>{});
         return ranges;
     }();
-    /// True when layer I maps each sample's row to a row (Dense, Dropout, Activation, Flatten).
+    /// True when layer I maps each sample's row to a row (its spec says row_wise).
     template <std::size_t I>
     static consteval bool
     row_layer() noexcept
     {
-        using S = typename layer<I>::spec;
-        return detail::is_dense_layer<S> || detail::is_dropout_layer<S> || detail::is_activation_layer<S> ||
-               std::is_same_v<S, Flatten>;
+        return spec<I>::row_wise;
     }
     /// True when the model is made of row layers only, on float inputs (a dense network): a replica then
     /// runs its micro-batches layer by layer (forward_parts, backward_parts), and each Dense reads its
@@ -476,7 +489,7 @@ private:
     forward_layer_parts(const float* params, const part* parts, std::size_t count, std::size_t cap,
                         const step_context& ctx) noexcept
     {
-        if constexpr (detail::is_dense_layer<typename layer<I>::spec>) {
+        if constexpr (spec<I>::defers_kernel_gradient) {
             kernels::gemm_rows blocks[rows_group];
             float* logits[rows_group];
             for (std::size_t p0 = 0; p0 < count; p0 += rows_group) {
@@ -509,7 +522,7 @@ private:
     backward_layer_parts(const float* params, const part* parts, std::size_t count, std::size_t cap, bool logit_grad,
                          bool defer_kernels) noexcept
     {
-        if constexpr (detail::is_dense_layer<typename layer<I>::spec>) {
+        if constexpr (spec<I>::defers_kernel_gradient) {
             // Each part as `backward` runs it without dX (act', the bias' sums, the kernel's gradient
             // unless deferred), then dX of all the parts through one pass over W^T.
             const bool fused = logit_grad && I == layers - 1;
@@ -666,7 +679,7 @@ private:
                     return group;
                 });
             } else {
-                run(detail::dy_in_place{pooled_dy, layer<I + 1>::output_shape::size});
+                run(tpudsl::detail::dy_in_place{pooled_dy, layer<I + 1>::output_shape::size});
             }
         } else if constexpr (deferred_kernel<I>()) {
             const float* in;

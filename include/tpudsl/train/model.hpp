@@ -716,11 +716,7 @@ private:
     [[nodiscard]] static constexpr std::size_t
     vocabulary() noexcept
     {
-        using first = typename Seq::template layer<0>::spec;
-        if constexpr (requires { first::input_dim; })
-            return first::input_dim;
-        else
-            return 0;
+        return Seq::template layer<0>::spec::input_bound;
     }
 
     void

@@ -1,6 +1,6 @@
 /// @file Defines step_context: what a layer's forward pass needs to know about the step it is in.
-#ifndef TPUDSL_OPS_STEP_CONTEXT_HPP
-#define TPUDSL_OPS_STEP_CONTEXT_HPP
+#ifndef TPUDSL_LAYERS_STEP_CONTEXT_HPP
+#define TPUDSL_LAYERS_STEP_CONTEXT_HPP
 
 #include <cstddef>
 #include <cstdint>
@@ -23,4 +23,4 @@ struct step_context {
 
 } // namespace tpudsl
 
-#endif // !TPUDSL_OPS_STEP_CONTEXT_HPP
+#endif // !TPUDSL_LAYERS_STEP_CONTEXT_HPP

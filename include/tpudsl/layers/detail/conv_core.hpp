@@ -1,0 +1,135 @@
+/// @file Defines conv_core, the forward and backward pass of a convolution of a given window geometry
+/// (Conv1D and Conv2D are both one), and conv_layer_ops, their ops once a binding names the core.
+#ifndef TPUDSL_LAYERS_DETAIL_CONV_CORE_HPP
+#define TPUDSL_LAYERS_DETAIL_CONV_CORE_HPP
+
+#include <tpudsl/core/activations.hpp>
+#include <tpudsl/core/padding.hpp>
+#include <tpudsl/kernels/activation.hpp>
+#include <tpudsl/kernels/direct_conv.hpp>
+#include <tpudsl/kernels/gemm.hpp>
+#include <tpudsl/kernels/im2col.hpp>
+#include <tpudsl/kernels/window_geometry.hpp>
+#include <tpudsl/layers/detail/linear.hpp>
+#include <tpudsl/layers/step_context.hpp>
+
+#include <cstddef>
+#include <type_traits>
+
+namespace tpudsl::detail {
+
+/// A convolution: im2col + GEMM, or read in place (kernels::conv_path_for: a 1-D convolution, or a thin
+/// 2-D patch, with every window inside the input). The kernel (patch, F) is Keras' (kh, kw, in, F)
+/// read row-major.
+template <kernels::window_geometry G, std::size_t F, class Act>
+struct conv_core {
+    static constexpr kernels::window_geometry geometry = G;
+    static constexpr std::size_t P = G.positions();
+    static constexpr std::size_t K = G.patch();
+    static constexpr std::size_t filters = F;
+    using activation = Act;
+    static constexpr bool softmax = std::is_same_v<Act, Softmax>;
+    /// Read in place (no im2col): chosen from the shapes at compile time.
+    static constexpr bool in_place = !softmax && kernels::conv_path_for<G> != kernels::conv_path::im2col;
+    /// The activation applied in the GEMM's epilogue (the others run as a pass after it).
+    static constexpr bool epilogue_activation = std::is_same_v<Act, Relu> || std::is_same_v<Act, Linear>;
+    using epilogue = std::conditional_t<epilogue_activation, Act, Linear>;
+
+    static float*
+    logits(float* scratch, std::size_t n) noexcept
+    {
+        return scratch + n * P * K;
+    }
+
+    /// z(P, F) = act(conv(x) + b) for one sample, in place (the in_place path only).
+    static void
+    forward_sample(const float* x, const float* w, const float* b, float* z) noexcept
+    {
+        kernels::conv_forward_in_place<G, F, epilogue>(x, w, b, z);
+        if constexpr (!epilogue_activation)
+            kernels::activation_forward<Act, F>(z, P);
+    }
+
+    static void
+    forward(const float* w, const float* b, const float* x, float* y, float* scratch, std::size_t n) noexcept
+    {
+        if constexpr (in_place) {
+            for (std::size_t s = 0; s < n; ++s)
+                forward_sample(x + s * G.in_size(), w, b, y + s * P * F);
+        } else {
+            for (std::size_t s = 0; s < n; ++s)
+                kernels::im2col<G>(x + s * G.in_size(), scratch + s * P * K);
+            linear_forward<K, F, Act>(n * P, scratch, w, b, y, logits(scratch, n));   // (n P, F) = (n P, K) . (K, F)
+        }
+    }
+
+    static void
+    backward(const float* w, const float* x, const float* y, float* dy, float* dx, float* dw, float* db,
+             float* scratch, std::size_t n, bool dy_is_logit_grad) noexcept
+    {
+        if (!dy_is_logit_grad)
+            kernels::activation_backward<Act, F>(y, dy, dy, n * P);
+        if constexpr (in_place) {
+            for (std::size_t s = 0; s < n; ++s)   // dW (K, F) += windows^T . dZ, sample by sample
+                kernels::conv_kernel_gradient_in_place<G, F>(x + s * G.in_size(), dy + s * P * F, dw, s > 0);
+        } else {
+            kernels::gemm_tn<K, F>(n * P, scratch, dy, dw, false);   // dW (K, F) = cols^T . dZ
+        }
+        column_sums<F>(dy, db, n * P);
+        if (dx) {
+            kernels::gemm_nt<F, K>(n * P, dy, w, scratch);   // dcols (n P, K) = dZ . W^T, over the cols
+            for (std::size_t s = 0; s < n; ++s)
+                kernels::col2im<G>(scratch + s * P * K, dx + s * G.in_size());
+        }
+    }
+};
+
+
+/// The geometry of a 1-D window over (L, C) as a 2-D one over (1, L, C).
+template <class Pad, class InShape, class OutShape, std::size_t K, std::size_t S>
+inline constexpr kernels::window_geometry geometry_1d{
+    1, InShape::dims[0], InShape::dims[1], 1, K, 1, S, 1, OutShape::dims[0], 0,
+    pad_before<Pad>(InShape::dims[0], K, S)};
+
+/// The geometry of a 2-D window over (H, W, C).
+template <class Pad, class InShape, class OutShape, std::size_t KH, std::size_t KW, std::size_t SH, std::size_t SW>
+inline constexpr kernels::window_geometry geometry_2d{
+    InShape::dims[0], InShape::dims[1], InShape::dims[2], KH, KW, SH, SW, OutShape::dims[0], OutShape::dims[1],
+    pad_before<Pad>(InShape::dims[0], KH, SH), pad_before<Pad>(InShape::dims[1], KW, SW)};
+
+
+/// The ops of a convolution, once `Binding::core<B>` says which conv_core a bound layer B runs.
+template <class Binding>
+struct conv_layer_ops {
+    template <class B>
+    using core = typename Binding::template core<B>;
+
+    template <class B>
+    static float*
+    logits(float* scratch, std::size_t n) noexcept
+    {
+        return core<B>::logits(scratch, n);
+    }
+
+    template <class B>
+    static void
+    forward(const float* params, const float* x, float* y, float* scratch, std::size_t n, const step_context&) noexcept
+    {
+        core<B>::forward(params + B::template weight<0>::offset, params + B::template weight<1>::offset, x, y,
+                         scratch, n);
+    }
+
+    template <class B>
+    static void
+    backward(const float* params, const float* x, const float* y, float* dy, float* dx, float* grads, float* scratch,
+             std::size_t n, bool dy_is_logit_grad) noexcept
+    {
+        core<B>::backward(params + B::template weight<0>::offset, x, y, dy, dx, grads + B::template weight<0>::offset,
+                          grads + B::template weight<1>::offset, scratch, n, dy_is_logit_grad);
+    }
+};
+
+
+} // namespace tpudsl::detail
+
+#endif // !TPUDSL_LAYERS_DETAIL_CONV_CORE_HPP

@@ -1,0 +1,26 @@
+/// @file Defines the forward and backward pass of tpudsl::MaxPool2D on a batch.
+#ifndef TPUDSL_LAYERS_MAX_POOL2D_OPS_HPP
+#define TPUDSL_LAYERS_MAX_POOL2D_OPS_HPP
+
+#include <tpudsl/layers/detail/conv_core.hpp>
+#include <tpudsl/layers/detail/pool_core.hpp>
+#include <tpudsl/layers/max_pool2d.hpp>
+
+#include <cstddef>
+
+namespace tpudsl::detail {
+
+/// Which pool_core a bound MaxPool2D runs: its window over (rows, cols, channels).
+template <class Spec>
+struct pool2d_binding {
+    template <class B>
+    using core = pool_core<geometry_2d<typename Spec::padding, typename B::input_shape, typename B::output_shape,
+                                       Spec::pool_rows, Spec::pool_cols, Spec::stride_rows, Spec::stride_cols>>;
+};
+
+template <class Spec>
+struct max_pool2d_ops : pool_layer_ops<pool2d_binding<Spec>> {};
+
+} // namespace tpudsl::detail
+
+#endif // !TPUDSL_LAYERS_MAX_POOL2D_OPS_HPP

@@ -1,0 +1,17 @@
+/// @file The forward and backward passes of every built-in layer: what a model's graph runs. A
+/// translation unit that trains a model includes this (tpudsl.hpp and train/model.hpp do); declaring
+/// one needs only the layers' spec headers (core.hpp).
+#ifndef TPUDSL_LAYERS_OPS_HPP
+#define TPUDSL_LAYERS_OPS_HPP
+
+#include <tpudsl/layers/activation_ops.hpp>
+#include <tpudsl/layers/conv1d_ops.hpp>
+#include <tpudsl/layers/conv2d_ops.hpp>
+#include <tpudsl/layers/dense_ops.hpp>
+#include <tpudsl/layers/dropout_ops.hpp>
+#include <tpudsl/layers/embedding_ops.hpp>
+#include <tpudsl/layers/flatten_ops.hpp>
+#include <tpudsl/layers/max_pool1d_ops.hpp>
+#include <tpudsl/layers/max_pool2d_ops.hpp>
+
+#endif // !TPUDSL_LAYERS_OPS_HPP
