@@ -89,7 +89,7 @@ TEST_CASE("the global batch splits floor/ceil over the micro-batches", "[strateg
     STATIC_REQUIRE(TpuStrategy<8>::per_replica_batch<128>() == 16);
     STATIC_REQUIRE(!TpuStrategy<8>::divides<22>);
     STATIC_REQUIRE(TpuStrategy<8>::num_replicas_in_sync == 8);
-    STATIC_REQUIRE(TpuStrategy<16>::micro_chunks == 16);
+    STATIC_REQUIRE(TpuStrategy<16>::micro_batches == 16);
 }
 
 TEST_CASE("OneDeviceStrategy and TpuStrategy<8> agree within 1e-5 after 20 steps (in fact bit for bit)",

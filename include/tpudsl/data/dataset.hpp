@@ -12,7 +12,7 @@
 
 #include <tpudsl/core/shape.hpp>
 #include <tpudsl/detail/random.hpp>
-#include <tpudsl/train/data.hpp>
+#include <tpudsl/data/array_ref.hpp>
 
 #include <algorithm>
 #include <array>

@@ -1,6 +1,11 @@
 /// @file Defines the distribution strategies, OneDeviceStrategy and TpuStrategy<N>, and the CPU
 /// "cluster" resolver that finds the cores, the analog of Keras' TPU set-up lines.
 ///
+/// A strategy owns where its replicas run and how their gradients meet: `run` calls a function on
+/// each of its threads (inference), `step` runs the replicas' forward and backward passes on its
+/// threads and then the fused reduce-and-update (distribute/all_reduce.hpp), one shard per thread;
+/// `for_each_replica_of(t, f)` names the replicas thread t runs.
+///
 ///   tpudsl::CpuClusterResolver resolver;             // finds the cores
 ///   tpudsl::initialize_cpu_system(resolver);         // prints "Found CPU system: ..."
 ///   tpudsl::TpuStrategy<8> strategy(resolver);       // 8 replicas on min(8, cores) threads
@@ -23,6 +28,52 @@ namespace tpudsl {
 
 template <class Model, class Strategy>
 class Trainable;
+
+namespace distribute::detail {
+/// What the thread strategies share: N replicas, round-robin on a persistent pool of threads.
+template <std::size_t N>
+class threaded_strategy {
+public:
+    explicit threaded_strategy(std::size_t threads) : pool_(std::make_shared<thread_pool>(threads)) {}
+
+    /// Threads that run the replicas.
+    [[nodiscard]] std::size_t threads() const noexcept { return pool_->size(); }
+
+    /// Calls f(r) for each replica r that thread t runs (replicas round-robin over the threads).
+    template <class F>
+    void
+    for_each_replica_of(std::size_t t, F&& f) const
+    {
+        for (std::size_t r = t; r < N; r += pool_->size())
+            f(r);
+    }
+
+    /// Every thread t calls f(t); returns when all have.
+    template <class F>
+    void
+    run(F&& f) const
+    {
+        pool_->run(f);
+    }
+
+    /// One training step: every thread t runs replicas(t) (its replicas' forward and backward), all
+    /// wait for all, then each runs reduce(t, threads) (its shard of the fused reduce-and-update).
+    template <class Replicas, class Reduce>
+    void
+    step(Replicas&& replicas, Reduce&& reduce) const
+    {
+        auto work = [&](std::size_t t) {
+            replicas(t);
+            pool_->sync();
+            reduce(t, pool_->size());
+        };
+        pool_->run(work);
+    }
+
+private:
+    std::shared_ptr<thread_pool> pool_;
+};
+} // namespace distribute::detail
 
 /// Finds the cores this process may run on (its CPU affinity, else the hardware's count).
 struct CpuClusterResolver {
@@ -57,28 +108,22 @@ initialize_cpu_system(const CpuClusterResolver& resolver, std::ostream& out = st
 /// One replica on the calling thread. The batch is computed in the same 8 fixed micro-batches as
 /// TpuStrategy<N> (N <= 8) and their gradients are summed in the same order, so one core and N
 /// replicas produce the same bits. (`TpuStrategy<1, 1>` computes each batch in one piece instead.)
-class OneDeviceStrategy {
+class OneDeviceStrategy : public distribute::detail::threaded_strategy<1> {
 public:
     static constexpr std::size_t num_replicas_in_sync = 1;
     /// The batch is computed in this many fixed pieces, whose gradients are summed in order.
-    static constexpr std::size_t micro_chunks = 8;
+    static constexpr std::size_t micro_batches = 8;
 
-    OneDeviceStrategy() = default;
-    explicit OneDeviceStrategy(const CpuClusterResolver&) {}
-
-    [[nodiscard]] std::size_t threads() const noexcept { return 1; }
-    [[nodiscard]] std::shared_ptr<distribute::thread_pool> pool() const { return pool_; }
+    OneDeviceStrategy() : threaded_strategy(1) {}
+    explicit OneDeviceStrategy(const CpuClusterResolver&) : OneDeviceStrategy() {}
 
     /// The model made in the strategy's scope.
     template <class Model>
     [[nodiscard]] Trainable<Model, OneDeviceStrategy>
     scope(std::uint64_t seed = 0) const
     {
-        return Trainable<Model, OneDeviceStrategy>(seed, pool_);
+        return Trainable<Model, OneDeviceStrategy>(seed, *this);
     }
-
-private:
-    std::shared_ptr<distribute::thread_pool> pool_ = std::make_shared<distribute::thread_pool>(1);
 };
 
 /// N replicas of the model's graph on a persistent pool of min(N, cores) threads, sharing one set of
@@ -90,30 +135,27 @@ private:
 /// @tparam N      replicas (`num_replicas_in_sync`)
 /// @tparam Chunks micro-batches per step, a multiple of N (8, or N when N > 8)
 template <std::size_t N, std::size_t Chunks = (N > 8 ? N : 8)>
-class TpuStrategy {
+class TpuStrategy : public distribute::detail::threaded_strategy<N> {
     static_assert(N > 0, "tpudsl::TpuStrategy<N>: requires at least one replica");
     static_assert(Chunks % N == 0, "tpudsl::TpuStrategy<N, Chunks>: Chunks must be a multiple of N, so that every "
                                    "replica computes the same number of micro-batches");
 
 public:
     static constexpr std::size_t num_replicas_in_sync = N;
-    static constexpr std::size_t micro_chunks = Chunks;
+    static constexpr std::size_t micro_batches = Chunks;
 
+    /// N replicas on min(N, cores) threads (`threads()`).
     explicit TpuStrategy(const CpuClusterResolver& resolver = {})
-        : pool_(std::make_shared<distribute::thread_pool>(std::min(N, std::max<std::size_t>(resolver.cores, 1))))
+        : distribute::detail::threaded_strategy<N>(std::min(N, std::max<std::size_t>(resolver.cores, 1)))
     {
     }
-
-    /// Threads that run the replicas: min(N, cores).
-    [[nodiscard]] std::size_t threads() const noexcept { return pool_->size(); }
-    [[nodiscard]] std::shared_ptr<distribute::thread_pool> pool() const { return pool_; }
 
     /// The model made in the strategy's scope; it shares the strategy's threads.
     template <class Model>
     [[nodiscard]] Trainable<Model, TpuStrategy>
     scope(std::uint64_t seed = 0) const
     {
-        return Trainable<Model, TpuStrategy>(seed, pool_);
+        return Trainable<Model, TpuStrategy>(seed, *this);
     }
 
     /// Keras' TPU batch rule, made static: a compile-time global batch must split evenly.
@@ -129,9 +171,6 @@ public:
                                             "[TPUDSL_TPU_BATCH_NOT_DIVISIBLE]");
         return GlobalBatch / N;
     }
-
-private:
-    std::shared_ptr<distribute::thread_pool> pool_;
 };
 
 } // namespace tpudsl

@@ -7,7 +7,7 @@
 /// type). A training step allocates nothing and takes no lock.
 ///
 /// A step: the global batch is split into the strategy's fixed micro-batches; each replica (a thread of
-/// the strategy's pool) runs forward, loss and backward on its micro-batches into their own gradient
+/// the strategy's threads) runs forward, loss and backward on its micro-batches into their own gradient
 /// arenas; then one fused pass, sharded over the threads, sums the arenas in micro-batch order and
 /// applies the optimizer to the shared parameters. OneDeviceStrategy is the case of one micro-batch on
 /// the calling thread: there is no second code path.
@@ -15,14 +15,14 @@
 #define TPUDSL_TRAIN_MODEL_HPP
 
 #include <tpudsl/data/dataset.hpp>
+#include <tpudsl/distribute/all_reduce.hpp>
 #include <tpudsl/distribute/strategy.hpp>
-#include <tpudsl/distribute/thread_pool.hpp>
 #include <tpudsl/io/weights.hpp>
 #include <tpudsl/model/summary.hpp>
 #include <tpudsl/detail/simd.hpp>
 #include <tpudsl/ops/graph.hpp>
 #include <tpudsl/train/callbacks.hpp>
-#include <tpudsl/train/data.hpp>
+#include <tpudsl/data/array_ref.hpp>
 #include <tpudsl/train/history.hpp>
 #include <tpudsl/train/initializers.hpp>
 #include <tpudsl/train/losses.hpp>
@@ -114,69 +114,6 @@ next_weights_version() noexcept
     return counter.fetch_add(1, std::memory_order_relaxed) + 1;
 }
 
-/// Marks of a table's rows, one bit each (row r: bit r % 64 of word r / 64): the rows a micro-batch's
-/// gradient arena holds something in (an Embedding's token ids).
-template <class Id>
-inline void
-mark_rows(std::uint64_t* marks, const Id* ids, std::size_t n) noexcept
-{
-    for (std::size_t i = 0; i < n; ++i) {
-        const auto r = static_cast<std::size_t>(ids[i]);
-        marks[r / 64] |= std::uint64_t{1} << (r % 64);
-    }
-}
-
-/// Where a table lies in the parameter buffer: [begin, begin + rows * width), rows of `width` floats.
-struct table_span {
-    std::size_t begin, rows, width;
-};
-
-/// Calls f(row, b, e) for each row of `t` marked in some of marks[0..count) that meets [lo, hi), with
-/// [b, e) the part of the row inside it, rows in increasing order.
-template <class F>
-inline void
-for_each_marked_row(const table_span& t, const std::uint64_t* const* marks, std::size_t count, std::size_t lo,
-                    std::size_t hi, F&& f) noexcept
-{
-    const std::size_t r0 = (lo - t.begin) / t.width, r1 = (hi - t.begin + t.width - 1) / t.width;
-    for (std::size_t w = r0 / 64; w * 64 < r1; ++w) {
-        std::uint64_t any = 0;
-        for (std::size_t k = 0; k < count; ++k)
-            any |= marks[k][w];
-        for (; any != 0; any &= any - 1) {
-            const std::size_t r = w * 64 + static_cast<std::size_t>(std::countr_zero(any));
-            if (r >= r0 && r < r1)
-                f(r, std::max(lo, t.begin + r * t.width), std::min(hi, t.begin + (r + 1) * t.width));
-        }
-    }
-}
-
-/// g0[lo, hi) inside table t += the other arenas, in order, as the dense sum adds them ((g0 + g1) + g2 ...),
-/// each arena only over the rows its marks name. The same bits: an arena is +0 outside its marked
-/// rows, and adding +0 leaves every value that such sums can hold (all but -0, which a sum that
-/// starts from +0 never reaches) as it is.
-inline void
-sum_marked_rows(float* g0, const float* const* others, const std::uint64_t* const* marks, std::size_t count,
-                const table_span& t, std::size_t lo, std::size_t hi) noexcept
-{
-    for_each_marked_row(t, marks, count, lo, hi, [&](std::size_t r, std::size_t b, std::size_t e) {
-        const std::uint64_t bit = std::uint64_t{1} << (r % 64);
-        for (std::size_t k = 0; k < count; ++k)   // arena by arena: each element's adds in the same order
-            if (marks[k][r / 64] & bit)
-                for (std::size_t i = b; i < e; ++i)
-                    g0[i] += others[k][i];
-    });
-}
-
-/// g[lo, hi) inside table t = +0 on every row marked in some of marks[0..count).
-inline void
-clear_marked_rows(float* g, const std::uint64_t* const* marks, std::size_t count, const table_span& t, std::size_t lo,
-                  std::size_t hi) noexcept
-{
-    for_each_marked_row(t, marks, count, lo, hi,
-                        [&](std::size_t, std::size_t b, std::size_t e) { std::fill(g + b, g + e, 0.0f); });
-}
-
 /// A compiled metric: its name, whether it reads sparse labels, and how it counts hits.
 struct metric_entry {
     std::string name;
@@ -209,18 +146,18 @@ public:
     static constexpr std::size_t input_size = Seq::input_shape::size;
     static constexpr std::size_t output_size = Seq::output_shape::size;
     static constexpr std::size_t num_replicas_in_sync = Strategy::num_replicas_in_sync;
-    static constexpr std::size_t micro_chunks = Strategy::micro_chunks;
+    static constexpr std::size_t micro_batches = Strategy::micro_batches;
 
     using optimizer_type = std::variant<optimizers::SGD, optimizers::Adam, optimizers::Nadam, optimizers::RMSprop>;
     using loss_type = std::variant<losses::SparseCategoricalCrossentropy, losses::CategoricalCrossentropy,
                                    losses::BinaryCrossentropy, losses::MeanSquaredError>;
 
     /// Builds the model with Keras' initial weights drawn from `seed`, with a strategy of its own.
-    explicit Trainable(std::uint64_t seed = 0) : Trainable(seed, Strategy{}.pool()) {}
+    explicit Trainable(std::uint64_t seed = 0) : Trainable(seed, Strategy{}) {}
 
     /// Builds the model on a strategy's threads (what `strategy.scope<Model>(seed)` does).
-    Trainable(std::uint64_t seed, std::shared_ptr<distribute::thread_pool> pool)
-        : seed_(seed), pool_(std::move(pool)), params_(Seq::param_buffer_size), chunks_(micro_chunks)
+    Trainable(std::uint64_t seed, const Strategy& strategy)
+        : seed_(seed), strategy_(strategy), params_(Seq::param_buffer_size), chunks_(micro_batches)
     {
         for (auto& k : chunks_) {
             k.grads.resize(Seq::param_buffer_size);
@@ -240,7 +177,7 @@ public:
     }
 
     /// Threads that run the replicas.
-    [[nodiscard]] std::size_t threads() const noexcept { return pool_->size(); }
+    [[nodiscard]] std::size_t threads() const noexcept { return strategy_.threads(); }
 
     /// `compile(optimizer, loss, metrics...)`. Resets the optimizer's state.
     template <class Optimizer, class Loss, class... Metrics>
@@ -409,7 +346,7 @@ public:
                     std::copy(y, y + k.n * output_size, out.data() + (begin + k.offset) * output_size);
                 });
             };
-            pool_->run(work);
+            strategy_.run(work);
         }
         return out;
     }
@@ -459,7 +396,7 @@ public:
     void
     ensure_capacity(std::size_t batch)
     {
-        const std::size_t cap = (batch + micro_chunks - 1) / micro_chunks;
+        const std::size_t cap = (batch + micro_batches - 1) / micro_batches;
         if (cap <= chunk_capacity_)
             return;
         for (auto& k : chunks_) {
@@ -473,12 +410,12 @@ public:
 
     /// How a global batch of n splits over the micro-batches: sizes differ by at most one, the first
     /// n % chunks take the extra sample (TensorFlow's floor/ceil rule); some may be empty.
-    [[nodiscard]] static constexpr std::array<std::size_t, micro_chunks>
+    [[nodiscard]] static constexpr std::array<std::size_t, micro_batches>
     micro_batch_sizes(std::size_t n) noexcept
     {
-        std::array<std::size_t, micro_chunks> sizes{};
-        for (std::size_t c = 0; c < micro_chunks; ++c)
-            sizes[c] = n / micro_chunks + (c < n % micro_chunks ? 1 : 0);
+        std::array<std::size_t, micro_batches> sizes{};
+        for (std::size_t c = 0; c < micro_batches; ++c)
+            sizes[c] = n / micro_batches + (c < n % micro_batches ? 1 : 0);
         return sizes;
     }
 
@@ -505,12 +442,14 @@ private:
         double loss = 0.0;
     };
 
-    static constexpr std::size_t chunks_per_replica = micro_chunks / num_replicas_in_sync;
+    static constexpr std::size_t chunks_per_replica = micro_batches / num_replicas_in_sync;
+    static_assert(micro_batches <= distribute::max_micro_batches,
+                  "tpudsl::Trainable: a strategy may split a step into at most 64 micro-batches");
 
-    /// True when the only gradient that backward adds into (rather than writes) is an Embedding's
-    /// table at layer 0: a micro-batch's arena is then +0 outside the rows of its own token ids, so
-    /// the fused pass sums and clears only the rows that some micro-batch marked (Reuters: a few
-    /// thousand of 30,982 rows, instead of eight arenas' 868 KB read and cleared each step).
+    /// True when the only gradient that backward adds into (rather than writes) is a table of the first
+    /// layer indexed by its integer inputs (an Embedding's): a micro-batch's arena is then +0 outside
+    /// the rows of its own ids, so the fused pass sums and clears only the rows that some micro-batch
+    /// marked (a few thousand of a 30,982-row table, instead of every arena's whole table each step).
     static constexpr bool marked_table = [] {
         if constexpr (graph::accumulating_ranges.size() == 1 && Seq::template layer<0>::weight_count > 0)
             return graph::accumulating_ranges[0].first == Seq::template layer<0>::param_offset &&
@@ -518,14 +457,23 @@ private:
         else
             return false;
     }();
-    static constexpr detail::table_span table = [] {
+    static constexpr distribute::table_span table = [] {
         if constexpr (marked_table) {
             using T = typename Seq::template layer<0>::template weight<0>;
-            return detail::table_span{T::offset, T::shape::dims[0], T::shape::dims[1]};
+            return distribute::table_span{T::offset, T::shape::dims[0], T::shape::dims[1]};
         } else {
-            return detail::table_span{0, 0, 1};
+            return distribute::table_span{0, 0, 1};
         }
     }();
+    static constexpr auto deferred_ranges = [] {
+        std::array<distribute::deferred_range, graph::deferred_ranges.size()> r{};
+        for (std::size_t i = 0; i < r.size(); ++i)
+            r[i] = {graph::deferred_ranges[i].begin, graph::deferred_ranges[i].end, graph::deferred_ranges[i].columns};
+        return r;
+    }();
+    /// The gradient buffer as the fused reduce sees it.
+    static constexpr distribute::gradient_layout gradient_layout{
+        Seq::param_buffer_size, deferred_ranges, graph::accumulating_ranges, marked_table, table};
 
     /// A batch to train on: samples idx[0..n) of `data`.
     struct batch_view {
@@ -764,7 +712,7 @@ private:
     {
         const auto sizes = micro_batch_sizes(n);
         std::size_t offset = 0;
-        for (std::size_t c = 0; c < micro_chunks; ++c) {
+        for (std::size_t c = 0; c < micro_batches; ++c) {
             chunks_[c].offset = offset;
             chunks_[c].n = sizes[c];
             offset += sizes[c];
@@ -776,9 +724,10 @@ private:
     void
     for_each_chunk_of(std::size_t t, F&& f) const
     {
-        for (std::size_t r = t; r < num_replicas_in_sync; r += pool_->size())
+        strategy_.for_each_replica_of(t, [&](std::size_t r) {
             for (std::size_t c = r * chunks_per_replica; c < (r + 1) * chunks_per_replica; ++c)
                 f(c);
+        });
     }
 
     /// Copies the samples idx[0..k.n) into a micro-batch's buffers.
@@ -816,7 +765,7 @@ private:
             gather(*data, idx + k.offset, k);
         if constexpr (marked_table)
             if (training)
-                detail::mark_rows(k.marks.data(), k.inputs.data(), k.n * input_size);
+                distribute::mark_rows(k.marks.data(), k.inputs.data(), k.n * input_size);
         return true;
     }
 
@@ -901,118 +850,34 @@ private:
                bool training) noexcept
     {
         if constexpr (graph::rows_only) {
-            for (std::size_t r = t; r < num_replicas_in_sync; r += pool_->size())
-                run_replica_rows(r, data, idx, global_n, training);
+            strategy_.for_each_replica_of(t, [&](std::size_t r) { run_replica_rows(r, data, idx, global_n, training); });
         } else {
             for_each_chunk_of(t, [&](std::size_t c) { run_chunk(chunks_[c], data, idx, global_n, training); });
         }
     }
 
-    /// g0[b, e) = ((g0 + g1) + g2) + ...: one pass, a vector at a time, every element summed in
-    /// micro-batch order (the same bits as adding the arenas one after another).
-    static void
-    sum_arenas(float* g0, const float* const* others, std::size_t count, std::size_t b, std::size_t e) noexcept
-    {
-        using detail::simd::vfloat;
-        std::size_t i = b;
-        for (; i + vfloat::size <= e; i += vfloat::size) {
-            vfloat s = vfloat::load(g0 + i);
-            for (std::size_t k = 0; k < count; ++k)
-                s = s + vfloat::load(others[k] + i);
-            s.store(g0 + i);
-        }
-        for (; i < e; ++i) {
-            float s = g0[i];
-            for (std::size_t k = 0; k < count; ++k)
-                s += others[k][i];
-            g0[i] = s;
-        }
-    }
-
-    /// The fused pass over thread t's shard of the parameters: the deferred kernels' gradients over
-    /// every micro-batch (graph::deferred_gradient, into arena 0: one chain over the step's samples in
-    /// order); elsewhere, sum the arenas of the micro-batches that had samples, in micro-batch order;
-    /// apply the optimizer; clear what layers add into (the rest is written afresh by the next backward
-    /// pass). Neither depends on which thread ran which micro-batch.
+    /// The fused pass over thread t's shard of the parameters (distribute::reduce_and_update): the
+    /// deferred kernels' gradients over every micro-batch (graph::deferred_gradient, into arena 0),
+    /// elsewhere the arenas summed in micro-batch order, the optimizer applied in the same pass.
     template <class Opt>
     void
-    reduce_and_update(std::size_t t, const Opt& opt, const typename Opt::step_constants& c) noexcept
+    reduce_and_update(std::size_t t, std::size_t threads, const Opt& opt, const typename Opt::step_constants& c) noexcept
     {
-        constexpr std::size_t P = Seq::param_buffer_size;
-        constexpr std::size_t block = 4096;
-        constexpr std::size_t kernel_block = 98304;
-        const std::size_t T = pool_->size();
-        auto bound = [&](std::size_t i) {
-            return i >= T ? P : P * i / T / buffer_alignment_floats * buffer_alignment_floats;
-        };
         float* slot_ptrs[4] = {};
         for (std::size_t s = 0; s < Opt::slots; ++s)
-            slot_ptrs[s] = slots_.data() + s * P;
-        float* g0 = chunks_[0].grads.data();   // micro-batch 0 always has samples: it takes the first
-        const float* others[micro_chunks] = {};
-        const std::uint64_t* other_marks[micro_chunks] = {};
-        const std::uint64_t* all_marks[micro_chunks] = {};
-        std::size_t count = 0;
-        for (std::size_t k = 1; k < micro_chunks && chunks_[k].n > 0; ++k) {
-            other_marks[count] = chunks_[k].marks.data();
-            others[count++] = chunks_[k].grads.data();
-        }
-        for (std::size_t k = 0; k < micro_chunks; ++k)
-            all_marks[k] = chunks_[k].marks.data();
-        // The arenas summed over [lo, hi): a marked table's rows only where others marked them.
-        auto sum = [&](std::size_t lo, std::size_t hi) {
-            if constexpr (marked_table) {
-                const std::size_t tb = std::max(lo, table.begin), te = std::min(hi, table.begin + table.rows * table.width);
-                if (tb < te) {
-                    if (lo < tb)
-                        sum_arenas(g0, others, count, lo, tb);
-                    detail::sum_marked_rows(g0, others, other_marks, count, table, tb, te);
-                    if (te < hi)
-                        sum_arenas(g0, others, count, te, hi);
-                    return;
-                }
-            }
-            sum_arenas(g0, others, count, lo, hi);
-        };
-        typename graph::part parts[micro_chunks];
-        for (std::size_t k = 0; k < micro_chunks; ++k)
+            slot_ptrs[s] = slots_.data() + s * Seq::param_buffer_size;
+        distribute::micro_batch_gradients batches[micro_batches];
+        typename graph::part parts[micro_batches];
+        for (std::size_t k = 0; k < micro_batches; ++k) {
+            batches[k] = {chunks_[k].grads.data(), chunks_[k].marks.data(), chunks_[k].n > 0};
             parts[k] = {chunks_[k].inputs.data(), chunks_[k].workspace.data(), chunks_[k].n};
-        for (std::size_t b = bound(t), e; b < bound(t + 1); b = e) {
-            e = std::min(b + block, bound(t + 1));
-            for (const auto& r : graph::deferred_ranges)
-                if (r.begin <= b && b < r.end) {
-                    // Inside a kernel: whole rows, a multiple of 12 (the GEMM's row tiles), about
-                    // kernel_block floats.
-                    const std::size_t rows = std::max<std::size_t>(12, kernel_block / r.columns / 12 * 12);
-                    e = std::min({bound(t + 1), r.end, r.begin + ((b - r.begin) / r.columns + rows) * r.columns});
-                }
-            graph::deferred_gradient(parts, micro_chunks, chunk_capacity_, b, e, g0);
-            std::size_t from = b;   // the arenas are summed between the deferred ranges
-            for (const auto& r : graph::deferred_ranges) {
-                if (r.end <= from || r.begin >= e)
-                    continue;
-                if (r.begin > from)
-                    sum(from, r.begin);
-                from = std::min(e, r.end);
-            }
-            if (from < e)
-                sum(from, e);
-            opt.update(c, params_.data(), g0, slot_ptrs, b, e);
-            for (const auto& [rb, re] : graph::accumulating_ranges) {
-                const std::size_t lo = std::max(b, rb), hi = std::min(e, re);
-                if (lo >= hi)
-                    continue;
-                if constexpr (marked_table) {
-                    // Arena 0 holds the sums: every micro-batch's rows; the others their own.
-                    detail::clear_marked_rows(g0, all_marks, micro_chunks, table, lo, hi);
-                    for (std::size_t k = 1; k < micro_chunks; ++k)
-                        detail::clear_marked_rows(chunks_[k].grads.data(), all_marks + k, 1, table, lo, hi);
-                } else {
-                    for (auto& k : chunks_)
-                        std::fill(k.grads.data() + lo, k.grads.data() + hi, 0.0f);
-                }
-            }
         }
+        distribute::reduce_and_update(
+            t, threads, gradient_layout, batches,
+            [&](std::size_t lo, std::size_t hi, float* g0) {
+                graph::deferred_gradient(parts, micro_batches, chunk_capacity_, lo, hi, g0);
+            },
+            [&](float* g0, std::size_t b, std::size_t e) { opt.update(c, params_.data(), g0, slot_ptrs, b, e); });
     }
 
     /// One step over a global batch of n: optionally gathers samples idx[0..n) from `data` into the
@@ -1023,21 +888,14 @@ private:
     {
         split(n);
         if (!training) {
-            auto work = [&](std::size_t t) {
-                run_thread(t, data, idx, n, false);
-            };
-            pool_->run(work);
+            strategy_.run([&](std::size_t t) { run_thread(t, data, idx, n, false); });
         } else {
             ++iterations_;
             std::visit(
                 [&](auto& opt) {
                     const auto constants = opt.prepare(iterations_);
-                    auto work = [&](std::size_t t) {
-                        run_thread(t, data, idx, n, true);
-                        pool_->sync();
-                        reduce_and_update(t, opt, constants);
-                    };
-                    pool_->run(work);
+                    strategy_.step([&](std::size_t t) { run_thread(t, data, idx, n, true); },
+                                   [&](std::size_t t, std::size_t threads) { reduce_and_update(t, threads, opt, constants); });
                     opt.advance(constants);
                     weights_version_ = detail::next_weights_version();
                 },
@@ -1080,7 +938,7 @@ private:
     }
 
     std::uint64_t seed_;
-    std::shared_ptr<distribute::thread_pool> pool_;
+    Strategy strategy_;   // shares its threads with the strategy object it was made in
     detail::aligned_floats_buffer params_;
     detail::aligned_floats_buffer slots_;
     std::vector<chunk> chunks_;

@@ -1,8 +1,8 @@
 /// @file Defines array_ref, the boundary where run-time arrays (xtensor containers, std::vector)
 /// enter a model: element type, shape and values are checked there, once, with messages that say
 /// what, where and what was expected.
-#ifndef TPUDSL_TRAIN_DATA_HPP
-#define TPUDSL_TRAIN_DATA_HPP
+#ifndef TPUDSL_DATA_ARRAY_REF_HPP
+#define TPUDSL_DATA_ARRAY_REF_HPP
 
 #include <algorithm>
 #include <cmath>
@@ -207,4 +207,4 @@ check_labels(const array_ref& y, const char* name, std::size_t samples, bool spa
 
 } // namespace tpudsl
 
-#endif // !TPUDSL_TRAIN_DATA_HPP
+#endif // !TPUDSL_DATA_ARRAY_REF_HPP

@@ -1,0 +1,229 @@
+/// @file Defines the fused reduce-and-update of a step: the micro-batches' gradient arenas summed in a
+/// fixed order over one shard of the flat parameter buffer, the optimizer applied to that shard in the
+/// same pass, and what layers add into cleared for the next step.
+///
+/// It knows neither the model nor the optimizer: the layout of the gradient buffer comes in as data
+/// (gradient_layout), the gradients a layer leaves to the reduce (a deferred kernel gradient) and the
+/// update come in as callables. A strategy runs it on each of its threads, one shard each, after its
+/// replicas' backward passes; the result does not depend on which thread ran which micro-batch.
+#ifndef TPUDSL_DISTRIBUTE_ALL_REDUCE_HPP
+#define TPUDSL_DISTRIBUTE_ALL_REDUCE_HPP
+
+#include <tpudsl/config.hpp>
+#include <tpudsl/detail/simd.hpp>
+
+#include <algorithm>
+#include <bit>
+#include <cstddef>
+#include <cstdint>
+#include <span>
+#include <utility>
+
+namespace tpudsl::distribute {
+
+/// A range of the parameter buffer whose gradient the reduce does not sum but receives from the
+/// `deferred` callable: [begin, end), rows of `columns` floats (a kernel whose gradient X^T . dZ is
+/// computed over every micro-batch at once).
+struct deferred_range {
+    std::size_t begin, end, columns;
+};
+
+/// Where a table lies in the parameter buffer: [begin, begin + rows * width), rows of `width` floats.
+struct table_span {
+    std::size_t begin, rows, width;
+};
+
+/// What the reduce needs to know of the flat gradient buffer; constants of the model type.
+struct gradient_layout {
+    /// Floats in the buffer (the parameter buffer's size).
+    std::size_t size = 0;
+    /// Ranges the `deferred` callable fills, in increasing order.
+    std::span<const deferred_range> deferred;
+    /// Ranges that backward adds into rather than writes: cleared in every arena after the update.
+    std::span<const std::pair<std::size_t, std::size_t>> accumulating;
+    /// When `marked`, the one accumulating range is this table, and each micro-batch marks the rows it
+    /// touched (marks: one bit a row, row r bit r % 64 of word r / 64): only those rows are summed and
+    /// cleared (an Embedding: a few thousand of its rows instead of the whole table each step).
+    bool marked = false;
+    table_span table{0, 0, 1};
+};
+
+/// One micro-batch's share of a step, as the reduce sees it.
+struct micro_batch_gradients {
+    float* grads = nullptr;                  ///< its gradient arena, in the parameter buffer's layout
+    const std::uint64_t* marks = nullptr;    ///< gradient_layout::marked: the table rows it touched
+    bool has_samples = false;
+};
+
+/// Marks the rows `ids[0..n)` of a table (one bit a row): the rows a micro-batch's arena holds
+/// something in.
+template <class Id>
+inline void
+mark_rows(std::uint64_t* marks, const Id* ids, std::size_t n) noexcept
+{
+    for (std::size_t i = 0; i < n; ++i) {
+        const auto r = static_cast<std::size_t>(ids[i]);
+        marks[r / 64] |= std::uint64_t{1} << (r % 64);
+    }
+}
+
+namespace detail {
+
+/// Calls f(row, b, e) for each row of `t` marked in some of marks[0..count) that meets [lo, hi), with
+/// [b, e) the part of the row inside it, rows in increasing order.
+template <class F>
+inline void
+for_each_marked_row(const table_span& t, const std::uint64_t* const* marks, std::size_t count, std::size_t lo,
+                    std::size_t hi, F&& f) noexcept
+{
+    const std::size_t r0 = (lo - t.begin) / t.width, r1 = (hi - t.begin + t.width - 1) / t.width;
+    for (std::size_t w = r0 / 64; w * 64 < r1; ++w) {
+        std::uint64_t any = 0;
+        for (std::size_t k = 0; k < count; ++k)
+            any |= marks[k][w];
+        for (; any != 0; any &= any - 1) {
+            const std::size_t r = w * 64 + static_cast<std::size_t>(std::countr_zero(any));
+            if (r >= r0 && r < r1)
+                f(r, std::max(lo, t.begin + r * t.width), std::min(hi, t.begin + (r + 1) * t.width));
+        }
+    }
+}
+
+/// g0[lo, hi) inside table t += the other arenas, in order, as the dense sum adds them ((g0 + g1) + g2 ...),
+/// each arena only over the rows its marks name. The same bits: an arena is +0 outside its marked
+/// rows, and adding +0 leaves every value that such sums can hold (all but -0, which a sum that
+/// starts from +0 never reaches) as it is.
+inline void
+sum_marked_rows(float* g0, const float* const* others, const std::uint64_t* const* marks, std::size_t count,
+                const table_span& t, std::size_t lo, std::size_t hi) noexcept
+{
+    for_each_marked_row(t, marks, count, lo, hi, [&](std::size_t r, std::size_t b, std::size_t e) {
+        const std::uint64_t bit = std::uint64_t{1} << (r % 64);
+        for (std::size_t k = 0; k < count; ++k)   // arena by arena: each element's adds in the same order
+            if (marks[k][r / 64] & bit)
+                for (std::size_t i = b; i < e; ++i)
+                    g0[i] += others[k][i];
+    });
+}
+
+/// g[lo, hi) inside table t = +0 on every row marked in some of marks[0..count).
+inline void
+clear_marked_rows(float* g, const std::uint64_t* const* marks, std::size_t count, const table_span& t, std::size_t lo,
+                  std::size_t hi) noexcept
+{
+    for_each_marked_row(t, marks, count, lo, hi,
+                        [&](std::size_t, std::size_t b, std::size_t e) { std::fill(g + b, g + e, 0.0f); });
+}
+
+/// g0[b, e) = ((g0 + g1) + g2) + ...: one pass, a vector at a time, every element summed in
+/// micro-batch order (the same bits as adding the arenas one after another).
+inline void
+sum_arenas(float* g0, const float* const* others, std::size_t count, std::size_t b, std::size_t e) noexcept
+{
+    using tpudsl::detail::simd::vfloat;
+    std::size_t i = b;
+    for (; i + vfloat::size <= e; i += vfloat::size) {
+        vfloat s = vfloat::load(g0 + i);
+        for (std::size_t k = 0; k < count; ++k)
+            s = s + vfloat::load(others[k] + i);
+        s.store(g0 + i);
+    }
+    for (; i < e; ++i) {
+        float s = g0[i];
+        for (std::size_t k = 0; k < count; ++k)
+            s += others[k][i];
+        g0[i] = s;
+    }
+}
+
+} // namespace detail
+
+/// Most micro-batches a step may have (the reduce keeps their pointers on the stack).
+inline constexpr std::size_t max_micro_batches = 64;
+
+/// The fused pass over shard `shard` of `shards` (thread t of T): for each block of the shard, the
+/// deferred gradients (`deferred(lo, hi, g0)` writes g0 where [lo, hi) meets a deferred range: one
+/// chain over the step's samples in order); elsewhere the arenas of the micro-batches that had samples
+/// summed in micro-batch order into arena 0; `update(g0, b, e)` applies the optimizer to [b, e); then
+/// the accumulating ranges are cleared in every arena (the rest is written afresh by the next backward
+/// pass). Micro-batch 0 always has samples: it takes the first. Allocates nothing.
+template <class Deferred, class Update>
+void
+reduce_and_update(std::size_t shard, std::size_t shards, const gradient_layout& layout,
+                  std::span<const micro_batch_gradients> batches, Deferred&& deferred, Update&& update) noexcept
+{
+    constexpr std::size_t block = 4096;           // floats summed and updated while they are in L1
+    constexpr std::size_t kernel_block = 98304;   // a deferred kernel's rows computed at once (L2)
+    const std::size_t P = layout.size;
+    auto bound = [&](std::size_t i) {
+        return i >= shards ? P : P * i / shards / buffer_alignment_floats * buffer_alignment_floats;
+    };
+    const std::size_t count_all = std::min(batches.size(), max_micro_batches);
+    float* g0 = batches[0].grads;
+    const float* others[max_micro_batches] = {};
+    const std::uint64_t* other_marks[max_micro_batches] = {};
+    const std::uint64_t* all_marks[max_micro_batches] = {};
+    std::size_t count = 0;
+    for (std::size_t k = 1; k < count_all && batches[k].has_samples; ++k) {
+        other_marks[count] = batches[k].marks;
+        others[count++] = batches[k].grads;
+    }
+    for (std::size_t k = 0; k < count_all; ++k)
+        all_marks[k] = batches[k].marks;
+    const table_span& table = layout.table;
+    // The arenas summed over [lo, hi): a marked table's rows only where others marked them.
+    auto sum = [&](std::size_t lo, std::size_t hi) {
+        if (layout.marked) {
+            const std::size_t tb = std::max(lo, table.begin), te = std::min(hi, table.begin + table.rows * table.width);
+            if (tb < te) {
+                if (lo < tb)
+                    detail::sum_arenas(g0, others, count, lo, tb);
+                detail::sum_marked_rows(g0, others, other_marks, count, table, tb, te);
+                if (te < hi)
+                    detail::sum_arenas(g0, others, count, te, hi);
+                return;
+            }
+        }
+        detail::sum_arenas(g0, others, count, lo, hi);
+    };
+    for (std::size_t b = bound(shard), e; b < bound(shard + 1); b = e) {
+        e = std::min(b + block, bound(shard + 1));
+        for (const auto& r : layout.deferred)
+            if (r.begin <= b && b < r.end) {
+                // Inside a kernel: whole rows, a multiple of 12 (the GEMM's row tiles), about
+                // kernel_block floats.
+                const std::size_t rows = std::max<std::size_t>(12, kernel_block / r.columns / 12 * 12);
+                e = std::min({bound(shard + 1), r.end, r.begin + ((b - r.begin) / r.columns + rows) * r.columns});
+            }
+        deferred(b, e, g0);
+        std::size_t from = b;   // the arenas are summed between the deferred ranges
+        for (const auto& r : layout.deferred) {
+            if (r.end <= from || r.begin >= e)
+                continue;
+            if (r.begin > from)
+                sum(from, r.begin);
+            from = std::min(e, r.end);
+        }
+        if (from < e)
+            sum(from, e);
+        update(g0, b, e);
+        for (const auto& [rb, re] : layout.accumulating) {
+            const std::size_t lo = std::max(b, rb), hi = std::min(e, re);
+            if (lo >= hi)
+                continue;
+            if (layout.marked) {
+                // Arena 0 holds the sums: every micro-batch's rows; the others their own.
+                detail::clear_marked_rows(g0, all_marks, count_all, table, lo, hi);
+                for (std::size_t k = 1; k < count_all; ++k)
+                    detail::clear_marked_rows(batches[k].grads, all_marks + k, 1, table, lo, hi);
+            } else {
+                for (std::size_t k = 0; k < count_all; ++k)
+                    std::fill(batches[k].grads + lo, batches[k].grads + hi, 0.0f);
+            }
+        }
+    }
+}
+
+} // namespace tpudsl::distribute
+
+#endif // !TPUDSL_DISTRIBUTE_ALL_REDUCE_HPP
