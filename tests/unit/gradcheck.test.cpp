@@ -3,6 +3,7 @@
 #include <tpudsl/ops/graph.hpp>
 #include <tpudsl/tpudsl.hpp>
 
+#include "custom_layer/scale.hpp"
 #include "fashion_mnist_cnn/model.hpp"
 #include "reuters_conv1d/model.hpp"
 
@@ -141,6 +142,12 @@ check_model(double step = 1e-2, std::uint32_t seed = 1)
 }
 
 } // namespace
+
+TEST_CASE("gradients: a user-written layer (docs/layers.md), its factors and its input", "[gradcheck][user_layer]")
+{
+    check_model<Sequential<Input<Shape<5, 3>>, mylayers::Scale, Conv1D<2, 2, Tanh>, Flatten, Dense<2>>>();
+    check_model<Sequential<Input<Shape<6>>, Dense<4, Tanh>, mylayers::Scale, Dense<3, Softmax>>>();
+}
 
 TEST_CASE("gradients: Dense with every activation", "[gradcheck]")
 {

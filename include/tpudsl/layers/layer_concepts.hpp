@@ -8,6 +8,7 @@
 #include <concepts>
 #include <cstddef>
 #include <string_view>
+#include <type_traits>
 
 namespace tpudsl {
 
@@ -43,6 +44,20 @@ concept LayerOps = requires(const float* params, const typename B::input_type* x
 };
 
 namespace detail {
+/// Stands for the ops of a layer whose own failed their check, so that one mistake gives one error.
+struct unusable_ops {
+    template <class B, class... A>
+    static void
+    forward(A&&...) noexcept
+    {
+    }
+    template <class B, class... A>
+    static void
+    backward(A&&...) noexcept
+    {
+    }
+};
+
 /// Checks, with a short message, that the layer at Index names complete ops; instantiated by the graph.
 template <std::size_t Index, class Layer, class Bound>
 struct ops_check {
@@ -60,6 +75,15 @@ struct ops_check {
             return false;
         }
     }();
+};
+
+template <bool Ok, class Layer>
+struct ops_or_unusable {
+    using type = unusable_ops;
+};
+template <class Layer>
+struct ops_or_unusable<true, Layer> {
+    using type = typename Layer::ops;
 };
 } // namespace detail
 

@@ -55,15 +55,18 @@ struct graph {
     using layer = typename Model::template layer<I>;
     template <std::size_t I>
     using spec = typename layer<I>::spec;
-    /// Layer I's forward and backward (its spec's `ops`: layers/<name>_ops.hpp for the built-in ones).
+    /// Layer I's forward and backward (its spec's `ops`: layers/<name>_ops.hpp for the built-in ones),
+    /// checked by the LayerOps concept.
     template <std::size_t I>
-    using ops = typename spec<I>::ops;
+    using ops = typename tpudsl::detail::ops_or_unusable<tpudsl::detail::ops_check<I, spec<I>, layer<I>>::value,
+                                                         spec<I>>::type;
 
 private:
-    static constexpr bool ops_complete = []<std::size_t... I>(std::index_sequence<I...>) {
-        return (tpudsl::detail::ops_check<I, spec<I>, layer<I>>::value && ...);
+    /// Checks every layer's ops when the graph is instantiated (a failed check has reported itself).
+    static constexpr bool ops_checked = []<std::size_t... I>(std::index_sequence<I...>) {
+        return ((tpudsl::detail::ops_check<I, spec<I>, layer<I>>::value, true) && ...);
     }(std::make_index_sequence<layers>{});
-    static_assert(ops_complete);
+    static_assert(ops_checked);
 
 public:
 
