@@ -7,7 +7,6 @@
 #include <type_traits>
 
 using namespace tpudsl;
-using detail::rule;
 using detail::tensor;
 
 template <class L, class In>
@@ -15,23 +14,25 @@ using out_t = typename L::template output<In>::shape;
 template <class L, class In>
 constexpr std::size_t params = L::template weights<In>::param_count;
 template <class L, class In, std::size_t Index = 1>
-constexpr rule verdict = L::template check<In, Index>();
+constexpr auto verdict = L::template check<In, Index>();
+template <class L>
+using rule = typename L::rule;   // each layer's own rules
 
 using F = tensor<Shape<28, 28, 1>>;
 
 // Dense: kernel (in, units) + bias
 static_assert(std::is_same_v<out_t<Dense<10>, tensor<Shape<10816>>>, Shape<10>>);
 static_assert(params<Dense<10>, tensor<Shape<10816>>> == 108'170);
-static_assert(verdict<Dense<10>, F> == rule::dense_needs_rank1);
-static_assert(verdict<Dense<0>, tensor<Shape<4>>> == rule::dense_zero_units);
+static_assert(verdict<Dense<10>, F> == rule<Dense<10>>::needs_rank1);
+static_assert(verdict<Dense<0>, tensor<Shape<4>>> == rule<Dense<0>>::zero_units);
 
 // Embedding: (vocab, dim); (L) -> (L, dim), and also (a, b) -> (a, b, dim)
 static_assert(std::is_same_v<out_t<Embedding<30982, 7>, tensor<Shape<300>, std::int32_t>>, Shape<300, 7>>);
 static_assert(std::is_same_v<out_t<Embedding<10, 3>, tensor<Shape<4, 5>, std::int32_t>>, Shape<4, 5, 3>>);
 static_assert(params<Embedding<30982, 7>, tensor<Shape<300>, std::int32_t>> == 216'874);
-static_assert(verdict<Embedding<10, 3>, tensor<Shape<4>, std::int32_t>, 0> == rule::ok);
-static_assert(verdict<Embedding<10, 3>, tensor<Shape<4>, std::int32_t>, 1> == rule::embedding_not_first);
-static_assert(verdict<Embedding<10, 3>, tensor<Shape<4>>, 0> == rule::embedding_needs_integer_input);
+static_assert(verdict<Embedding<10, 3>, tensor<Shape<4>, std::int32_t>, 0> == rule<Embedding<10, 3>>::ok);
+static_assert(verdict<Embedding<10, 3>, tensor<Shape<4>, std::int32_t>, 1> == rule<Embedding<10, 3>>::not_first);
+static_assert(verdict<Embedding<10, 3>, tensor<Shape<4>>, 0> == rule<Embedding<10, 3>>::needs_integer_input);
 
 // Conv1D: kernel (k, in, out) + bias; valid and same; strides
 static_assert(std::is_same_v<out_t<Conv1D<64, 5>, tensor<Shape<300, 7>>>, Shape<296, 64>>);
@@ -41,9 +42,9 @@ static_assert(std::is_same_v<out_t<Conv1D<8, 3, Relu, Valid, 2>, tensor<Shape<9,
 static_assert(std::is_same_v<typename Conv1D<8, 3>::template weights<tensor<Shape<9, 4>>>,
                              weight_list<weight<weight_role::kernel, Shape<3, 4, 8>>,
                                          weight<weight_role::bias, Shape<8>>>>);
-static_assert(verdict<Conv1D<8, 10>, tensor<Shape<9, 4>>> == rule::conv_kernel_too_large);
-static_assert(verdict<Conv1D<8, 10, Linear, Same>, tensor<Shape<9, 4>>> == rule::ok);
-static_assert(verdict<Conv1D<8, 3>, F> == rule::conv1d_needs_rank2);
+static_assert(verdict<Conv1D<8, 10>, tensor<Shape<9, 4>>> == detail::conv_rule::kernel_too_large);
+static_assert(verdict<Conv1D<8, 10, Linear, Same>, tensor<Shape<9, 4>>> == detail::conv_rule::ok);
+static_assert(verdict<Conv1D<8, 3>, F> == detail::conv_rule::needs_rank2);
 
 // Conv2D: kernel (kh, kw, in, out) + bias; square and rectangular windows and strides
 static_assert(std::is_same_v<out_t<Conv2D<64, 3>, F>, Shape<26, 26, 64>>);
@@ -57,10 +58,10 @@ static_assert(std::is_same_v<out_t<Conv2D<4, 3, Linear, Same, 2>, tensor<Shape<7
 static_assert(std::is_same_v<typename Conv2D<4, Size2{3, 5}>::template weights<tensor<Shape<10, 10, 2>>>,
                              weight_list<weight<weight_role::kernel, Shape<3, 5, 2, 4>>,
                                          weight<weight_role::bias, Shape<4>>>>);
-static_assert(verdict<Conv2D<4, 3>, tensor<Shape<784>>> == rule::conv2d_needs_rank3);
-static_assert(verdict<Conv2D<4, 3>, tensor<Shape<2, 9, 1>>> == rule::conv_kernel_too_large);
-static_assert(verdict<Conv2D<4, 3, Linear, Valid, 0>, F> == rule::conv_zero_stride);
-static_assert(verdict<Conv2D<4, -3>, F> == rule::conv_zero_kernel);
+static_assert(verdict<Conv2D<4, 3>, tensor<Shape<784>>> == detail::conv_rule::needs_rank3);
+static_assert(verdict<Conv2D<4, 3>, tensor<Shape<2, 9, 1>>> == detail::conv_rule::kernel_too_large);
+static_assert(verdict<Conv2D<4, 3, Linear, Valid, 0>, F> == detail::conv_rule::zero_stride);
+static_assert(verdict<Conv2D<4, -3>, F> == detail::conv_rule::zero_kernel);
 
 // Pooling: strides default to the pool
 static_assert(std::is_same_v<out_t<MaxPool1D<2>, tensor<Shape<296, 64>>>, Shape<148, 64>>);
@@ -71,15 +72,18 @@ static_assert(std::is_same_v<out_t<MaxPool2D<2>, tensor<Shape<13, 13, 64>>>, Sha
 static_assert(std::is_same_v<out_t<MaxPool2D<2, 2, Same>, tensor<Shape<13, 13, 64>>>, Shape<7, 7, 64>>);
 static_assert(std::is_same_v<out_t<MaxPool2D<Size2{2, 3}>, tensor<Shape<8, 9, 1>>>, Shape<4, 3, 1>>);
 static_assert(params<MaxPool2D<2>, F> == 0);
-static_assert(verdict<MaxPool2D<4>, tensor<Shape<3, 8, 1>>> == rule::pool_window_too_large);
-static_assert(verdict<MaxPool1D<2>, F> == rule::pool1d_needs_rank2);
+static_assert(verdict<MaxPool2D<4>, tensor<Shape<3, 8, 1>>> == detail::pool_rule::window_too_large);
+static_assert(verdict<MaxPool1D<2>, F> == detail::pool_rule::needs_rank2);
 
 // Shape-keeping layers
 static_assert(std::is_same_v<out_t<Flatten, tensor<Shape<13, 13, 64>>>, Shape<10816>>);
 static_assert(std::is_same_v<out_t<Flatten, tensor<Shape<5>>>, Shape<5>>);
 static_assert(std::is_same_v<out_t<Activation<Relu>, F>, Shape<28, 28, 1>>);
 static_assert(std::is_same_v<out_t<Dropout<0.25f>, F>, Shape<28, 28, 1>>);
-static_assert(verdict<Dropout<1.0f>, F> == rule::dropout_rate);
-static_assert(verdict<Dropout<-0.1f>, F> == rule::dropout_rate);
-static_assert(verdict<Dropout<0.0f>, F> == rule::ok);
-static_assert(verdict<Flatten, tensor<Shape<4>, std::int32_t>> == rule::needs_float_input);
+static_assert(verdict<Dropout<1.0f>, F> == detail::dropout_rule::rate);
+static_assert(verdict<Dropout<-0.1f>, F> == detail::dropout_rule::rate);
+static_assert(verdict<Dropout<0.0f>, F> == rule<Dropout<0.0f>>::ok);
+// A layer that reads floats, given integers: a rule of the model, checked before the layer's own.
+static_assert(detail::verdict<Flatten, tensor<Shape<4>, std::int32_t>, 1>() == detail::model_rule::needs_float_input);
+static_assert(detail::verdict<Dense<0>, tensor<Shape<4>, std::int32_t>, 1>() == detail::model_rule::needs_float_input);
+static_assert(detail::verdict<Embedding<10, 3>, tensor<Shape<4>, std::int32_t>, 0>() == rule<Embedding<10, 3>>::ok);

@@ -44,7 +44,7 @@ TEMPLATE_LIST_TEST_CASE("every layer binds consistently", "[layers]", layer_case
     using M = Sequential<Input<typename In::shape, typename In::value_type>, L>;
     using B = typename M::template layer<0>;
 
-    STATIC_REQUIRE(L::template check<In, 0>() == detail::rule::ok);
+    STATIC_REQUIRE(detail::rule_ok(detail::verdict<L, In, 0>()));
     STATIC_REQUIRE(std::is_same_v<typename B::output_shape, typename L::template output<In>::shape>);
     STATIC_REQUIRE(B::output_shape::size > 0);
     // The parameter count is the sum of the weight sizes, and the weights tile the buffer in order.

@@ -4,7 +4,6 @@
 
 #include <tpudsl/core/padding.hpp>
 #include <tpudsl/core/shape.hpp>
-#include <tpudsl/detail/diagnostics.hpp>
 
 #include <algorithm>
 #include <array>
@@ -14,8 +13,8 @@
 namespace tpudsl::detail {
 
 /// A window of `N` spatial dimensions (1: steps; 2: rows, cols) sliding over a channels-last input
-/// of rank N + 1. Layers keep their own rules' names: `needs_rank` and `too_large` are the rules a
-/// wrong rank or a window that does not fit break for that layer.
+/// of rank N + 1. Layers keep their own rules: `needs_rank` and `too_large` are the rules a wrong rank
+/// or a window that does not fit break for that layer.
 /// @tparam Pad       Valid or Same
 /// @tparam N         spatial dimensions
 /// @tparam Window    window extents
@@ -42,10 +41,11 @@ struct sliding_window {
         return std::ranges::find(Stride, std::size_t{0}) != Stride.end();
     }
 
-    /// `ok` when `S` is rank N + 1 and the window fits every spatial dimension.
-    template <class S>
-    [[nodiscard]] static consteval rule
-    check_input(rule needs_rank, rule too_large) noexcept
+    /// The layer's `ok` (its rule enum's zero) when `S` is rank N + 1 and the window fits every
+    /// spatial dimension; otherwise the layer's rule for a wrong rank or a window that does not fit.
+    template <class S, class Rule>
+    [[nodiscard]] static consteval Rule
+    check_input(Rule needs_rank, Rule too_large) noexcept
     {
         if constexpr (S::rank != N + 1) {
             return needs_rank;
@@ -53,7 +53,7 @@ struct sliding_window {
             for (std::size_t d = 0; d < N; ++d)
                 if (window_output<Pad>(S::dims[d], Window[d], Stride[d]) == 0)
                     return too_large;
-            return rule::ok;
+            return Rule{};
         }
     }
 

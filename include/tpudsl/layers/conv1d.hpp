@@ -6,8 +6,8 @@
 #include <tpudsl/core/padding.hpp>
 #include <tpudsl/core/shape.hpp>
 #include <tpudsl/core/weights.hpp>
-#include <tpudsl/detail/diagnostics.hpp>
 #include <tpudsl/detail/sliding_window.hpp>
+#include <tpudsl/layers/detail/window_rules.hpp>
 #include <tpudsl/layers/layer_base.hpp>
 
 #include <array>
@@ -46,21 +46,23 @@ struct Conv1D : layer_base {
     using window =
         detail::sliding_window<Pad, 1, std::array<std::size_t, 1>{Kernel}, std::array<std::size_t, 1>{Stride}>;
 
+    using rule = detail::conv_rule;
+
     template <class In, std::size_t Index>
-    [[nodiscard]] static consteval detail::rule
+    [[nodiscard]] static consteval rule
     check() noexcept
     {
-        using enum detail::rule;
         if (Filters == 0)
-            return conv_zero_filters;
+            return rule::zero_filters;
         if (window::has_zero_window())
-            return conv_zero_kernel;
+            return rule::zero_kernel;
         if (window::has_zero_stride())
-            return conv_zero_stride;
-        if (const auto r = layer_base::check<In, Index>(); r != ok)
-            return r;
-        return window::template check_input<typename In::shape>(conv1d_needs_rank2, conv_kernel_too_large);
+            return rule::zero_stride;
+        return window::template check_input<typename In::shape>(rule::needs_rank2, rule::kernel_too_large);
     }
+
+    template <rule R>
+    using diagnostic = detail::conv_diagnostic<R>;
 
     template <class In>
     using expects = typename window::template expects<typename In::shape>;

@@ -5,7 +5,6 @@
 #include <tpudsl/core/activations.hpp>
 #include <tpudsl/core/shape.hpp>
 #include <tpudsl/core/weights.hpp>
-#include <tpudsl/detail/diagnostics.hpp>
 #include <tpudsl/layers/layer_base.hpp>
 
 #include <cstddef>
@@ -15,6 +14,8 @@
 namespace tpudsl {
 
 namespace detail {
+/// The rules of Dense, in the order they are checked.
+enum class dense_rule { ok, zero_units, needs_rank1 };
 template <std::size_t Units, class Act>
 struct dense_ops;   // layers/dense_ops.hpp
 } // namespace detail
@@ -33,19 +34,27 @@ struct Dense : layer_base {
     static constexpr bool row_wise = true;
     static constexpr bool defers_kernel_gradient = true;
 
+    // [dense_rules]
+    using rule = detail::dense_rule;
+
     template <class In, std::size_t Index>
-    [[nodiscard]] static consteval detail::rule
+    [[nodiscard]] static consteval rule
     check() noexcept
     {
-        using enum detail::rule;
         if (Units == 0)
-            return dense_zero_units;
-        if (const auto r = layer_base::check<In, Index>(); r != ok)
-            return r;
+            return rule::zero_units;
         if (In::shape::rank != 1)
-            return dense_needs_rank1;
-        return ok;
+            return rule::needs_rank1;
+        return rule::ok;
     }
+
+    template <rule R>
+    struct diagnostic {
+        static_assert(R != rule::zero_units, "tpudsl::Dense<Units>: requires Units > 0 [TPUDSL_DENSE_ZERO_UNITS]");
+        static_assert(R != rule::needs_rank1, "tpudsl::Dense<Units>: requires a rank-1 input; insert tpudsl::Flatten "
+                                              "before it [TPUDSL_DENSE_NEEDS_RANK1]");
+    };
+    // [dense_rules]
 
     /// What Flatten would make of the input: the shape Dense wants.
     template <class In>

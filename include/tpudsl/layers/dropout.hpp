@@ -13,6 +13,8 @@
 namespace tpudsl {
 
 namespace detail {
+/// The rules of Dropout, in the order they are checked.
+enum class dropout_rule { ok, rate };
 template <float Rate>
 struct dropout_ops;   // layers/dropout_ops.hpp
 } // namespace detail
@@ -29,15 +31,22 @@ struct Dropout : layer_base {
     static constexpr bool gradient_in_place = true;
     static constexpr bool row_wise = true;
 
+    using rule = detail::dropout_rule;
+
     template <class In, std::size_t Index>
-    [[nodiscard]] static consteval detail::rule
+    [[nodiscard]] static consteval rule
     check() noexcept
     {
         // Written so that NaN fails too.
         if (!(Rate >= 0.0f && Rate < 1.0f))
-            return detail::rule::dropout_rate;
-        return layer_base::check<In, Index>();
+            return rule::rate;
+        return rule::ok;
     }
+
+    template <rule R>
+    struct diagnostic {
+        static_assert(R != rule::rate, "tpudsl::Dropout<Rate>: requires 0 <= Rate < 1 [TPUDSL_DROPOUT_RATE]");
+    };
 
     /// The keep mask of one sample.
     template <class In>

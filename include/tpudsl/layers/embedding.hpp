@@ -4,7 +4,6 @@
 
 #include <tpudsl/core/shape.hpp>
 #include <tpudsl/core/weights.hpp>
-#include <tpudsl/detail/diagnostics.hpp>
 #include <tpudsl/layers/layer_base.hpp>
 
 #include <cstddef>
@@ -14,6 +13,8 @@
 namespace tpudsl {
 
 namespace detail {
+/// The rules of Embedding, in the order they are checked.
+enum class embedding_rule { ok, zero_vocab, zero_dim, not_first, needs_integer_input };
 template <std::size_t Vocab, std::size_t Dim>
 struct embedding_ops;   // layers/embedding_ops.hpp
 } // namespace detail
@@ -43,21 +44,36 @@ struct Embedding : layer_base {
     static constexpr std::size_t input_bound = Vocab;
     static constexpr bool accumulates_gradient = true;
 
+    static constexpr bool reads_integers = true;
+
+    using rule = detail::embedding_rule;
+
     template <class In, std::size_t Index>
-    [[nodiscard]] static consteval detail::rule
+    [[nodiscard]] static consteval rule
     check() noexcept
     {
-        using enum detail::rule;
         if (Vocab == 0)
-            return embedding_zero_vocab;
+            return rule::zero_vocab;
         if (Dim == 0)
-            return embedding_zero_dim;
+            return rule::zero_dim;
         if (Index != 0)
-            return embedding_not_first;
+            return rule::not_first;
         if (!std::is_integral_v<typename In::value_type>)
-            return embedding_needs_integer_input;
-        return ok;
+            return rule::needs_integer_input;
+        return rule::ok;
     }
+
+    template <rule R>
+    struct diagnostic {
+        static_assert(R != rule::zero_vocab,
+                      "tpudsl::Embedding<Vocab, Dim>: requires Vocab > 0 [TPUDSL_EMBEDDING_ZERO_VOCAB]");
+        static_assert(R != rule::zero_dim, "tpudsl::Embedding<Vocab, Dim>: requires Dim > 0 [TPUDSL_EMBEDDING_ZERO_DIM]");
+        static_assert(R != rule::not_first, "tpudsl::Embedding<Vocab, Dim>: must be the first layer after tpudsl::Input "
+                                            "[TPUDSL_EMBEDDING_NOT_FIRST]");
+        static_assert(R != rule::needs_integer_input,
+                      "tpudsl::Embedding<Vocab, Dim>: requires integer token ids; declare the input as "
+                      "tpudsl::Input<Shape<...>, std::int32_t> [TPUDSL_EMBEDDING_NEEDS_INTEGER_INPUT]");
+    };
 
     template <class In>
     using output = detail::tensor<typename detail::append_dim<typename In::shape, Dim>::type>;

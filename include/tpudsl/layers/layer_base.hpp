@@ -21,14 +21,25 @@ inline constexpr std::size_t logits_size = std::is_same_v<Act, Softmax> ? N : 0;
 
 /// Defaults for a layer spec; a layer redefines what differs. A user-defined layer derives from it too.
 struct layer_base {
-    /// The first rule an input breaks: by default, only integer inputs (token ids) are refused.
+    /// The rules of the layer's own: an enum whose zero value is `ok`. A layer with rules redefines
+    /// it, `check` and `diagnostic` together (see Dense).
+    enum class rule { ok };
+
+    /// The first rule an input breaks (Sequential has already refused integer inputs to a layer that
+    /// does not declare reads_integers).
     template <class In, std::size_t Index>
-    [[nodiscard]] static consteval detail::rule
+    [[nodiscard]] static consteval rule
     check() noexcept
     {
-        return std::is_floating_point_v<typename In::value_type> ? detail::rule::ok
-                                                                 : detail::rule::needs_float_input;
+        return rule::ok;
     }
+
+    /// The messages of the layer's rules: one static_assert per rule, of which the broken one fires.
+    template <rule R>
+    struct diagnostic {};
+
+    /// It reads integers (token ids), not floats: Sequential then lets integer inputs reach it.
+    static constexpr bool reads_integers = false;
 
     template <class In>
     using expects = typename In::shape;

@@ -5,8 +5,8 @@
 #include <tpudsl/core/padding.hpp>
 #include <tpudsl/core/shape.hpp>
 #include <tpudsl/core/weights.hpp>
-#include <tpudsl/detail/diagnostics.hpp>
 #include <tpudsl/detail/sliding_window.hpp>
+#include <tpudsl/layers/detail/window_rules.hpp>
 #include <tpudsl/layers/layer_base.hpp>
 
 #include <array>
@@ -37,19 +37,21 @@ struct MaxPool1D : layer_base {
     using window =
         detail::sliding_window<Pad, 1, std::array<std::size_t, 1>{Pool}, std::array<std::size_t, 1>{Stride}>;
 
+    using rule = detail::pool_rule;
+
     template <class In, std::size_t Index>
-    [[nodiscard]] static consteval detail::rule
+    [[nodiscard]] static consteval rule
     check() noexcept
     {
-        using enum detail::rule;
         if (window::has_zero_window())
-            return pool_zero_size;
+            return rule::zero_size;
         if (window::has_zero_stride())
-            return pool_zero_stride;
-        if (const auto r = layer_base::check<In, Index>(); r != ok)
-            return r;
-        return window::template check_input<typename In::shape>(pool1d_needs_rank2, pool_window_too_large);
+            return rule::zero_stride;
+        return window::template check_input<typename In::shape>(rule::needs_rank2, rule::window_too_large);
     }
+
+    template <rule R>
+    using diagnostic = detail::pool_diagnostic<R>;
 
     template <class In>
     using expects = typename window::template expects<typename In::shape>;

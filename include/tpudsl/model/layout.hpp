@@ -52,28 +52,31 @@ struct bind_weights<Start, weight_list<W...>, std::index_sequence<I...>> {
     static constexpr std::size_t end = offsets[sizeof...(W)];
 };
 
-/// The first rule a layer breaks on `In` at `Index`, `ok` if none; no diagnostic is emitted.
+/// The first rule a layer breaks on `In` at `Index`: one of the model's (a layer that reads floats
+/// given integers), else the layer's own `check`; its `ok` if none. No diagnostic is emitted.
 template <class L, class In, std::size_t Index>
-[[nodiscard]] consteval rule
+[[nodiscard]] consteval auto
 verdict() noexcept
 {
     if constexpr (!LayerSpec<L>)
-        return rule::not_a_layer;
+        return model_rule::not_a_layer;
+    else if constexpr (!L::reads_integers && !std::is_floating_point_v<typename In::value_type>)
+        return model_rule::needs_float_input;
     else
         return L::template check<In, Index>();
 }
 
-template <class L, class In, rule R>
+template <class L, class In, auto R>
 [[nodiscard]] consteval auto
 output_of() noexcept
 {
-    if constexpr (R == rule::ok)
+    if constexpr (rule_ok(R))
         return std::type_identity<typename L::template output<In>>{};
     else
         return std::type_identity<invalid_tensor>{};
 }
 
-template <class L, class In, rule R>
+template <class L, class In>
 [[nodiscard]] consteval auto
 expects_of() noexcept
 {
@@ -86,12 +89,13 @@ expects_of() noexcept
 /// Emits the diagnostic for a broken rule (only when Report), then stands for the layer's output.
 template <bool Report, std::size_t Index, class L, class In>
 struct checked_step {
-    static constexpr rule verdict_v = verdict<L, In, Index>();
+    static constexpr auto verdict_v = verdict<L, In, Index>();
+    static constexpr bool ok = rule_ok(verdict_v);
     static constexpr bool reported = [] {
-        if constexpr (Report && verdict_v != rule::ok)
+        if constexpr (Report && !ok)
             // Completing the type runs its static_asserts: that is the diagnostic.
             return sizeof(layer_error<verdict_v, Index, L, typename In::shape,
-                                      typename decltype(expects_of<L, In, verdict_v>())::type>) > 0;
+                                      typename decltype(expects_of<L, In>())::type>) > 0;
         else
             return true;
     }();
@@ -115,9 +119,9 @@ struct chain<Report, Index, Offset, In, L, Rest...> {
 private:
     using step = checked_step<Report, Index, L, In>;
     static_assert(step::reported);
-    using here = std::conditional_t<step::verdict_v == rule::ok, bound_layer<Index, L, In, Offset>, void>;
+    using here = std::conditional_t<step::ok, bound_layer<Index, L, In, Offset>, void>;
     static constexpr std::size_t here_end = [] {
-        if constexpr (step::verdict_v == rule::ok)
+        if constexpr (step::ok)
             return here::param_end;
         else
             return Offset;
@@ -125,7 +129,7 @@ private:
     using next = chain<Report, Index + 1, here_end, typename step::output, Rest...>;
 
 public:
-    using layers = std::conditional_t<step::verdict_v == rule::ok, typename prepend<here, typename next::layers>::type,
+    using layers = std::conditional_t<step::ok, typename prepend<here, typename next::layers>::type,
                                       type_list<>>;
     using output = typename next::output;
     static constexpr std::size_t param_end = next::param_end;

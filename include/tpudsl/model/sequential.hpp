@@ -27,7 +27,7 @@ struct input_check {
     static constexpr bool shape_ok = [] {
         if constexpr (is_input_v) {
             if constexpr (!nonempty_shape<typename InputArg::shape>())
-                return sizeof(layer_error<rule::input_empty_shape, 0, InputArg, typename InputArg::shape,
+                return sizeof(layer_error<model_rule::input_empty_shape, 0, InputArg, typename InputArg::shape,
                                           any_shape_of_rank<1>>) == 0;
             return true;
         } else {

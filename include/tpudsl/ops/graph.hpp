@@ -64,7 +64,7 @@ struct graph {
 private:
     /// Checks every layer's ops when the graph is instantiated (a failed check has reported itself).
     static constexpr bool ops_checked = []<std::size_t... I>(std::index_sequence<I...>) {
-        return ((tpudsl::detail::ops_check<I, spec<I>, layer<I>>::value, true) && ...);
+        return ((static_cast<void>(tpudsl::detail::ops_check<I, spec<I>, layer<I>>::value), true) && ...);
     }(std::make_index_sequence<layers>{});
     static_assert(ops_checked);
 
