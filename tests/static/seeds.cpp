@@ -4,6 +4,8 @@
 #include "mnist_mlp/model.hpp"
 #include "reuters_conv1d/model.hpp"
 
+#include <tpudsl/ops/graph.hpp>
+
 #include <array>
 #include <cstddef>
 #include <cstdint>
@@ -57,15 +59,17 @@ static_assert(std::is_same_v<FashionCnn::output_shape, Shape<10>>);
 static_assert(std::is_same_v<Cifar10Cnn::output_shape, Shape<10>>);
 static_assert(std::is_same_v<Cifar10Cnn::layer<6>::output_shape, Shape<6, 6, 64>>);
 
-// Per-sample workspace: activations + scratch + two ping-pong deltas of the widest tensor.
+// A replica's workspace, as the training graph plans it.
 // [workspace]
-static_assert(FashionCnn::activation_size == aligned_floats(26 * 26 * 64) + 2 * aligned_floats(13 * 13 * 64) +
-                                                 aligned_floats(10816) + 2 * aligned_floats(10));
-// scratch: the im2col rows of the convolution, the pooling argmax, the softmax logits
-static_assert(FashionCnn::scratch_size ==
-              aligned_floats(26 * 26 * 9) + aligned_floats(13 * 13 * 64) + aligned_floats(10));
-static_assert(FashionCnn::delta_size == 2 * 26 * 26 * 64);
-static_assert(FashionCnn::workspace_size ==
-              FashionCnn::activation_size + FashionCnn::scratch_size + FashionCnn::delta_size);
-static_assert(MnistMlp::scratch_size == 2 * aligned_floats(512) + aligned_floats(10));   // masks, logits
+using Fashion = ops::graph<FashionCnn>;
+// Per sample of capacity: the pooled block (the absorbed Relu and the Flatten share it), the Dense and
+// Softmax outputs, the pooling argmax, the softmax logits, two deltas as wide as the pooled block.
+static_assert(Fashion::plan.per_sample == 4 * aligned_floats(13 * 13 * 64) + 3 * aligned_floats(10));
+// Once: one sample's convolution output, which the fused pair pools as it goes.
+static_assert(Fashion::plan.one_sample == aligned_floats(26 * 26 * 64));
+static_assert(Fashion::workspace_floats(16) == 16 * Fashion::plan.per_sample + Fashion::plan.one_sample);
+// A dense network: each Dense's output, the dropout masks and the logits, two deltas of 512.
+static_assert(ops::graph<MnistMlp>::plan.per_sample ==
+              4 * aligned_floats(512) + aligned_floats(10) + 2 * aligned_floats(512) + aligned_floats(10) +
+                  2 * aligned_floats(512));
 // [workspace]

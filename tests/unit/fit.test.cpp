@@ -536,7 +536,7 @@ TEST_CASE("an Embedding's gradient arenas are summed and cleared only on the row
 {
     SECTION("the marked sum gives the dense sum's bits; clearing leaves the table's range at +0")
     {
-        const detail::table_span table{5, 150, 3};   // rows over three 64-bit words of marks
+        const distribute::table_span table{5, 150, 3};   // rows over three 64-bit words of marks
         constexpr std::size_t arenas = 4, size = 5 + 150 * 3 + 7;
         std::mt19937 gen(8);
         std::uniform_real_distribution<float> u(-1.0f, 1.0f);
@@ -565,9 +565,9 @@ TEST_CASE("an Embedding's gradient arenas are summed and cleared only on the row
             want[i] = s;
         }
         std::vector<float> got = g[0];
-        detail::sum_marked_rows(got.data(), others, other_marks, arenas - 1, table, lo, hi);
+        distribute::detail::sum_marked_rows(got.data(), others, other_marks, arenas - 1, table, lo, hi);
         CHECK(std::memcmp(got.data(), want.data(), size * sizeof(float)) == 0);
-        detail::clear_marked_rows(got.data(), all_marks, arenas, table, lo, hi);
+        distribute::detail::clear_marked_rows(got.data(), all_marks, arenas, table, lo, hi);
         for (std::size_t i = 0; i < size; ++i) {
             INFO("element " << i);
             if (i >= lo && i < hi)

@@ -32,7 +32,7 @@ struct harness {
     std::vector<float> params = std::vector<float>(M::param_buffer_size);
     std::vector<In> x = std::vector<In>(n * M::input_shape::size);
     std::vector<float> r = std::vector<float>(n * M::output_shape::size);
-    std::vector<float> ws = std::vector<float>(n * M::workspace_size);
+    std::vector<float> ws = std::vector<float>(G::workspace_floats(n));
     step_context ctx{.training = true, .seed = 7, .step = 3, .first_sample = 0};
 
     explicit harness(std::uint32_t seed)
@@ -211,7 +211,7 @@ TEST_CASE("gradients: a thin Conv2D read in place, fused with its pooling, absor
                          Flatten, Dense<2>>;
     using G = ops::graph<M>;
     STATIC_REQUIRE(G::fused_conv<1>());
-    STATIC_REQUIRE(G::absorbed_activation<3>());
+    STATIC_REQUIRE(G::plan.nodes[3].absorbed);
     STATIC_REQUIRE(G::conv_pool<1>::conv_type::in_place);
     STATIC_REQUIRE(std::is_same_v<G::conv_pool<1>::Act, Tanh>);
     check_model<M>(1e-3);
@@ -230,8 +230,8 @@ TEST_CASE("gradients: the Fashion-MNIST pattern, Conv2D then MaxPool2D then Acti
 {
     using M = Sequential<Input<Shape<8, 8, 1>>, Conv2D<4, 3>, MaxPool2D<2>, Activation<Relu>, Flatten, Dense<3>,
                          Activation<Softmax>>;
-    STATIC_REQUIRE(ops::graph<M>::absorbed_activation<2>());
-    STATIC_REQUIRE(!ops::graph<M>::absorbed_activation<5>());   // a softmax is not element-wise
+    STATIC_REQUIRE(ops::graph<M>::plan.nodes[2].absorbed);
+    STATIC_REQUIRE(!ops::graph<M>::plan.nodes[5].absorbed);   // a softmax is not element-wise
     check_model<M>(1e-3);
 }
 
@@ -276,12 +276,12 @@ TEST_CASE("gradients: a Dense's input gradient made by the fused pair below it, 
                                Flatten, Dense<2>>;
     using First = Sequential<Input<Shape<8, 8, 1>>, Conv2D<4, 3>, MaxPool2D<2>, Activation<Relu>, Flatten, Dense<3>,
                              Activation<Softmax>>;
-    STATIC_REQUIRE(ops::graph<Reverse>::dense_above_pair<1>() == 4);
-    STATIC_REQUIRE(ops::graph<Reverse>::dx_left_to_pair<4>());
+    STATIC_REQUIRE(ops::graph<Reverse>::plan.nodes[1].dense_above == 4);
+    STATIC_REQUIRE(ops::graph<Reverse>::plan.nodes[4].dx_left_to_pair);
     STATIC_REQUIRE(ops::graph<Reverse>::conv_pool<1>::reverse);
-    STATIC_REQUIRE(ops::graph<Forward>::dense_above_pair<1>() == 4);
+    STATIC_REQUIRE(ops::graph<Forward>::plan.nodes[1].dense_above == 4);
     STATIC_REQUIRE(!ops::graph<Forward>::conv_pool<1>::reverse);
-    STATIC_REQUIRE(ops::graph<First>::dense_above_pair<0>() == 4);
+    STATIC_REQUIRE(ops::graph<First>::plan.nodes[0].dense_above == 4);
     // Groups as large as keep their buffer near 160 KB, 4 to 16 samples: these small models 16, the
     // Fashion model's pair (10816 pooled floats a sample) 4, the Reuters model's (2336) 16.
     STATIC_REQUIRE(ops::graph<First>::conv_pool<0>::group == 16);
@@ -294,7 +294,7 @@ TEST_CASE("gradients: a Dense's input gradient made by the fused pair below it, 
     check_batch_against_samples<Forward, 2 * ops::graph<Forward>::conv_pool<1>::group + 1>();
     check_batch_against_samples<First, 2 * ops::graph<First>::conv_pool<0>::group + 1>();
     // A Dense over a Dense (no pair below it) keeps computing its own input gradient.
-    STATIC_REQUIRE(!ops::graph<Sequential<Input<Shape<4>>, Dense<3>, Dense<2>>>::dx_left_to_pair<1>());
+    STATIC_REQUIRE(!ops::graph<Sequential<Input<Shape<4>>, Dense<3>, Dense<2>>>::plan.nodes[1].dx_left_to_pair);
 }
 
 TEST_CASE("gradients: MaxPool1D overlapping and same", "[gradcheck]")

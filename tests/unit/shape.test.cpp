@@ -64,7 +64,7 @@ TEMPLATE_LIST_TEST_CASE("every layer binds consistently", "[layers]", layer_case
     CHECK(next == B::param_end);
     CHECK(M::param_buffer_size == B::param_end);
     CHECK(M::param_count == B::param_count);
-    CHECK(M::workspace_size >= aligned_floats(B::output_shape::size) + B::scratch_size);
+    CHECK(ops::graph<M>::workspace_floats(1) >= aligned_floats(B::output_shape::size) + B::scratch_size);
     // Keras' name for the only layer of a model is the bare prefix.
     CHECK(M::template layer_name<0>() == std::string(L::base_name));
 }

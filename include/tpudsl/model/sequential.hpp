@@ -43,10 +43,6 @@ template <class... B>
 struct layer_totals<type_list<B...>> {
     static constexpr std::size_t param_count = (std::size_t{0} + ... + B::param_count);
     static constexpr std::size_t trainable_param_count = (std::size_t{0} + ... + B::trainable_param_count);
-    static constexpr std::size_t activation_size =
-        (std::size_t{0} + ... + aligned_floats(B::output_shape::size));
-    static constexpr std::size_t scratch_size = (std::size_t{0} + ... + aligned_floats(B::scratch_size));
-    static constexpr std::size_t widest = std::max({std::size_t{0}, B::input_shape::size..., B::output_shape::size...});
 };
 
 } // namespace detail
@@ -104,15 +100,9 @@ public:
     /// a `buffer_alignment`-byte boundary, so this is param_count plus alignment padding.
     static constexpr std::size_t param_buffer_size = chain::param_end;
 
-    /// Per-sample floats of the forward activations kept for backward (each layer's output, aligned).
-    static constexpr std::size_t activation_size = totals::activation_size;
-    /// Per-sample floats of layer scratch (im2col rows, pooling argmax, dropout masks), aligned.
-    static constexpr std::size_t scratch_size = totals::scratch_size;
-    /// Per-sample floats of the two ping-pong gradient buffers of backward, each as wide as the
-    /// widest tensor of the model.
-    static constexpr std::size_t delta_size = 2 * aligned_floats(totals::widest);
-    /// Per-sample workspace in floats: a replica running B samples needs `B * workspace_size`.
-    static constexpr std::size_t workspace_size = activation_size + scratch_size + delta_size;
+    // A replica's workspace (each layer's output, scratch and the backward deltas) is planned by the
+    // training graph, which knows which layers it fuses: ops::graph<Sequential>::plan and
+    // ::workspace_floats(samples), constants of the type too.
 
     /// Keras' auto-name of the I-th layer, zero-based per class: `conv1d`, `conv1d_1`, ...
     template <std::size_t I>

@@ -1,16 +1,12 @@
-/// @file Defines graph<Model>: a whole model's forward and backward pass over one replica's workspace.
+/// @file Defines graph<Model>: a whole model's forward and backward pass over one replica's workspace,
+/// a short runner over the model's plan (ops/plan.hpp).
 ///
-/// A replica of capacity `cap` samples owns `workspace_floats(cap)` floats (at most
-/// `cap * Model::workspace_size`), laid out as
-///   [ activations: one (cap, out_l) block per layer that has its own ][ scratch: one (cap, scratch_l) block per layer ]
-///   [ delta 0: (cap, widest) ][ delta 1: (cap, widest) ][ one-sample blocks of the fused convolutions ]
-/// every block 64-byte aligned. A Flatten or an absorbed Activation shares its input's block; a fused
-/// convolution's output (and, read in place, its window gradients) is one sample's. The loss writes
-/// dL/d(output) (or dL/d(logits)) into delta 0; backward ping-pongs between the two deltas down to the
-/// first layer, a Dense leaving its dZ in its own output block for the kernel gradient (which the
-/// trainer may take over all micro-batches at once: deferred_gradient). A Dense right above a fused
-/// convolution and pooling (through a Flatten or an absorbed Activation) leaves its input gradient to
-/// the pair, which computes it a few samples at a time as it needs them. Nothing here allocates in a
+/// The plan says how each layer runs (its own pass, a convolution fused with its pooling, an alias)
+/// and where its blocks lie. The loss writes dL/d(output) (or dL/d(logits)) into delta 0; backward
+/// ping-pongs between the two deltas down to the first layer, a layer whose kernel gradient is
+/// deferred leaving its dZ in its own output block for the all-reduce (deferred_gradient). A Dense
+/// right above a fused convolution and pooling (through aliases) leaves its input gradient to the
+/// pair, which computes it a few samples at a time as it needs them. Nothing here allocates in a
 /// steady step.
 #ifndef TPUDSL_OPS_GRAPH_HPP
 #define TPUDSL_OPS_GRAPH_HPP
@@ -23,8 +19,10 @@
 #include <tpudsl/layers/layer_concepts.hpp>
 #include <tpudsl/layers/ops.hpp>
 #include <tpudsl/layers/step_context.hpp>
+#include <tpudsl/ops/plan.hpp>
 
 #include <algorithm>
+#include <ranges>
 #include <array>
 #include <cstddef>
 #include <type_traits>
@@ -69,297 +67,117 @@ private:
     static_assert(ops_checked);
 
 public:
-
+    /// What the plan reads of layer I: its traits and sizes (the fused pairs' facts come after the
+    /// fusion decisions, which they depend on).
     template <std::size_t I>
-    static consteval bool
-    accumulates() noexcept
+    static consteval layer_facts
+    facts_of() noexcept
     {
-        if constexpr (layer<I>::weight_count == 0)
-            return false;
-        else
-            return spec<I>::accumulates_gradient;
+        using S = spec<I>;
+        layer_facts f;
+        f.aliases_input = S::aliases_input;
+        f.gradient_in_place = S::gradient_in_place;
+        f.row_wise = S::row_wise;
+        f.accumulates = layer<I>::weight_count > 0 && S::accumulates_gradient;
+        f.defers_kernel = S::defers_kernel_gradient;
+        f.convolution_rank = S::convolution_rank;
+        f.max_pooling_rank = S::max_pooling_rank;
+        if constexpr (requires { typename S::activation; })
+            f.linear_activation = std::is_same_v<typename S::activation, Linear>;
+        f.absorbable = !std::is_void_v<typename S::absorbable_activation>;
+        f.output_size = layer<I>::output_shape::size;
+        f.scratch_size = layer<I>::scratch_size;
+        return f;
     }
 
-    /// True when layer I is a convolution that runs together with the max pooling after it
-    /// (detail::conv_pool_pair): layer I + 1 then has no pass of its own.
-    template <std::size_t I>
-    static consteval bool
-    fused_conv() noexcept
-    {
-        if constexpr (I + 1 < layers)
-            return spec<I>::convolution_rank != 0 && spec<I>::convolution_rank == spec<I + 1>::max_pooling_rank;
-        else
-            return false;
-    }
-    template <std::size_t I>
-    static consteval bool
-    fused_pool() noexcept
-    {
-        if constexpr (I > 0)
-            return fused_conv<I - 1>();
-        else
-            return false;
-    }
-    /// True when layer I is an Activation that the fused convolution two layers below applies instead
-    /// (a Linear convolution, its max pooling, then an element-wise activation: the activation commutes
-    /// with the maximum, so act(max z) = max act(z) and its derivative is read from the pooled output).
-    template <std::size_t I>
-    static consteval bool
-    absorbed_activation() noexcept
-    {
-        if constexpr (I >= 2 && I < layers) {
-            if constexpr (fused_conv<I - 2>())
-                return std::is_same_v<typename spec<I - 2>::activation, Linear> &&
-                       !std::is_void_v<typename spec<I>::absorbable_activation>;
-            else
-                return false;
-        } else {
-            return false;
-        }
-    }
+private:
+    static constexpr std::array<layer_facts, layers> facts = []<std::size_t... I>(std::index_sequence<I...>) {
+        return std::array<layer_facts, layers>{facts_of<I>()...};
+    }(std::make_index_sequence<layers>{});
+    static constexpr graph_plan<layers> fusion = plan_fusion(facts, std::is_same_v<input_type, float>);
 
+public:
     /// The convolution core of a fused pair at layer I: with the activation it absorbs, if any.
     template <std::size_t I>
     static consteval auto
     fused_conv_core() noexcept
     {
         using C = typename ops<I>::template core<layer<I>>;
-        if constexpr (absorbed_activation<I + 2>())
+        if constexpr (I + 2 < layers && fusion.nodes[I + 2].absorbed)
             return std::type_identity<
                 tpudsl::detail::conv_core<C::geometry, C::filters, typename spec<I + 2>::absorbable_activation>>{};
         else
             return std::type_identity<C>{};
     }
+    /// The fused convolution and pooling at layers I and I + 1 (detail::conv_pool_pair).
     template <std::size_t I>
     using conv_pool = tpudsl::detail::conv_pool_pair<typename decltype(fused_conv_core<I>())::type,
-                                             typename ops<I + 1>::template core<layer<I + 1>>>;
+                                                     typename ops<I + 1>::template core<layer<I + 1>>>;
 
-    /// True when layer I's output is its input's memory (a Flatten after another layer, an absorbed
-    /// Activation): no pass forward, and its gradient is the gradient of its input as it stands.
-    template <std::size_t I>
-    static consteval bool
-    aliases_input() noexcept
-    {
-        return (I > 0 && spec<I>::aliases_input) || absorbed_activation<I>();
-    }
-
-    /// True when layer I's backward leaves dL/d(input) in the buffer that held dL/d(output): an
-    /// aliasing layer, a layer that declares gradient_in_place (element-wise), and a fused convolution
-    /// and its pooling (conv_pool_pair writes the input gradient over the pooled one).
-    template <std::size_t I>
-    static consteval bool
-    gradient_in_place() noexcept
-    {
-        return aliases_input<I>() || fused_conv<I>() || fused_pool<I>() || spec<I>::gradient_in_place;
-    }
-
-    /// Which of the two delta buffers holds dL/d(output of layer I): the loss writes into delta 0,
-    /// and each layer below the top flips to the other buffer unless its gradient is in place.
-    static constexpr auto gradient_buffer = [] {
-        std::array<std::size_t, layers> g{};
-        g[layers - 1] = 0;
+    /// The plan: every fusion and memory decision, as data.
+    static constexpr graph_plan<layers> plan = [] {
+        std::array<layer_facts, layers> f = facts;
         [&]<std::size_t... I>(std::index_sequence<I...>) {
-            // from the top down: layer J = layers - 1 - I sets the buffer of layer J - 1
-            ((layers - 1 - I > 0 ? (g[layers - 2 - I] = gradient_in_place<layers - 1 - I>() ? g[layers - 1 - I]
-                                                                                                 : 1 - g[layers - 1 - I],
-                                    0)
-                                 : 0),
+            ([&] {
+                if constexpr (fusion.nodes[I].kind == node_kind::fused_conv) {
+                    f[I].pair_in_place = conv_pool<I>::conv_type::in_place;
+                    f[I].pair_dx_scratch = conv_pool<I>::dx_scratch;
+                }
+            }(),
              ...);
         }(std::make_index_sequence<layers>{});
-        return g;
+        return plan_memory(fusion, f);
     }();
 
-    /// True when layer I (a layer that defers_kernel_gradient: a Dense) leaves its kernel gradient
-    /// X^T . dZ to deferred_gradient, which computes it over every micro-batch of a step at once. Its
-    /// dZ then stays in its output block (nothing reads its output after its backward) until the
-    /// step's reduce; so a layer that feeds another deferred one directly (its output is that one's X)
-    /// is not deferred.
+    /// True when layer I is a convolution run with the max pooling after it.
+    template <std::size_t I>
+    static consteval bool
+    fused_conv() noexcept
+    {
+        return plan.nodes[I].kind == node_kind::fused_conv;
+    }
+    /// True when layer I leaves its kernel gradient to deferred_gradient.
     template <std::size_t I>
     static consteval bool
     deferred_kernel() noexcept
     {
-        if constexpr (!spec<I>::defers_kernel_gradient)
-            return false;
-        else if constexpr (I == 0 && !std::is_same_v<input_type, float>)
-            return false;
-        else
-            return !feeds_deferred_kernel<I>();
-    }
-    /// True when layer I's output is (through aliasing layers) the input of a deferred Dense.
-    template <std::size_t I>
-    static consteval bool
-    feeds_deferred_kernel() noexcept
-    {
-        if constexpr (I + 1 >= layers)
-            return false;
-        else if constexpr (aliases_input<I + 1>())
-            return feeds_deferred_kernel<I + 1>();
-        else
-            return deferred_kernel<I + 1>();
+        return plan.nodes[I].deferred_kernel;
     }
 
-    /// The first layer from I up that does not alias its input (layers when none).
-    template <std::size_t I>
-    static consteval std::size_t
-    first_own_output() noexcept
+    /// Floats a replica of capacity `cap` needs.
+    [[nodiscard]] static constexpr std::size_t
+    workspace_floats(std::size_t cap) noexcept
     {
-        if constexpr (I >= layers)
-            return layers;
-        else if constexpr (aliases_input<I>())
-            return first_own_output<I + 1>();
-        else
-            return I;
-    }
-    /// The deferred Dense whose input gradient is the pooled gradient of the fused convolution J
-    /// (through aliasing layers: an absorbed Activation, a Flatten), or `layers` when none. That Dense
-    /// leaves its dX to the pair, which computes it a few samples at a time just before it reads them
-    /// (in cache, instead of a whole micro-batch written out and read back).
-    template <std::size_t J>
-    static consteval std::size_t
-    dense_above_pair() noexcept
-    {
-        if constexpr (!fused_conv<J>()) {
-            return layers;
-        } else {
-            constexpr std::size_t d = first_own_output<J + 2>();
-            if constexpr (d < layers)
-                return deferred_kernel<d>() ? d : layers;
-            else
-                return layers;
-        }
-    }
-    /// True when layer I is a Dense that leaves its input gradient to the fused pair below it.
-    template <std::size_t I>
-    static consteval bool
-    dx_left_to_pair() noexcept
-    {
-        return count_layers([](auto j) { return dense_above_pair<j>() == I; }) > 0;
+        return cap * plan.per_sample + plan.one_sample;
     }
 
     /// True when the last layer ends in Softmax: the loss may then take the fused logits path.
     static constexpr bool softmax_output = detail::has_softmax<spec<layers - 1>>();
-
-    /// True when layer I's activation block holds one sample, not `cap`: a fused convolution's output,
-    /// which its pair computes and pools one sample at a time.
-    template <std::size_t I>
-    static consteval bool
-    one_sample_activation() noexcept
-    {
-        return fused_conv<I>();
-    }
-    /// True when layer I's scratch block holds one sample: a fused convolution that reads its input in
-    /// place keeps no windows, only one sample's window gradients or its zero-padded dZ (when its input
-    /// needs a gradient).
-    template <std::size_t I>
-    static consteval bool
-    one_sample_scratch() noexcept
-    {
-        if constexpr (fused_conv<I>())
-            return conv_pool<I>::conv_type::in_place;
-        else
-            return false;
-    }
-
-    /// Where each layer's activation and scratch block lies: `cap`-sample blocks at a per-sample offset
-    /// (multiplied by the capacity), one-sample blocks at an offset after all of them.
-    struct block_plan {
-        std::array<std::size_t, layers> act{}, scratch{};
-        std::array<bool, layers> act_fixed{}, scratch_fixed{};
-        std::size_t per_sample = 0, fixed = 0, delta_offset = 0, delta_stride = 0;
-    };
-    static constexpr block_plan plan = [] {
-        block_plan p;
-        std::size_t a = 0, f = 0, widest = 0;
-        [&]<std::size_t... I>(std::index_sequence<I...>) {
-            (([&] {
-                 constexpr std::size_t out = aligned_floats(layer<I>::output_shape::size);
-                 if constexpr (aliases_input<I>()) {
-                     p.act[I] = p.act[I - 1];
-                     p.act_fixed[I] = p.act_fixed[I - 1];
-                 } else if constexpr (one_sample_activation<I>()) {
-                     p.act[I] = f;
-                     p.act_fixed[I] = true;
-                     f += out;
-                 } else {
-                     p.act[I] = a;
-                     a += out;
-                 }
-                 // The deltas hold every output gradient but a fused convolution's (its pair keeps
-                 // that one sample at a time in the activation block).
-                 if constexpr (!fused_conv<I>())
-                     widest = std::max(widest, out);
-             }()),
-             ...);
-            (([&] {
-                 constexpr std::size_t size = aligned_floats(layer<I>::scratch_size);
-                 if constexpr (one_sample_scratch<I>()) {
-                     p.scratch[I] = f;
-                     p.scratch_fixed[I] = true;
-                     f += I > 0 ? aligned_floats(conv_pool<I>::dx_scratch) : 0;   // dcols or dZ, when dx is asked
-                 } else {
-                     p.scratch[I] = a;
-                     a += size;
-                 }
-             }()),
-             ...);
-        }(std::make_index_sequence<layers>{});
-        p.delta_offset = a;
-        p.delta_stride = widest;
-        p.per_sample = a + 2 * widest;
-        p.fixed = f;
-        return p;
-    }();
-    static_assert(plan.per_sample + plan.fixed <= Model::workspace_size,
-                  "graph: the fused plan needs no more than the layers' own layout (Model::workspace_size)");
-
-    /// Floats a replica of capacity `cap` needs: never more than cap * Model::workspace_size.
-    [[nodiscard]] static constexpr std::size_t
-    workspace_floats(std::size_t cap) noexcept
-    {
-        return cap * plan.per_sample + plan.fixed;
-    }
-
-    /// How many layers satisfy pred, called with std::integral_constant<std::size_t, I> for layer I.
-    template <class Pred>
-    static consteval std::size_t
-    count_layers(Pred pred) noexcept
-    {
-        return [&]<std::size_t... I>(std::index_sequence<I...>) {
-            return (std::size_t{0} + ... + (pred(std::integral_constant<std::size_t, I>{}) ? 1 : 0));
-        }(std::make_index_sequence<layers>{});
-    }
+    /// True when the model is made of row layers only, on float inputs (a dense network): a replica then
+    /// runs its micro-batches layer by layer (forward_parts, backward_parts), and each Dense reads its
+    /// kernel once for all of them instead of once per micro-batch.
+    static constexpr bool rows_only = plan.rows_only;
 
     /// The parameter ranges [begin, end) whose gradients layers add into (rather than write): the
     /// arena must be cleared there between steps.
     static constexpr auto accumulating_ranges = [] {
-        constexpr std::size_t count = count_layers([](auto i) { return accumulates<i>(); });
+        constexpr std::size_t count = std::ranges::count_if(plan.nodes, [](const plan_node& n) { return n.accumulates; });
         std::array<std::pair<std::size_t, std::size_t>, count> ranges{};
         std::size_t k = 0;
         [&]<std::size_t... I>(std::index_sequence<I...>) {
-            ((accumulates<I>() ? (ranges[k++] = {layer<I>::param_offset, layer<I>::param_end}, 0) : 0), ...);
+            ((plan.nodes[I].accumulates ? (ranges[k++] = {layer<I>::param_offset, layer<I>::param_end}, 0) : 0), ...);
         }(std::make_index_sequence<layers>{});
         return ranges;
     }();
-    /// True when layer I maps each sample's row to a row (its spec says row_wise).
-    template <std::size_t I>
-    static consteval bool
-    row_layer() noexcept
-    {
-        return spec<I>::row_wise;
-    }
-    /// True when the model is made of row layers only, on float inputs (a dense network): a replica then
-    /// runs its micro-batches layer by layer (forward_parts, backward_parts), and each Dense reads its
-    /// kernel once for all of them instead of once per micro-batch.
-    static constexpr bool rows_only =
-        std::is_same_v<input_type, float> && count_layers([](auto i) { return !row_layer<i>(); }) == 0;
 
     /// A deferred kernel's place in the parameter buffer: [begin, end), rows of `columns` floats.
     struct deferred_range {
         std::size_t begin, end, columns;
     };
-    /// The deferred kernels (see deferred_kernel), in layer order.
+    /// The deferred kernels (see plan_node::deferred_kernel), in layer order.
     static constexpr auto deferred_ranges = [] {
-        constexpr std::size_t count = count_layers([](auto i) { return deferred_kernel<i>(); });
+        constexpr std::size_t count =
+            std::ranges::count_if(plan.nodes, [](const plan_node& n) { return n.deferred_kernel; });
         std::array<deferred_range, count> ranges{};
         std::size_t k = 0;
         [&]<std::size_t... I>(std::index_sequence<I...>) {
@@ -400,17 +218,40 @@ public:
     [[nodiscard]] static float*
     activation(float* ws, std::size_t cap, std::size_t l) noexcept
     {
-        return ws + (plan.act_fixed[l] ? cap * plan.per_sample + plan.act[l] : cap * plan.act[l]);
+        const plan_node& node = plan.nodes[l];
+        return ws + (node.activation_one_sample ? cap * plan.per_sample + node.activation : cap * node.activation);
     }
     [[nodiscard]] static float*
     scratch(float* ws, std::size_t cap, std::size_t l) noexcept
     {
-        return ws + (plan.scratch_fixed[l] ? cap * plan.per_sample + plan.scratch[l] : cap * plan.scratch[l]);
+        const plan_node& node = plan.nodes[l];
+        return ws + (node.scratch_one_sample ? cap * plan.per_sample + node.scratch : cap * node.scratch);
     }
     [[nodiscard]] static float*
     delta(float* ws, std::size_t cap, std::size_t which) noexcept
     {
         return ws + cap * (plan.delta_offset + which * plan.delta_stride);
+    }
+    /// Layer I's input: the model's input x for the first layer, the output of the layer below otherwise.
+    template <std::size_t I>
+    [[nodiscard]] static auto
+    input(const input_type* x, float* ws, std::size_t cap) noexcept
+    {
+        if constexpr (I == 0)
+            return x;
+        else
+            return static_cast<const float*>(activation(ws, cap, I - 1));
+    }
+    /// Where layer I writes its input's gradient: `input_grad` (null or the caller's) for the first
+    /// layer, the delta that holds the layer below's output gradient otherwise.
+    template <std::size_t I>
+    [[nodiscard]] static float*
+    input_gradient(float* ws, std::size_t cap, float* input_grad) noexcept
+    {
+        if constexpr (I == 0)
+            return input_grad;
+        else
+            return delta(ws, cap, plan.nodes[I - 1].gradient_buffer);
     }
     /// The model's output, (n, output_size).
     [[nodiscard]] static float*
@@ -500,12 +341,7 @@ private:
                 for (std::size_t p = p0; p < std::min(count, p0 + rows_group); ++p) {
                     if (parts[p].n == 0)
                         continue;
-                    const float* in;
-                    if constexpr (I == 0)
-                        in = parts[p].x;
-                    else
-                        in = activation(parts[p].ws, cap, I - 1);
-                    blocks[g] = {in, activation(parts[p].ws, cap, I), parts[p].n};
+                    blocks[g] = {input<I>(parts[p].x, parts[p].ws, cap), activation(parts[p].ws, cap, I), parts[p].n};
                     logits[g++] = scratch(parts[p].ws, cap, I);
                 }
                 ops<I>::template forward_rows<layer<I>>(params, blocks, logits, g, ctx);
@@ -533,14 +369,10 @@ private:
                 if (parts[p].n == 0)
                     continue;
                 float* ws = parts[p].ws;
-                const float* in;
-                if constexpr (I == 0)
-                    in = parts[p].x;
-                else
-                    in = activation(ws, cap, I - 1);
-                float* dy = delta(ws, cap, gradient_buffer[I]);
+                float* dy = delta(ws, cap, plan.nodes[I].gradient_buffer);
                 float* dz = deferred_kernel<I>() ? activation(ws, cap, I) : dy;
-                ops<I>::template backward_keeping<layer<I>>(params, in, activation(ws, cap, I), dy, dz, nullptr,
+                ops<I>::template backward_keeping<layer<I>>(params, input<I>(parts[p].x, ws, cap), activation(ws, cap, I),
+                                                            dy, dz, nullptr,
                                                             parts[p].grads, parts[p].n, fused,
                                                             !(deferred_kernel<I>() && defer_kernels));
             }
@@ -552,8 +384,9 @@ private:
                         if (parts[p].n == 0)
                             continue;
                         float* ws = parts[p].ws;
-                        float* dz = deferred_kernel<I>() ? activation(ws, cap, I) : delta(ws, cap, gradient_buffer[I]);
-                        blocks[g++] = {dz, delta(ws, cap, gradient_buffer[I - 1]), parts[p].n};
+                        float* dz =
+                            deferred_kernel<I>() ? activation(ws, cap, I) : delta(ws, cap, plan.nodes[I].gradient_buffer);
+                        blocks[g++] = {dz, input_gradient<I>(ws, cap, nullptr), parts[p].n};
                     }
                     ops<I>::template input_gradient_rows<layer<I>>(params, blocks, g);
                 }
@@ -572,23 +405,18 @@ private:
     forward_layer(const float* params, const input_type* x, float* ws, std::size_t cap, std::size_t n,
                   const step_context& ctx) noexcept
     {
+        constexpr node_kind kind = plan.nodes[I].kind;
         float* y = activation(ws, cap, I);
-        if constexpr (fused_pool<I>() || aliases_input<I>()) {
-            return;   // the convolution below ran this pooling; a Flatten's output is its input
-        } else if constexpr (fused_conv<I>()) {
+        if constexpr (kind == node_kind::fused_pool || kind == node_kind::alias) {
+            return;   // the convolution below ran this pooling; an alias's output is its input
+        } else if constexpr (kind == node_kind::fused_conv) {
             // y holds one sample's convolution output at a time; the pooling's block gets the rest.
-            const float* in;
-            if constexpr (I == 0)
-                in = x;
-            else
-                in = activation(ws, cap, I - 1);
             conv_pool<I>::forward(params + layer<I>::template weight<0>::offset,
-                                  params + layer<I>::template weight<1>::offset, in, y, scratch(ws, cap, I),
-                                  activation(ws, cap, I + 1), scratch(ws, cap, I + 1), n);
-        } else if constexpr (I == 0)
-            ops<0>::template forward<layer<0>>(params, x, y, scratch(ws, cap, 0), n, ctx);
-        else
-            ops<I>::template forward<layer<I>>(params, activation(ws, cap, I - 1), y, scratch(ws, cap, I), n, ctx);
+                                  params + layer<I>::template weight<1>::offset, input<I>(x, ws, cap), y,
+                                  scratch(ws, cap, I), activation(ws, cap, I + 1), scratch(ws, cap, I + 1), n);
+        } else {
+            ops<I>::template forward<layer<I>>(params, input<I>(x, ws, cap), y, scratch(ws, cap, I), n, ctx);
+        }
     }
 
     template <std::size_t I>
@@ -602,15 +430,10 @@ private:
             const std::size_t a = std::max(lo, offset), b = std::min(hi, offset + In * U);
             if (a >= b)
                 return;
-            auto x_of = [&](std::size_t p) -> const float* {
-                if constexpr (I == 0)
-                    return parts[p].x;
-                else
-                    return activation(parts[p].ws, cap, I - 1);
-            };
             float* g = grads + offset;
             auto part_of = [&](std::size_t p) {
-                return kernels::gemm_part{x_of(p), activation(parts[p].ws, cap, I), parts[p].n};
+                return kernels::gemm_part{input<I>(parts[p].x, parts[p].ws, cap), activation(parts[p].ws, cap, I),
+                                          parts[p].n};
             };
             // A row cut by the range: the kernel computes the whole row aside, its columns are copied.
             auto cut_row = [&](std::size_t row, std::size_t j0, std::size_t j1) {
@@ -645,37 +468,30 @@ private:
     backward_layer(const float* params, const input_type* x, float* ws, std::size_t cap, std::size_t n,
                    float* grads, bool logit_grad, float* input_grad, bool defer_kernels) noexcept
     {
-        float* dy = delta(ws, cap, gradient_buffer[I]);
+        constexpr plan_node node = plan.nodes[I];
+        float* dy = delta(ws, cap, node.gradient_buffer);
+        float* dx = input_gradient<I>(ws, cap, input_grad);
         const bool fused = logit_grad && I == layers - 1;
-        if constexpr (fused_pool<I>() || aliases_input<I>()) {
-            return;   // the convolution below takes this pooling's gradient; a Flatten's is its input's
-        } else if constexpr (fused_conv<I>()) {
+        if constexpr (node.kind == node_kind::fused_pool || node.kind == node_kind::alias) {
+            return;   // the convolution below takes this pooling's gradient; an alias's is its input's
+        } else if constexpr (node.kind == node_kind::fused_conv) {
             // dy: the pooling's gradient; dx shares its buffer (conv_pool_pair orders the samples for it).
-            float* pooled_dy = delta(ws, cap, gradient_buffer[I + 1]);
-            float* dx;
-            const float* in;
-            if constexpr (I == 0) {
-                dx = input_grad;
-                in = x;
-            } else {
-                dx = delta(ws, cap, gradient_buffer[I - 1]);
-                in = activation(ws, cap, I - 1);
-            }
+            float* pooled_dy = delta(ws, cap, plan.nodes[I + 1].gradient_buffer);
             auto run = [&](const auto& pooled) {
-                conv_pool<I>::backward(params + layer<I>::template weight<0>::offset, in, activation(ws, cap, I + 1),
-                                       pooled, dx, grads + layer<I>::template weight<0>::offset,
+                conv_pool<I>::backward(params + layer<I>::template weight<0>::offset, input<I>(x, ws, cap),
+                                       activation(ws, cap, I + 1), pooled, dx,
+                                       grads + layer<I>::template weight<0>::offset,
                                        grads + layer<I>::template weight<1>::offset, scratch(ws, cap, I),
                                        activation(ws, cap, I), scratch(ws, cap, I + 1), n);
             };
-            if constexpr (constexpr std::size_t D = dense_above_pair<I>(); D < layers) {
+            if constexpr (constexpr std::size_t D = node.dense_above; D < layers) {
                 // The pooled gradient of a few samples at a time = dZ . W^T of the Dense above (its dZ in
                 // its output block, W^T the copy this thread's forward made), each row as the Dense's own
                 // GEMM computes it, into a group buffer that stays in cache.
                 constexpr std::size_t U = layer<D>::output_shape::size, In = layer<D>::input_shape::size;
                 const float* dz = activation(ws, cap, D);
                 const float* wt = ops<D>::template transposed_kernel<layer<D>>(
-                    params + layer<D>::template weight<0>::offset, 0,
-                    ops<D>::template keeps_transpose<layer<D>>);
+                    params + layer<D>::template weight<0>::offset, 0, ops<D>::template keeps_transpose<layer<D>>);
                 float* group = conv_pool<I>::group_buffer();
                 run([=](std::size_t s0, std::size_t count) {
                     kernels::gemm_nn<U, In>(count, dz + s0 * U, wt, group);
@@ -684,27 +500,15 @@ private:
             } else {
                 run(tpudsl::detail::dy_in_place{pooled_dy, layer<I + 1>::output_shape::size});
             }
-        } else if constexpr (deferred_kernel<I>()) {
-            const float* in;
-            float* dx;
-            if constexpr (I == 0) {
-                in = x;
-                dx = input_grad;
-            } else {
-                in = activation(ws, cap, I - 1);
-                dx = delta(ws, cap, gradient_buffer[I - 1]);
-            }
-            if constexpr (dx_left_to_pair<I>())
+        } else if constexpr (node.deferred_kernel) {
+            if constexpr (node.dx_left_to_pair)
                 dx = nullptr;   // the fused pair below computes it from dZ as it needs it
             float* y = activation(ws, cap, I);   // dZ replaces the output: deferred_gradient reads it there
-            ops<I>::template backward_keeping<layer<I>>(params, in, y, dy, y, dx, grads, n, fused, !defer_kernels);
-        } else if constexpr (I == 0) {
-            ops<0>::template backward<layer<0>>(params, x, activation(ws, cap, 0), dy, input_grad, grads,
-                                                scratch(ws, cap, 0), n, fused);
+            ops<I>::template backward_keeping<layer<I>>(params, input<I>(x, ws, cap), y, dy, y, dx, grads, n, fused,
+                                                        !defer_kernels);
         } else {
-            ops<I>::template backward<layer<I>>(params, activation(ws, cap, I - 1), activation(ws, cap, I), dy,
-                                                delta(ws, cap, gradient_buffer[I - 1]), grads, scratch(ws, cap, I), n,
-                                                fused);
+            ops<I>::template backward<layer<I>>(params, input<I>(x, ws, cap), activation(ws, cap, I), dy, dx, grads,
+                                                scratch(ws, cap, I), n, fused);
         }
     }
 };
