@@ -12,6 +12,7 @@
 #include <cstring>
 #include <cstdio>
 #include <filesystem>
+#include <functional>
 #include <fstream>
 #include <random>
 #include <regex>
@@ -122,6 +123,45 @@ TEST_CASE("fit prints Epoch i/N and one Keras line per epoch; History holds val_
     const auto scores = model.evaluate(val.x, val.y, {.verbose = 0});
     CHECK(scores.size() == 2);
     CHECK(scores[1] > 0.7);   // chance is 1/3
+    // by name, as Keras' return_dict=True
+    CHECK(scores.names() == std::vector<std::string>{"loss", "sparse_categorical_accuracy"});
+    CHECK(scores["loss"] == scores[0]);
+    CHECK(scores["sparse_categorical_accuracy"] == scores[1]);
+    CHECK(scores.contains("loss"));
+    CHECK_THROWS_WITH(scores["accuracy"], Catch::Contains("no value named 'accuracy'") &&
+                                              Catch::Contains("loss, sparse_categorical_accuracy"));
+}
+
+TEST_CASE("compile's warnings go to the model's output stream", "[fit]")
+{
+    using Soft = Sequential<Input<Shape<4>>, Dense<3, Softmax>>;
+    Trainable<Soft> model(1);
+    std::ostringstream out;
+    model.set_output(out);
+    model.compile(optimizers::SGD{}, losses::SparseCategoricalCrossentropy{.from_logits = true});
+    CHECK(out.str().find("UserWarning: \"`sparse_categorical_crossentropy` received `from_logits=True`") == 0);
+    CHECK(&model.output() == &out);
+}
+
+TEST_CASE("callbacks written in place belong to the list; named ones are read after fit", "[fit][callbacks]")
+{
+    const auto train = make_toy(64, 8);
+    Trainable<Toy> model(5);
+    model.compile(optimizers::Adam{}, losses::SparseCategoricalCrossentropy{}, metrics::SparseCategoricalAccuracy{});
+    // No epoch improves the loss by 100: the owned EarlyStopping stops training after the second epoch.
+    auto history = model.fit(train.x, train.y,
+                             {.batch_size = 16, .epochs = 10, .verbose = 0,
+                              .callbacks = {EarlyStopping({.monitor = "loss", .min_delta = 100.0})}});
+    CHECK(history.epoch.size() == 2);
+    // A named one is the caller's: its state is there to read afterwards.
+    EarlyStopping named({.monitor = "loss", .min_delta = 100.0, .patience = 2});
+    history = model.fit(train.x, train.y, {.batch_size = 16, .epochs = 10, .verbose = 0, .callbacks = {named}});
+    CHECK(history.epoch.size() == 3);
+    CHECK(named.stopped_epoch() == std::size_t{2});
+    TerminateOnNaN terminate;
+    history = model.fit(train.x, train.y,
+                        {.batch_size = 16, .epochs = 1, .verbose = 0, .callbacks = {std::ref(terminate)}});
+    CHECK(history.epoch.size() == 1);
 }
 
 TEST_CASE("verbose=2 prints one line per epoch; verbose=0 prints nothing", "[fit][format]")
@@ -333,7 +373,7 @@ TEST_CASE("CSVLogger and ModelCheckpoint write real files; weights round-trip", 
     ModelCheckpoint best((dir / "best.bin").string(), {.save_best_only = true});
     model.fit(train.x, train.y,
               {.batch_size = 16, .epochs = 2, .verbose = 0, .validation_data = validation_data(val.x, val.y),
-               .callbacks = {&csv, &every, &best}});
+               .callbacks = {csv, every, best}});
     std::ifstream log(dir / "log.csv");
     std::string header, row1, row2;
     std::getline(log, header);

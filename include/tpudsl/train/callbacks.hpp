@@ -9,15 +9,18 @@
 #include <algorithm>
 #include <cmath>
 #include <cstddef>
+#include <concepts>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <functional>
 #include <iostream>
 #include <limits>
+#include <memory>
 #include <optional>
 #include <stdexcept>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 namespace tpudsl {
@@ -45,6 +48,38 @@ public:
     virtual void on_train_batch_end(std::size_t /*batch*/, const Logs& /*logs*/, TrainingControl&) {}
     virtual void on_epoch_end(std::size_t /*epoch*/, Logs& /*logs*/, TrainingControl&) {}
     virtual void on_train_end(TrainingControl&) {}
+};
+
+/// One entry of `FitOptions::callbacks`, as Keras' `callbacks=[...]` list holds them: a callback
+/// written in place is moved into the list, which owns it (`EarlyStopping{{.patience = 2}}`); a named
+/// one is referred to, so that it can be read after `fit` (`best.stopped_epoch()`), and lives where it
+/// was declared; `std::ref(cb)` says the same explicitly. Nothing to keep alive by hand, no pointers.
+class CallbackRef {
+public:
+    /// Takes over a temporary callback.
+    template <class C>
+        requires std::derived_from<C, Callback> && (!std::is_lvalue_reference_v<C>)
+    CallbackRef(C&& callback) : owned_(std::make_shared<C>(std::move(callback))), callback_(owned_.get())
+    {
+    }
+    /// Refers to the caller's callback.
+    template <class C>
+        requires std::derived_from<C, Callback>
+    CallbackRef(C& callback) noexcept : callback_(&callback)
+    {
+    }
+    template <class C>
+        requires std::derived_from<C, Callback>
+    CallbackRef(std::reference_wrapper<C> callback) noexcept : callback_(&callback.get())
+    {
+    }
+
+    [[nodiscard]] Callback& get() const noexcept { return *callback_; }
+    Callback* operator->() const noexcept { return callback_; }
+
+private:
+    std::shared_ptr<Callback> owned_;
+    Callback* callback_;
 };
 
 /// `mode="auto"`, `"min"` or `"max"`.

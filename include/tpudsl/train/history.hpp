@@ -1,5 +1,6 @@
-/// @file Defines Logs (the values of one batch or epoch, in Keras' order) and History (what `fit`
-/// returns: `history.history["loss"]`, `history.epoch`, `history.params`).
+/// @file Defines Logs (the values of one batch or epoch, in Keras' order), History (what `fit`
+/// returns: `history.history["loss"]`, `history.epoch`, `history.params`) and Scores (what `evaluate`
+/// returns: `scores[0]`, or `scores["loss"]` as with Keras' `return_dict=True`).
 #ifndef TPUDSL_TRAIN_HISTORY_HPP
 #define TPUDSL_TRAIN_HISTORY_HPP
 
@@ -56,6 +57,46 @@ public:
 
 private:
     std::vector<std::pair<std::string, double>> items_;
+};
+
+/// What `evaluate` returns: the loss, then each metric in compile order, read by position (Keras'
+/// list: `scores[1]`) or by name (Keras' `return_dict=True`: `scores["sparse_categorical_accuracy"]`).
+class Scores {
+public:
+    Scores() = default;
+    Scores(std::vector<std::string> names, std::vector<double> values) : names_(std::move(names)), values_(std::move(values))
+    {
+    }
+
+    [[nodiscard]] std::size_t size() const noexcept { return values_.size(); }
+    [[nodiscard]] double operator[](std::size_t i) const { return values_.at(i); }
+    /// The value named `name` ("loss", or a metric's name); throws std::out_of_range naming the ones
+    /// there are.
+    [[nodiscard]] double
+    operator[](std::string_view name) const
+    {
+        for (std::size_t i = 0; i < names_.size(); ++i)
+            if (names_[i] == name)
+                return values_[i];
+        std::string known;
+        for (const auto& n : names_)
+            known += (known.empty() ? "" : ", ") + n;
+        throw std::out_of_range("tpudsl::Scores: no value named '" + std::string(name) + "' (there are: " + known + ")");
+    }
+    [[nodiscard]] bool
+    contains(std::string_view name) const noexcept
+    {
+        return std::find(names_.begin(), names_.end(), name) != names_.end();
+    }
+    [[nodiscard]] const std::vector<std::string>& names() const noexcept { return names_; }
+    [[nodiscard]] const std::vector<double>& values() const noexcept { return values_; }
+    [[nodiscard]] auto begin() const noexcept { return values_.begin(); }
+    [[nodiscard]] auto end() const noexcept { return values_.end(); }
+    friend bool operator==(const Scores&, const Scores&) = default;
+
+private:
+    std::vector<std::string> names_;
+    std::vector<double> values_;
 };
 
 /// What `fit` returns. `history["val_loss"]` has one entry per epoch on which validation ran.

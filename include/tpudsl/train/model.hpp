@@ -66,7 +66,9 @@ struct FitOptions {
     std::size_t initial_epoch = 0;
     /// Reshuffle the samples before each pass.
     bool shuffle = true;
-    std::vector<Callback*> callbacks;
+    /// Keras' `callbacks=[...]`: callbacks written in place are owned by the list; named ones are
+    /// referred to (CallbackRef).
+    std::vector<CallbackRef> callbacks;
     /// Where progress goes (a terminal redraws the bar in place).
     std::ostream* out = &std::cout;
 };
@@ -176,6 +178,10 @@ public:
         tpudsl::summary<Seq>(out);
     }
 
+    /// Where the model's warnings go (std::cout unless set; fit's progress goes to FitOptions::out).
+    void set_output(std::ostream& out) noexcept { out_ = &out; }
+    [[nodiscard]] std::ostream& output() const noexcept { return *out_; }
+
     /// Threads that run the replicas.
     [[nodiscard]] std::size_t threads() const noexcept { return strategy_.threads(); }
 
@@ -195,7 +201,7 @@ public:
         compiled_ = true;
         if constexpr (requires { loss.from_logits; }) {
             if (graph::softmax_output && loss.from_logits && !std::is_same_v<Loss, losses::BinaryCrossentropy>)
-                std::cerr << "UserWarning: \"`" << Loss::name
+                *out_ << "UserWarning: \"`" << Loss::name
                           << "` received `from_logits=True`, but the `output` argument was produced by a Softmax "
                              "activation and thus does not represent logits. Was this intended?\"\n";
         }
@@ -249,7 +255,7 @@ public:
 
     /// `evaluate(dataset)`: [loss, metrics...] over one iteration of a batched Dataset.
     template <class E, std::size_t B>
-    std::vector<double>
+    Scores
     evaluate(const Dataset<Batch<E, B>>& data, EvaluateOptions options = {})
     {
         require_compiled("evaluate");
@@ -268,21 +274,18 @@ public:
             bar.update(++steps, logs);
         }
         bar.finish(steps, logs);
-        std::vector<double> out{seen_ ? loss_total_ / static_cast<double>(seen_) : 0.0};
-        for (double h : hits_)
-            out.push_back(seen_ ? h / static_cast<double>(seen_) : 0.0);
-        return out;
+        return scores();
     }
 
     /// `evaluate(x, y)`: [loss, metrics...] in compile order.
     template <class X, class Y>
-    std::vector<double>
+    Scores
     evaluate(const X& x, const Y& y, EvaluateOptions options = {})
     {
         return evaluate(dataset_ref{make_array_ref(x), make_array_ref(y)}, options);
     }
 
-    std::vector<double>
+    Scores
     evaluate(const dataset_ref& data, EvaluateOptions options)
     {
         require_compiled("evaluate");
@@ -308,10 +311,7 @@ public:
             bar.update(s + 1, logs);
         }
         bar.finish(steps, logs);
-        std::vector<double> out{seen_ ? loss_total_ / static_cast<double>(seen_) : 0.0};
-        for (double h : hits_)
-            out.push_back(seen_ ? h / static_cast<double>(seen_) : 0.0);
-        return out;
+        return scores();
     }
 
     /// `predict(x)`: the outputs, (samples, output_size) row-major.
@@ -595,7 +595,7 @@ private:
             if constexpr (requires { this->evaluate(*validation, EvaluateOptions{}); })
                 return evaluate(*validation, EvaluateOptions{B, 0, 0, options.out});
             else
-                return std::vector<double>{};
+                return Scores{};
         };
         return run_epochs(options, steps, source, validation != nullptr, validate);
     }
@@ -611,14 +611,14 @@ private:
         Logs logs;
         stop_training = false;
         std::size_t shown_target = steps;   // learned after the first pass when unknown, as Keras does
-        for (auto* cb : options.callbacks)
+        for (auto& cb : options.callbacks)
             cb->on_train_begin(*this);
 
         for (std::size_t epoch = options.initial_epoch; epoch < options.epochs && !stop_training; ++epoch) {
             logs.clear();
             if (options.verbose && options.epochs > 1)
                 *options.out << "Epoch " << epoch + 1 << '/' << options.epochs << '\n';
-            for (auto* cb : options.callbacks)
+            for (auto& cb : options.callbacks)
                 cb->on_epoch_begin(epoch, logs, *this);
             source.begin_epoch(epoch);
             reset_metrics(logs);
@@ -639,7 +639,7 @@ private:
                 accumulate(step(b.data, b.idx, b.n, true), b.n);
                 write_running_logs(logs);
                 bar.update(++done, logs);
-                for (auto* cb : options.callbacks)
+                for (auto& cb : options.callbacks)
                     cb->on_train_batch_end(done - 1, logs, *this);
             }
             if (has_validation && options.validation_freq && (epoch + 1) % options.validation_freq == 0) {
@@ -652,11 +652,11 @@ private:
             bar.finish(done, logs);
             if (shown_target == 0)
                 shown_target = history.params.steps = done;   // known after the first pass
-            for (auto* cb : options.callbacks)
+            for (auto& cb : options.callbacks)
                 cb->on_epoch_end(epoch, logs, *this);
             history.record(epoch, logs);
         }
-        for (auto* cb : options.callbacks)
+        for (auto& cb : options.callbacks)
             cb->on_train_end(*this);
         return history;
     }
@@ -910,6 +910,20 @@ private:
         return loss_sum;
     }
 
+    /// [loss, metrics...] averaged over the samples seen since reset_metrics, with their names.
+    [[nodiscard]] Scores
+    scores() const
+    {
+        const double seen = static_cast<double>(seen_);
+        std::vector<std::string> names{"loss"};
+        std::vector<double> values{seen_ ? loss_total_ / seen : 0.0};
+        for (std::size_t m = 0; m < metrics_.size(); ++m) {
+            names.push_back(metrics_[m].name);
+            values.push_back(seen_ ? hits_[m] / seen : 0.0);
+        }
+        return {std::move(names), std::move(values)};
+    }
+
     void
     reset_metrics(Logs& logs)
     {
@@ -938,6 +952,7 @@ private:
     }
 
     std::uint64_t seed_;
+    std::ostream* out_ = &std::cout;
     Strategy strategy_;   // shares its threads with the strategy object it was made in
     detail::aligned_floats_buffer params_;
     detail::aligned_floats_buffer slots_;
