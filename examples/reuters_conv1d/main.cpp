@@ -30,7 +30,6 @@ labels(const tpudsl::data::sequence_split& s)
     return y;
 }
 
-template <std::size_t B>
 int
 train(const seeds::Args& args, const tpudsl::data::sequence_dataset& data)
 {
@@ -39,9 +38,9 @@ train(const seeds::Args& args, const tpudsl::data::sequence_dataset& data)
     auto x_train = pad_sequences<300>(data.train.x);
     auto x_test = pad_sequences<300>(data.test.x);
     auto ds_train = Dataset<Ex>::from_tensor_slices(x_train, labels(data.train))
-                        .shuffle(1000, args.seed).template batch<B>().prefetch().cache();
+                        .shuffle(1000, args.seed).batch(args.batch).prefetch().cache();
     auto ds_test = Dataset<Ex>::from_tensor_slices(x_test, labels(data.test))
-                       .shuffle(1000, args.seed).template batch<B>().prefetch().cache();
+                       .shuffle(1000, args.seed).batch(args.batch).prefetch().cache();
 
     CpuClusterResolver resolver;
     initialize_cpu_system(resolver);
@@ -70,17 +69,7 @@ try {
         "Keras' Reuters newswires", [&] { return tpudsl::data::reuters::load_data(args.data); },
         [] { return tpudsl::data::sequence_dataset{seeds::synthetic_sequences(8982, 46, 30982, 1),
                                                    seeds::synthetic_sequences(2246, 46, 30982, 2)}; });
-    switch (args.batch) {
-    case 8: return train<8>(args, data);
-    case 16: return train<16>(args, data);
-    case 32: return train<32>(args, data);
-    case 64: return train<64>(args, data);
-    case 128: return train<128>(args, data);
-    default:
-        std::cerr << "reuters_conv1d: --batch must be 8, 16, 32, 64 or 128 (a dataset's batch is a compile-time "
-                     "constant, a multiple of the 8 replicas)\n";
-        return 2;
-    }
+    return train(args, data);
 } catch (const std::exception& e) {
     std::cerr << "reuters_conv1d: " << e.what() << '\n';
     return 1;

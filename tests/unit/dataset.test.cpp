@@ -220,6 +220,44 @@ TEST_CASE("fit and evaluate on a batched Dataset, as the Reuters seed feeds its 
     CHECK(model.iterations() == 80);
 }
 
+TEST_CASE("a batch size chosen at run time trains as the same size fixed at compile time", "[dataset][fit]")
+{
+    using Toy = Sequential<Input<Shape<2>>, Dense<8, Tanh>, Dense<2, Softmax>>;
+    using E = Example<Shape<2>, float, std::int32_t>;
+    xt::xtensor<float, 2> x(std::array<std::size_t, 2>{60, 2});
+    xt::xtensor<std::int32_t, 1> y(std::array<std::size_t, 1>{60});
+    for (std::size_t i = 0; i < 60; ++i) {
+        x(i, 0) = static_cast<float>(i % 7) / 7.0f - 0.5f;
+        x(i, 1) = static_cast<float>(i % 5) / 5.0f - 0.5f;
+        y(i) = x(i, 0) > x(i, 1) ? 1 : 0;
+    }
+    const std::size_t batch = 8;   // as from a command line's --batch
+    const auto dynamic = Dataset<E>::from_tensor_slices(x, y).shuffle(60, 1).batch(batch).prefetch().cache();
+    const auto fixed = Dataset<E>::from_tensor_slices(x, y).shuffle(60, 1).batch<8>().prefetch().cache();
+    CHECK(dynamic.batch_size() == 8);
+    CHECK(dynamic.cardinality() == fixed.cardinality());
+    auto train = [&](const auto& data) {
+        TpuStrategy<4> strategy;
+        auto model = strategy.scope<Toy>(3);
+        model.compile(optimizers::Adam{.learning_rate = 0.05f}, losses::SparseCategoricalCrossentropy{},
+                      metrics::SparseCategoricalAccuracy{});
+        const auto history = model.fit(data, {.epochs = 3, .verbose = 0}, data);
+        CHECK(history.params.steps == 8);
+        return std::pair{model.get_weights(), model.evaluate(data, {.verbose = 0})};
+    };
+    const auto [w_dynamic, s_dynamic] = train(dynamic);
+    const auto [w_fixed, s_fixed] = train(fixed);
+    CHECK(w_dynamic == w_fixed);
+    CHECK(s_dynamic == s_fixed);
+    // A run-time batch that does not split over the replicas is refused when fit starts.
+    TpuStrategy<4> strategy;
+    auto model = strategy.scope<Toy>(3);
+    model.compile(optimizers::SGD{}, losses::SparseCategoricalCrossentropy{});
+    CHECK_THROWS_WITH(model.fit(Dataset<E>::from_tensor_slices(x, y).batch(6), {.verbose = 0}),
+                      Catch::Contains("batch size (6) must be a multiple of the strategy's 4 replicas"));
+    CHECK_THROWS_WITH(Dataset<E>::from_tensor_slices(x, y).batch(0), Catch::Contains("batch_size must be at least 1"));
+}
+
 TEST_CASE("a dataset's bad batch is reported with its place; one that runs dry stops training",
           "[dataset][fit]")
 {

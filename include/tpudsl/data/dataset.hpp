@@ -46,7 +46,12 @@ struct Example {
     std::array<YT, YSize> y{};
 };
 
-/// Up to B examples, stored as two flat row-major arrays (what a model step reads).
+/// The batch size of `Dataset::batch(n)`: chosen at run time (Keras users pass `--batch 256`).
+inline constexpr std::size_t dynamic_batch = 0;
+
+/// Up to B examples, stored as two flat row-major arrays (what a model step reads). B is a constant
+/// of the type (`batch<B>()`), or dynamic_batch: the dataset's batch size is then set at run time
+/// (`batch(n)`) and the arrays are sized when the first batch is filled.
 template <class E, std::size_t B>
 struct Batch {
     using example_type = E;
@@ -299,34 +304,39 @@ private:
     std::function<U(const T&)> f_;
 };
 
+/// Batches of `size` examples (B, or the run-time size when B is dynamic_batch).
 template <class E, std::size_t B>
 class batch_stage final : public stage<Batch<E, B>> {
 public:
-    batch_stage(std::shared_ptr<stage<E>> up, bool drop_remainder) : up_(std::move(up)), drop_(drop_remainder) {}
+    batch_stage(std::shared_ptr<stage<E>> up, std::size_t size, bool drop_remainder)
+        : up_(std::move(up)), size_(size), drop_(drop_remainder)
+    {
+    }
     [[nodiscard]] std::size_t
     cardinality() const override
     {
         const std::size_t n = up_->cardinality();
-        return n == infinite ? infinite : (drop_ ? n / B : (n + B - 1) / B);
+        return n == infinite ? infinite : (drop_ ? n / size_ : (n + size_ - 1) / size_);
     }
     void start(std::size_t iteration) override { up_->start(iteration); }
     bool
     next(Batch<E, B>& out) override
     {
         out.size = 0;
-        out.x.resize(B * E::x_size);   // a no-op unless `out` was moved from
-        out.y.resize(B * E::y_size);
+        out.x.resize(size_ * E::x_size);   // a no-op unless `out` is new or was moved from
+        out.y.resize(size_ * E::y_size);
         E item;
-        while (out.size < B && up_->next(item)) {
+        while (out.size < size_ && up_->next(item)) {
             std::copy(item.x.begin(), item.x.end(), out.x.begin() + out.size * E::x_size);
             std::copy(item.y.begin(), item.y.end(), out.y.begin() + out.size * E::y_size);
             ++out.size;
         }
-        return out.size == B || (out.size > 0 && !drop_);
+        return out.size == size_ || (out.size > 0 && !drop_);
     }
 
 private:
     std::shared_ptr<stage<E>> up_;
+    std::size_t size_;
     bool drop_;
 };
 
@@ -423,7 +433,11 @@ class Dataset {
 public:
     using element_type = T;
 
-    explicit Dataset(std::shared_ptr<detail::stage<T>> s) : stage_(std::move(s)) {}
+    /// A pipeline ending in stage s; `batch_size`: its batches' size (0 for unbatched elements).
+    explicit Dataset(std::shared_ptr<detail::stage<T>> s, std::size_t batch_size = 0)
+        : stage_(std::move(s)), batch_size_(batch_size)
+    {
+    }
 
     /// `from_tensor_slices((x, y))`: one Example per row of x and y (copied once, here). The arrays'
     /// element types and per-sample sizes are checked against the Example type.
@@ -458,42 +472,59 @@ public:
     {
         if (buffer_size == 0)
             detail::bad_input("Dataset::shuffle: buffer_size must be at least 1");
-        return Dataset(std::make_shared<detail::shuffle_stage<T>>(stage_, buffer_size, seed));
+        return Dataset(std::make_shared<detail::shuffle_stage<T>>(stage_, buffer_size, seed), batch_size_);
     }
 
-    /// `batch(B, drop_remainder)`: the batch size is a constant of the type.
+    /// `batch(B, drop_remainder)`: the batch size is a constant of the type (checked at compile time
+    /// against a strategy's replicas).
     template <std::size_t B>
         requires(!is_batch<T>::value)
     [[nodiscard]] Dataset<Batch<T, B>>
     batch(bool drop_remainder = false) const
     {
         static_assert(B > 0, "tpudsl::Dataset::batch<B>: requires B > 0");
-        return Dataset<Batch<T, B>>(std::make_shared<detail::batch_stage<T, B>>(stage_, drop_remainder));
+        return Dataset<Batch<T, B>>(std::make_shared<detail::batch_stage<T, B>>(stage_, B, drop_remainder), B);
     }
+
+    /// `batch(batch_size, drop_remainder)` with the size chosen at run time (a command line's
+    /// `--batch`): the same batches as batch<B>(), checked against a strategy's replicas when fit
+    /// starts.
+    [[nodiscard]] Dataset<Batch<T, dynamic_batch>>
+    batch(std::size_t batch_size, bool drop_remainder = false) const
+        requires(!is_batch<T>::value)
+    {
+        if (batch_size == 0)
+            detail::bad_input("Dataset::batch: batch_size must be at least 1");
+        return Dataset<Batch<T, dynamic_batch>>(
+            std::make_shared<detail::batch_stage<T, dynamic_batch>>(stage_, batch_size, drop_remainder), batch_size);
+    }
+
+    /// The size of this dataset's batches (0 when its elements are not batches).
+    [[nodiscard]] std::size_t batch_size() const noexcept { return batch_size_; }
 
     [[nodiscard]] Dataset
     cache() const
     {
-        return Dataset(std::make_shared<detail::cache_stage<T>>(stage_));
+        return Dataset(std::make_shared<detail::cache_stage<T>>(stage_), batch_size_);
     }
 
     /// `repeat()` forever, or `repeat(count)`.
     [[nodiscard]] Dataset
     repeat(std::optional<std::size_t> count = std::nullopt) const
     {
-        return Dataset(std::make_shared<detail::repeat_stage<T>>(stage_, count));
+        return Dataset(std::make_shared<detail::repeat_stage<T>>(stage_, count), batch_size_);
     }
 
     [[nodiscard]] Dataset
     take(std::size_t n) const
     {
-        return Dataset(std::make_shared<detail::slice_stage<T>>(stage_, 0, n));
+        return Dataset(std::make_shared<detail::slice_stage<T>>(stage_, 0, n), batch_size_);
     }
 
     [[nodiscard]] Dataset
     skip(std::size_t n) const
     {
-        return Dataset(std::make_shared<detail::slice_stage<T>>(stage_, n, std::nullopt));
+        return Dataset(std::make_shared<detail::slice_stage<T>>(stage_, n, std::nullopt), batch_size_);
     }
 
     /// `map(f)`: f takes an element and returns the new one (its type may change).
@@ -501,14 +532,16 @@ public:
     [[nodiscard]] Dataset<U>
     map(F f) const
     {
-        return Dataset<U>(std::make_shared<detail::map_stage<T, U>>(stage_, std::function<U(const T&)>(std::move(f))));
+        // A batch mapped to a batch of the same size keeps its size; anything else is unbatched.
+        return Dataset<U>(std::make_shared<detail::map_stage<T, U>>(stage_, std::function<U(const T&)>(std::move(f))),
+                          is_batch<U>::value ? batch_size_ : 0);
     }
 
     /// `prefetch(n)`: a background thread keeps up to n elements ready (tf.data's AUTOTUNE: 2 here).
     [[nodiscard]] Dataset
     prefetch(std::size_t n = 2) const
     {
-        return Dataset(std::make_shared<detail::prefetch_stage<T>>(stage_, n));
+        return Dataset(std::make_shared<detail::prefetch_stage<T>>(stage_, n), batch_size_);
     }
 
     /// Elements in one iteration (`tf.data.Dataset.cardinality()`), or `infinite_cardinality` for a
@@ -523,6 +556,7 @@ public:
 
 private:
     std::shared_ptr<detail::stage<T>> stage_;
+    std::size_t batch_size_ = 0;
 };
 
 } // namespace tpudsl

@@ -260,7 +260,7 @@ public:
     {
         require_compiled("evaluate");
         check_dataset_type<E, B>();
-        ensure_capacity(B);
+        ensure_capacity(dataset_batch(data));
         dataset_source<E, B> source(*this, data, 0);
         Logs logs;
         reset_metrics(logs);
@@ -524,15 +524,17 @@ private:
         const Dataset<Batch<E, B>>& data;
         Batch<E, B> batch;
         dataset_ref ref;
-        std::array<std::uint32_t, B> identity{};
+        std::vector<std::uint32_t> identity;
         std::size_t count = 0, first_epoch;
 
         dataset_source(Trainable& m, const Dataset<Batch<E, B>>& d, std::size_t first)
             : model(m), data(d), first_epoch(first)
         {
-            ref.x = {batch.x.data(), dtype_of<typename E::x_type>, {B, E::x_size}};
-            ref.y = {batch.y.data(), dtype_of<typename E::y_type>, {B, E::y_size}};
-            for (std::size_t i = 0; i < B; ++i)
+            const std::size_t size = dataset_batch(d);
+            ref.x = {batch.x.data(), dtype_of<typename E::x_type>, {size, E::x_size}};
+            ref.y = {batch.y.data(), dtype_of<typename E::y_type>, {size, E::y_size}};
+            identity.resize(size);
+            for (std::size_t i = 0; i < size; ++i)
                 identity[i] = static_cast<std::uint32_t>(i);
         }
         void
@@ -561,6 +563,25 @@ private:
         }
     };
 
+    /// A batched dataset's batch size: its type's, or the one `batch(n)` chose at run time, which must
+    /// split evenly over the replicas (Keras' TPU rule; a compile-time batch is checked at compile
+    /// time).
+    template <class E, std::size_t B>
+    static std::size_t
+    dataset_batch(const Dataset<Batch<E, B>>& data)
+    {
+        if constexpr (B != dynamic_batch) {
+            return B;
+        } else {
+            const std::size_t size = data.batch_size();
+            if (size % num_replicas_in_sync != 0)
+                detail::bad_input("fit/evaluate(Dataset): the dataset's batch size (" + std::to_string(size) +
+                                  ") must be a multiple of the strategy's " + std::to_string(num_replicas_in_sync) +
+                                  " replicas; round it to a multiple of " + std::to_string(num_replicas_in_sync));
+            return size;
+        }
+    }
+
     template <class E, std::size_t B>
     static constexpr void
     check_dataset_type() noexcept
@@ -571,7 +592,7 @@ private:
         static_assert(std::is_same_v<typename E::x_type, input_type>,
                       "tpudsl::Trainable::fit/evaluate(Dataset): the dataset's examples must have the model's input "
                       "element type [TPUDSL_DATASET_TYPE]");
-        static_assert(B % num_replicas_in_sync == 0,
+        static_assert(B == dynamic_batch || B % num_replicas_in_sync == 0,
                       "tpudsl::Trainable::fit(Dataset): the dataset's batch must be a multiple of the strategy's "
                       "replicas (Keras' TPU rule, made static) [TPUDSL_TPU_BATCH_NOT_DIVISIBLE]");
     }
@@ -582,7 +603,7 @@ private:
     {
         check_dataset_type<E, B>();
         require_compiled("fit");
-        ensure_capacity(B);
+        ensure_capacity(dataset_batch(data));
         dataset_source<E, B> source(*this, data, options.initial_epoch);
         std::size_t steps = options.steps_per_epoch;
         if (steps == 0) {
@@ -593,7 +614,7 @@ private:
         }
         auto validate = [&] {
             if constexpr (requires { this->evaluate(*validation, EvaluateOptions{}); })
-                return evaluate(*validation, EvaluateOptions{B, 0, 0, options.out});
+                return evaluate(*validation, EvaluateOptions{dataset_batch(data), 0, 0, options.out});
             else
                 return Scores{};
         };
