@@ -7,6 +7,7 @@
 #include <xtensor/xtensor.hpp>
 
 #include <algorithm>
+#include <limits>
 #include <numeric>
 #include <sstream>
 #include <vector>
@@ -218,6 +219,42 @@ TEST_CASE("fit and evaluate on a batched Dataset, as the Reuters seed feeds its 
     CHECK(history["loss"].back() < history["loss"].front());
     CHECK(scores[1] > 0.8);
     CHECK(model.iterations() == 80);
+}
+
+TEST_CASE("values are checked where they enter: from_tensor_slices summarises them, map forgets",
+          "[dataset][fit]")
+{
+    using Toy = Sequential<Input<Shape<2>>, Dense<2, Softmax>>;
+    using E = Example<Shape<2>, float, std::int32_t>;
+    xt::xtensor<float, 2> x(std::array<std::size_t, 2>{10, 2}, 0.5f);
+    xt::xtensor<std::int32_t, 1> y(std::array<std::size_t, 1>{10}, 1);
+    y(3) = 0;
+    const auto ds = Dataset<E>::from_tensor_slices(x, y).shuffle(4, 1).batch<4>().prefetch();
+    CHECK(ds.values().known);
+    CHECK(ds.values().x_finite);
+    CHECK(ds.values().y_min == 0);
+    CHECK(ds.values().y_max == 1);
+    x(7, 1) = std::numeric_limits<float>::quiet_NaN();
+    CHECK(!Dataset<E>::from_tensor_slices(x, y).values().x_finite);
+    // A map may make anything of the values: they are unknown after it, and fit checks each batch.
+    const auto mapped = Dataset<E>::from_tensor_slices(x, y).map([](E e) {
+        e.y[0] += 1;   // labels 1 and 2: 2 is outside the model's two classes
+        return e;
+    });
+    CHECK(!mapped.values().known);
+    Trainable<Toy> model;
+    model.compile(optimizers::SGD{}, losses::SparseCategoricalCrossentropy{});
+    x(7, 1) = 0.5f;
+    CHECK_THROWS_WITH(model.fit(Dataset<E>::from_tensor_slices(x, y).map([](E e) {
+                                                                        e.y[0] += 1;
+                                                                        return e;
+                                                                    }).batch<4>(),
+                                {.verbose = 0}),
+                      Catch::Contains("label 2 at sample 0 of y is outside [0, 2)") &&
+                          Catch::Contains("(in batch 0 of the dataset)"));
+    // Values that fit the model are not read again; the same data trains as before.
+    const auto h = model.fit(Dataset<E>::from_tensor_slices(x, y).batch<4>(), {.epochs = 2, .verbose = 0});
+    CHECK(h.epoch.size() == 2);
 }
 
 TEST_CASE("a batch size chosen at run time trains as the same size fixed at compile time", "[dataset][fit]")

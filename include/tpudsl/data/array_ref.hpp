@@ -138,11 +138,11 @@ not_finite(float x) noexcept
     return !(std::fabs(x) <= std::numeric_limits<float>::max());
 }
 
-/// Checks x against a model's input (type, per-sample shape, values): token ids within the
-/// vocabulary, floats finite.
+/// Checks x against a model's input (type, per-sample shape, and unless `values` is false its values:
+/// token ids within the vocabulary, floats finite).
 template <class Model>
 void
-check_inputs(const array_ref& x, const char* name, std::size_t vocab)
+check_inputs(const array_ref& x, const char* name, std::size_t vocab, bool values = true)
 {
     using In = typename Model::input_type;
     constexpr std::size_t size = Model::input_shape::size;
@@ -152,6 +152,8 @@ check_inputs(const array_ref& x, const char* name, std::size_t vocab)
     if (x.shape.size() < 2 || x.sample_size() != size)
         bad_input(std::string(name) + " has shape " + x.shape_string() + ", but the model expects (samples" +
                   Model::input_shape::keras_string().substr(5) + " per sample");
+    if (!values)
+        return;
     const In* v = x.as<In>();
     const std::size_t n = x.samples() * size;
     if constexpr (std::is_integral_v<In>) {
@@ -170,9 +172,10 @@ check_inputs(const array_ref& x, const char* name, std::size_t vocab)
 }
 
 /// Checks labels: sparse ones as int32 class ids in [0, classes), dense ones as finite float rows of
-/// `width`; and as many as there are samples.
+/// `width` (the values unless `values` is false); and as many as there are samples.
 inline void
-check_labels(const array_ref& y, const char* name, std::size_t samples, bool sparse, std::size_t width)
+check_labels(const array_ref& y, const char* name, std::size_t samples, bool sparse, std::size_t width,
+             bool values = true)
 {
     if (y.samples() != samples)
         bad_input("x and " + std::string(name) + " have different lengths: x has " + std::to_string(samples) +
@@ -185,7 +188,7 @@ check_labels(const array_ref& y, const char* name, std::size_t samples, bool spa
             bad_input(std::string(name) + " has shape " + y.shape_string() +
                       ", but sparse labels are one class id per sample");
         const std::int32_t* v = y.as<std::int32_t>();
-        for (std::size_t s = 0; s < samples; ++s)
+        for (std::size_t s = 0; values && s < samples; ++s)
             if (v[s] < 0 || static_cast<std::size_t>(v[s]) >= width)
                 bad_input("label " + std::to_string(v[s]) + " at sample " + std::to_string(s) + " of " + name +
                           " is outside [0, " + std::to_string(width) + ") (the model's classes)");
@@ -196,7 +199,7 @@ check_labels(const array_ref& y, const char* name, std::size_t samples, bool spa
             bad_input(std::string(name) + " has shape " + y.shape_string() + ", but the model's output has " +
                       std::to_string(width) + " values per sample");
         const float* v = y.as<float>();
-        const std::size_t n = samples * width, i = first_where(v, n, not_finite);
+        const std::size_t n = values ? samples * width : 0, i = first_where(v, n, not_finite);
         if (i < n)
             bad_input("non-finite target " + std::to_string(v[i]) + " at sample " + std::to_string(i / width) +
                       " of " + name);

@@ -61,6 +61,29 @@ struct Batch {
     std::size_t size = 0;
 };
 
+/// What a dataset knows of its values without reading them again: from_tensor_slices learns it in the
+/// pass that copies them in (every float finite? the range of the integers), and the stages that only
+/// reorder, group, cut or repeat elements keep it; `map` may make anything of them, so after it the
+/// values are unknown and `fit` checks each batch as it arrives.
+struct value_summary {
+    bool known = false;
+    bool x_finite = true, y_finite = true;
+    long long x_min = 0, x_max = 0, y_min = 0, y_max = 0;   ///< integer inputs and labels
+
+    /// The summary of n values of type T: min and max of integers, finiteness of floats.
+    template <class T>
+    static void
+    of(const T* v, std::size_t n, bool& finite, long long& lo, long long& hi) noexcept
+    {
+        if constexpr (std::is_integral_v<T>) {
+            lo = n ? static_cast<long long>(*std::min_element(v, v + n)) : 0;
+            hi = n ? static_cast<long long>(*std::max_element(v, v + n)) : 0;
+        } else {
+            finite = detail::first_where(v, n, [](T x) { return detail::not_finite(static_cast<float>(x)); }) == n;
+        }
+    }
+};
+
 template <class T>
 struct is_batch : std::false_type {};
 template <class E, std::size_t B>
@@ -433,9 +456,10 @@ class Dataset {
 public:
     using element_type = T;
 
-    /// A pipeline ending in stage s; `batch_size`: its batches' size (0 for unbatched elements).
-    explicit Dataset(std::shared_ptr<detail::stage<T>> s, std::size_t batch_size = 0)
-        : stage_(std::move(s)), batch_size_(batch_size)
+    /// A pipeline ending in stage s; `batch_size`: its batches' size (0 for unbatched elements);
+    /// `values`: what is known of its values.
+    explicit Dataset(std::shared_ptr<detail::stage<T>> s, std::size_t batch_size = 0, value_summary values = {})
+        : stage_(std::move(s)), batch_size_(batch_size), values_(values)
     {
     }
 
@@ -463,7 +487,12 @@ public:
             xr.as<typename T::x_type>(), xr.as<typename T::x_type>() + xr.samples() * T::x_size);
         auto ys = std::make_shared<const std::vector<typename T::y_type>>(
             yr.as<typename T::y_type>(), yr.as<typename T::y_type>() + yr.samples() * T::y_size);
-        return Dataset(std::make_shared<detail::slices_stage<T>>(std::move(xs), std::move(ys), xr.samples()));
+        value_summary values;
+        value_summary::of(xs->data(), xs->size(), values.x_finite, values.x_min, values.x_max);
+        value_summary::of(ys->data(), ys->size(), values.y_finite, values.y_min, values.y_max);
+        values.known = true;
+        return Dataset(std::make_shared<detail::slices_stage<T>>(std::move(xs), std::move(ys), xr.samples()), 0,
+                       values);
     }
 
     /// `shuffle(buffer_size, seed)`, reshuffled on each iteration.
@@ -472,7 +501,7 @@ public:
     {
         if (buffer_size == 0)
             detail::bad_input("Dataset::shuffle: buffer_size must be at least 1");
-        return Dataset(std::make_shared<detail::shuffle_stage<T>>(stage_, buffer_size, seed), batch_size_);
+        return Dataset(std::make_shared<detail::shuffle_stage<T>>(stage_, buffer_size, seed), batch_size_, values_);
     }
 
     /// `batch(B, drop_remainder)`: the batch size is a constant of the type (checked at compile time
@@ -483,7 +512,8 @@ public:
     batch(bool drop_remainder = false) const
     {
         static_assert(B > 0, "tpudsl::Dataset::batch<B>: requires B > 0");
-        return Dataset<Batch<T, B>>(std::make_shared<detail::batch_stage<T, B>>(stage_, B, drop_remainder), B);
+        return Dataset<Batch<T, B>>(std::make_shared<detail::batch_stage<T, B>>(stage_, B, drop_remainder), B,
+                                    values_);
     }
 
     /// `batch(batch_size, drop_remainder)` with the size chosen at run time (a command line's
@@ -496,35 +526,38 @@ public:
         if (batch_size == 0)
             detail::bad_input("Dataset::batch: batch_size must be at least 1");
         return Dataset<Batch<T, dynamic_batch>>(
-            std::make_shared<detail::batch_stage<T, dynamic_batch>>(stage_, batch_size, drop_remainder), batch_size);
+            std::make_shared<detail::batch_stage<T, dynamic_batch>>(stage_, batch_size, drop_remainder), batch_size,
+            values_);
     }
 
     /// The size of this dataset's batches (0 when its elements are not batches).
     [[nodiscard]] std::size_t batch_size() const noexcept { return batch_size_; }
+    /// What is known of its values (value_summary).
+    [[nodiscard]] const value_summary& values() const noexcept { return values_; }
 
     [[nodiscard]] Dataset
     cache() const
     {
-        return Dataset(std::make_shared<detail::cache_stage<T>>(stage_), batch_size_);
+        return Dataset(std::make_shared<detail::cache_stage<T>>(stage_), batch_size_, values_);
     }
 
     /// `repeat()` forever, or `repeat(count)`.
     [[nodiscard]] Dataset
     repeat(std::optional<std::size_t> count = std::nullopt) const
     {
-        return Dataset(std::make_shared<detail::repeat_stage<T>>(stage_, count), batch_size_);
+        return Dataset(std::make_shared<detail::repeat_stage<T>>(stage_, count), batch_size_, values_);
     }
 
     [[nodiscard]] Dataset
     take(std::size_t n) const
     {
-        return Dataset(std::make_shared<detail::slice_stage<T>>(stage_, 0, n), batch_size_);
+        return Dataset(std::make_shared<detail::slice_stage<T>>(stage_, 0, n), batch_size_, values_);
     }
 
     [[nodiscard]] Dataset
     skip(std::size_t n) const
     {
-        return Dataset(std::make_shared<detail::slice_stage<T>>(stage_, n, std::nullopt), batch_size_);
+        return Dataset(std::make_shared<detail::slice_stage<T>>(stage_, n, std::nullopt), batch_size_, values_);
     }
 
     /// `map(f)`: f takes an element and returns the new one (its type may change).
@@ -541,7 +574,7 @@ public:
     [[nodiscard]] Dataset
     prefetch(std::size_t n = 2) const
     {
-        return Dataset(std::make_shared<detail::prefetch_stage<T>>(stage_, n), batch_size_);
+        return Dataset(std::make_shared<detail::prefetch_stage<T>>(stage_, n), batch_size_, values_);
     }
 
     /// Elements in one iteration (`tf.data.Dataset.cardinality()`), or `infinite_cardinality` for a
@@ -557,6 +590,7 @@ public:
 private:
     std::shared_ptr<detail::stage<T>> stage_;
     std::size_t batch_size_ = 0;
+    value_summary values_;
 };
 
 } // namespace tpudsl

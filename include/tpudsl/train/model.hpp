@@ -434,9 +434,13 @@ private:
         detail::aligned_floats_buffer workspace;
         detail::aligned_floats_buffer grads;   // the gradient arena, in the parameter layout
         std::vector<std::uint64_t> marks;      // marked_table: the table rows this step's backward touched
-        std::vector<input_type> inputs;
+        std::vector<input_type> inputs;   // the samples gathered from arrays (or written by train_step's caller)
         std::vector<std::int32_t> sparse_labels;
         std::vector<float> dense_labels;
+        // This step's samples and labels: the buffers above, or a Dataset batch read in place.
+        const input_type* x = nullptr;
+        const std::int32_t* sparse = nullptr;
+        const float* dense = nullptr;
         std::vector<double> hits;
         std::size_t offset = 0, n = 0;   // this step's samples: [offset, offset + n) of the batch
         double loss = 0.0;
@@ -478,7 +482,7 @@ private:
     /// A batch to train on: samples idx[0..n) of `data`.
     struct batch_view {
         const dataset_ref* data = nullptr;
-        const std::uint32_t* idx = nullptr;
+        const std::uint32_t* idx = nullptr;   // null: samples [0, n) of data in order, read in place
         std::size_t n = 0;
     };
 
@@ -524,18 +528,17 @@ private:
         const Dataset<Batch<E, B>>& data;
         Batch<E, B> batch;
         dataset_ref ref;
-        std::vector<std::uint32_t> identity;
         std::size_t count = 0, first_epoch;
+        /// False when the dataset's values were checked where they entered (its value_summary fits the
+        /// model): its batches' values are then not read again, only their types and shapes.
+        bool check_values;
 
         dataset_source(Trainable& m, const Dataset<Batch<E, B>>& d, std::size_t first)
-            : model(m), data(d), first_epoch(first)
+            : model(m), data(d), first_epoch(first), check_values(!m.values_fit(d.values()))
         {
             const std::size_t size = dataset_batch(d);
             ref.x = {batch.x.data(), dtype_of<typename E::x_type>, {size, E::x_size}};
             ref.y = {batch.y.data(), dtype_of<typename E::y_type>, {size, E::y_size}};
-            identity.resize(size);
-            for (std::size_t i = 0; i < size; ++i)
-                identity[i] = static_cast<std::uint32_t>(i);
         }
         void
         begin_epoch(std::size_t epoch)
@@ -552,16 +555,31 @@ private:
             ref.y.data = batch.y.data();
             ref.x.shape[0] = ref.y.shape[0] = batch.size;
             try {
-                model.check_data(ref, "x", "y");
+                model.check_data(ref, "x", "y", check_values);
             } catch (const std::invalid_argument& e) {
                 throw std::invalid_argument(std::string(e.what()) + " (in batch " + std::to_string(count) +
                                             " of the dataset)");
             }
             ++count;
-            b = {&ref, identity.data(), batch.size};
+            b = {&ref, nullptr, batch.size};   // read where it lies: no copy
             return true;
         }
     };
+
+    /// True when what a dataset knows of its values fits the model: token ids inside the vocabulary and
+    /// floats finite, class ids inside the classes (sparse labels) or finite targets.
+    [[nodiscard]] bool
+    values_fit(const value_summary& v) const noexcept
+    {
+        if (!v.known)
+            return false;
+        const bool inputs = std::is_integral_v<input_type>
+                                ? v.x_min >= 0 && static_cast<unsigned long long>(v.x_max) < vocabulary()
+                                : v.x_finite;
+        const bool labels = sparse_labels() ? v.y_min >= 0 && static_cast<unsigned long long>(v.y_max) < output_size
+                                            : v.y_finite;
+        return inputs && labels;
+    }
 
     /// A batched dataset's batch size: its type's, or the one `batch(n)` chose at run time, which must
     /// split evenly over the replicas (Keras' TPU rule; a compile-time batch is checked at compile
@@ -702,16 +720,17 @@ private:
         return std::visit([](const auto& l) { return std::decay_t<decltype(l)>::sparse_labels; }, loss_);
     }
 
+    /// Checks data against the model (types, shapes, and unless `values` is false every value).
     void
-    check_data(const dataset_ref& d, const char* xname, const char* yname) const
+    check_data(const dataset_ref& d, const char* xname, const char* yname, bool values = true) const
     {
-        detail::check_inputs<Seq>(d.x, xname, vocabulary());
+        detail::check_inputs<Seq>(d.x, xname, vocabulary(), values);
         const bool sparse = sparse_labels();
         for (const auto& m : metrics_)
             if (m.sparse_labels != sparse)
                 detail::bad_input("the metric " + m.name + " reads " + (m.sparse_labels ? "sparse" : "one-hot") +
                                   " labels, but the loss reads " + (sparse ? "sparse" : "one-hot") + " ones");
-        detail::check_labels(d.y, yname, d.x.samples(), sparse, output_size);
+        detail::check_labels(d.y, yname, d.x.samples(), sparse, output_size, values);
     }
 
     /// The sample order of pass p: the identity, or a permutation drawn from (seed, pass).
@@ -751,10 +770,21 @@ private:
         });
     }
 
-    /// Copies the samples idx[0..k.n) into a micro-batch's buffers.
+    /// Points a micro-batch at its samples: when `idx` is null, samples [k.offset, k.offset + k.n) of
+    /// `d` in order, read where they lie (a Dataset's batch: no copy); otherwise it copies the samples
+    /// idx[k.offset..k.offset + k.n) into its own buffers (arrays, in a shuffled order).
     void
     gather(const dataset_ref& d, const std::uint32_t* idx, chunk& k) const noexcept
     {
+        if (!idx) {
+            k.x = d.x.as<input_type>() + k.offset * input_size;
+            if (d.y.type == dtype::int32)
+                k.sparse = d.y.as<std::int32_t>() + k.offset;
+            else
+                k.dense = d.y.as<float>() + k.offset * output_size;
+            return;
+        }
+        idx += k.offset;
         const input_type* x = d.x.as<input_type>();
         for (std::size_t s = 0; s < k.n; ++s)
             std::copy_n(x + static_cast<std::size_t>(idx[s]) * input_size, input_size, k.inputs.data() + s * input_size);
@@ -770,8 +800,8 @@ private:
         }
     }
 
-    /// Clears a micro-batch's loss and hits (and last step's marks), gathers its samples and marks its
-    /// token ids. False when it has no samples.
+    /// Clears a micro-batch's loss and hits (and last step's marks), points it at its samples (gather;
+    /// without data, at what its own buffers hold) and marks its token ids. False when it has no samples.
     bool
     prepare_chunk(chunk& k, const dataset_ref* data, const std::uint32_t* idx, bool training) noexcept
     {
@@ -782,11 +812,14 @@ private:
                 std::fill(k.marks.begin(), k.marks.end(), std::uint64_t{0});
         if (k.n == 0)
             return false;   // an empty replica contributes nothing
+        k.x = k.inputs.data();
+        k.sparse = k.sparse_labels.data();
+        k.dense = k.dense_labels.data();
         if (data)
-            gather(*data, idx + k.offset, k);
+            gather(*data, idx, k);
         if constexpr (marked_table)
             if (training)
-                distribute::mark_rows(k.marks.data(), k.inputs.data(), k.n * input_size);
+                distribute::mark_rows(k.marks.data(), k.x, k.n * input_size);
         return true;
     }
 
@@ -811,8 +844,8 @@ private:
         view.output = graph::output(k.workspace.data(), chunk_capacity_);
         if constexpr (graph::softmax_output)
             view.logits = graph::logits(k.workspace.data(), chunk_capacity_, k.n);
-        view.sparse_labels = k.sparse_labels.data();
-        view.dense_labels = k.dense_labels.data();
+        view.sparse_labels = k.sparse;
+        view.dense_labels = k.dense;
         k.loss = std::visit(
             [&](const auto& l) {
                 return tpudsl::evaluate(l, view, 1.0f / static_cast<float>(global_n),
@@ -820,7 +853,7 @@ private:
             },
             loss_);
         for (std::size_t m = 0; m < metrics_.size(); ++m)
-            k.hits[m] = metrics_[m].hits(view.output, k.n, output_size, k.sparse_labels.data(), k.dense_labels.data());
+            k.hits[m] = metrics_[m].hits(view.output, k.n, output_size, k.sparse, k.dense);
         return view.logit_grad;
     }
 
@@ -831,11 +864,11 @@ private:
     {
         if (!prepare_chunk(k, data, idx, training))
             return;
-        graph::forward(params_.data(), k.inputs.data(), k.workspace.data(), chunk_capacity_, k.n,
+        graph::forward(params_.data(), k.x, k.workspace.data(), chunk_capacity_, k.n,
                        context(training, k.offset));
         const bool logit_grad = score_chunk(k, global_n);
         if (training)
-            graph::backward(params_.data(), k.inputs.data(), k.workspace.data(), chunk_capacity_, k.n, k.grads.data(),
+            graph::backward(params_.data(), k.x, k.workspace.data(), chunk_capacity_, k.n, k.grads.data(),
                             logit_grad, nullptr, /*defer_kernels*/ true);
     }
 
@@ -851,7 +884,7 @@ private:
         for (std::size_t c = r * chunks_per_replica; c < (r + 1) * chunks_per_replica; ++c) {
             chunk& k = chunks_[c];
             if (prepare_chunk(k, data, idx, training))
-                parts[count++] = {k.inputs.data(), k.workspace.data(), k.n, k.offset, k.grads.data()};
+                parts[count++] = {k.x, k.workspace.data(), k.n, k.offset, k.grads.data()};
         }
         if (count == 0)
             return;
@@ -891,7 +924,7 @@ private:
         typename graph::part parts[micro_batches];
         for (std::size_t k = 0; k < micro_batches; ++k) {
             batches[k] = {chunks_[k].grads.data(), chunks_[k].marks.data(), chunks_[k].n > 0};
-            parts[k] = {chunks_[k].inputs.data(), chunks_[k].workspace.data(), chunks_[k].n};
+            parts[k] = {chunks_[k].x, chunks_[k].workspace.data(), chunks_[k].n};
         }
         distribute::reduce_and_update(
             t, threads, gradient_layout, batches,
