@@ -32,7 +32,7 @@ struct harness {
     std::vector<float> params = std::vector<float>(M::param_buffer_size);
     std::vector<In> x = std::vector<In>(n * M::input_shape::size);
     std::vector<float> r = std::vector<float>(n * M::output_shape::size);
-    std::vector<float> ws = std::vector<float>(G::workspace_floats(n));
+    std::vector<float> ws = std::vector<float>(G::workspace_floats(n, /*input_gradient*/ true));
     step_context ctx{.training = true, .seed = 7, .step = 3, .first_sample = 0};
 
     explicit harness(std::uint32_t seed)

@@ -31,7 +31,7 @@ check_conv(std::size_t n)
     constexpr std::size_t F = B::spec::filters;
     auto params = random_vector(M::param_buffer_size, 6);
     const auto x = random_vector(n * M::input_shape::size, 7);
-    std::vector<float> ws(ops::graph<M>::workspace_floats(n));
+    std::vector<float> ws(ops::graph<M>::workspace_floats(n, true));
     G::forward(params.data(), x.data(), ws.data(), n, n, step_context{});
     const float* w = params.data() + B::template weight<0>::offset;
     const float* bias = params.data() + B::template weight<1>::offset;
@@ -65,7 +65,7 @@ check_pool(std::size_t n)
     using B = typename M::template layer<0>;
     constexpr auto geo = B::spec::ops::template core<B>::geometry;
     const auto x = random_vector(n * M::input_shape::size, 9);
-    std::vector<float> params(M::param_buffer_size), ws(ops::graph<M>::workspace_floats(n));
+    std::vector<float> params(M::param_buffer_size), ws(ops::graph<M>::workspace_floats(n, true));
     G::forward(params.data(), x.data(), ws.data(), n, n, step_context{});
     const std::size_t out = M::output_shape::size;
     const auto dy = random_vector(n * out, 10);

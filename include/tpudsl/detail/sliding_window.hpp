@@ -4,6 +4,7 @@
 
 #include <tpudsl/core/padding.hpp>
 #include <tpudsl/core/shape.hpp>
+#include <tpudsl/detail/diagnostics.hpp>
 
 #include <algorithm>
 #include <array>

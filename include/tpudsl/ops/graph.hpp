@@ -144,11 +144,12 @@ public:
         return plan.nodes[I].deferred_kernel;
     }
 
-    /// Floats a replica of capacity `cap` needs.
+    /// Floats a replica of capacity `cap` needs; `input_gradient`: also for backward's input_grad (the
+    /// model's input gradient, which training never asks for).
     [[nodiscard]] static constexpr std::size_t
-    workspace_floats(std::size_t cap) noexcept
+    workspace_floats(std::size_t cap, bool input_gradient = false) noexcept
     {
-        return cap * plan.per_sample + plan.one_sample;
+        return cap * plan.per_sample + plan.one_sample + (input_gradient ? plan.input_gradient_scratch : 0);
     }
 
     /// True when the last layer ends in Softmax: the loss may then take the fused logits path.
@@ -284,7 +285,7 @@ public:
 
     /// Backward pass after `forward` and after the loss filled loss_gradient(): adds every weight's
     /// gradient to `grads` (a buffer in the parameter layout). `input_grad`, when not null, receives
-    /// dL/dx (float inputs only). `logit_grad`: the loss gradient is with respect to the logits.
+    /// dL/dx (float inputs only; the workspace then needs workspace_floats(cap, true)). `logit_grad`: the loss gradient is with respect to the logits.
     /// `defer_kernels`: the deferred kernels' gradients are left to deferred_gradient (their ranges of
     /// `grads` are not written). A deferred Dense's output block holds its dZ afterwards.
     static void

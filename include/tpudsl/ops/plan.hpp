@@ -77,6 +77,9 @@ struct graph_plan {
     std::array<plan_node, L> nodes{};
     /// Floats per sample of capacity, and of the one-sample blocks.
     std::size_t per_sample = 0, one_sample = 0;
+    /// Floats after the one-sample blocks that a first layer fused with its pooling needs only when the
+    /// model's input gradient is asked for (graph::backward's input_grad; training never does).
+    std::size_t input_gradient_scratch = 0;
     /// Where the two deltas start (per sample) and how wide each is (the widest tensor they hold).
     std::size_t delta_offset = 0, delta_stride = 0;
     /// Every layer maps rows to rows, on float inputs: a replica runs its micro-batches layer by layer.
@@ -139,7 +142,9 @@ plan_fusion(const std::array<layer_facts, L>& f, bool float_input) noexcept
 /// Lays out a replica's workspace after plan_fusion: a layer's activation block has cap samples, but a
 /// fused convolution's has one (its pair computes and pools a sample at a time) and an alias shares
 /// its input's; a scratch block has cap samples, but a fused convolution read in place keeps one
-/// sample's window gradients or framed dZ (only when its input needs a gradient: not at layer 0).
+/// sample's window gradients or framed dZ, for its input gradient. At layer 0 that is the model's input
+/// gradient, which training never asks for: its block lies last, outside one_sample
+/// (input_gradient_scratch).
 template <std::size_t L>
 [[nodiscard]] constexpr graph_plan<L>
 plan_memory(graph_plan<L> p, const std::array<layer_facts, L>& f) noexcept
@@ -166,14 +171,20 @@ plan_memory(graph_plan<L> p, const std::array<layer_facts, L>& f) noexcept
     }
     for (std::size_t i = 0; i < L; ++i) {
         if (n[i].kind == node_kind::fused_conv && f[i].pair_in_place) {
-            n[i].scratch = one;
             n[i].scratch_one_sample = true;
-            one += i > 0 ? aligned_floats(f[i].pair_dx_scratch) : 0;
+            if (i == 0) {
+                p.input_gradient_scratch = aligned_floats(f[i].pair_dx_scratch);
+                continue;   // placed after the loop
+            }
+            n[i].scratch = one;
+            one += aligned_floats(f[i].pair_dx_scratch);
         } else {
             n[i].scratch = a;
             a += aligned_floats(f[i].scratch_size);
         }
     }
+    if (n[0].kind == node_kind::fused_conv && f[0].pair_in_place)
+        n[0].scratch = one;
     p.delta_offset = a;
     p.delta_stride = widest;
     p.per_sample = a + 2 * widest;
