@@ -27,10 +27,10 @@ try {
         "CIFAR-10", [&] { return tpudsl::data::cifar10::load_data(args.data); },
         [] { return tpudsl::data::image_dataset{seeds::synthetic_images(5000, 32, 32, 3, 1),
                                                 seeds::synthetic_images(1000, 32, 32, 3, 2)}; });
-    const auto x_train = seeds::images_as_floats<32, 32, 3>(data.train, args.train_samples);
-    const auto y_train = tpudsl::to_categorical<10>(seeds::labels_as_ids(data.train, x_train.shape()[0]));
-    const auto x_test = seeds::images_as_floats<32, 32, 3>(data.test);
-    const auto y_test = tpudsl::to_categorical<10>(seeds::labels_as_ids(data.test, data.test.count));
+    const auto x_train = data.train.x<32, 32, 3>({.limit = args.train_samples});
+    const auto y_train = tpudsl::to_categorical<10>(data.train.y(args.train_samples));
+    const auto x_test = data.test.x<32, 32, 3>();
+    const auto y_test = tpudsl::to_categorical<10>(data.test.y());
 
     // [cifar_training]
     tpudsl::CpuClusterResolver resolver;

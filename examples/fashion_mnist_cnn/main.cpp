@@ -33,10 +33,10 @@ try {
         "Fashion-MNIST", [&] { return tpudsl::data::fashion_mnist::load_data(args.data); },
         [] { return tpudsl::data::image_dataset{seeds::synthetic_images(60000, 28, 28, 1, 1),
                                                 seeds::synthetic_images(10000, 28, 28, 1, 2)}; });
-    const auto x_train = seeds::images_as_floats<28, 28, 1>(data.train, args.train_samples);
-    const auto y_train = seeds::labels_as_ids(data.train, x_train.shape()[0]);
-    const auto x_test = seeds::images_as_floats<28, 28, 1>(data.test);
-    const auto y_test = seeds::labels_as_ids(data.test, data.test.count);
+    const auto x_train = data.train.x<28, 28, 1>({.limit = args.train_samples});
+    const auto y_train = data.train.y(args.train_samples);
+    const auto x_test = data.test.x<28, 28, 1>();
+    const auto y_test = data.test.y();
 
     // [fashion_strategy]
     tpudsl::CpuClusterResolver resolver;

@@ -25,10 +25,10 @@ try {
         "MNIST", [&] { return tpudsl::data::mnist::load_data(args.data); },
         [] { return tpudsl::data::image_dataset{seeds::synthetic_images(60000, 28, 28, 1, 1),
                                                 seeds::synthetic_images(10000, 28, 28, 1, 2)}; });
-    const auto x_train = seeds::images_as_floats<784>(data.train, args.train_samples);
-    const auto y_train = tpudsl::to_categorical<10>(seeds::labels_as_ids(data.train, x_train.shape()[0]));
-    const auto x_test = seeds::images_as_floats<784>(data.test);
-    const auto y_test = tpudsl::to_categorical<10>(seeds::labels_as_ids(data.test, data.test.count));
+    const auto x_train = data.train.x<784>({.limit = args.train_samples});
+    const auto y_train = tpudsl::to_categorical<10>(data.train.y(args.train_samples));
+    const auto x_test = data.test.x<784>();
+    const auto y_test = tpudsl::to_categorical<10>(data.test.y());
 
     // [mnist_training]
     tpudsl::CpuClusterResolver resolver;

@@ -83,13 +83,7 @@ fashion(const Args& a, bool& real)
     try {
         const auto d = tpudsl::data::fashion_mnist::load_data(a.data);
         auto convert = [](const tpudsl::data::image_split& sp, std::size_t limit) {
-            const std::size_t n = std::min(limit, sp.count);
-            auto s = make_split<M>(n);
-            for (std::size_t i = 0; i < n * 784; ++i)
-                s.x.data()[i] = sp.images[i] / 255.0f;
-            for (std::size_t i = 0; i < n; ++i)
-                s.y(i) = sp.labels[i];
-            return s;
+            return Split<M>{sp.x<M::input_shape::size>({.limit = limit}), sp.y(limit)};
         };
         real = true;
         return {convert(d.train, a.fashion_samples), convert(d.test, 10000)};

@@ -11,6 +11,7 @@
 #include <unistd.h>
 #include <zlib.h>
 
+#include <array>
 #include <filesystem>
 #include <fstream>
 #include <string>
@@ -58,6 +59,29 @@ write_text(const std::string& path, const std::string& text)
 }
 
 } // namespace
+
+TEST_CASE("image splits give the arrays fit accepts: floats shaped as the Input, int32 labels", "[data]")
+{
+    tpudsl::data::image_split split;
+    split.count = 3;
+    split.rows = split.cols = 2;
+    split.images = {0, 51, 102, 255, 1, 2, 3, 4, 5, 6, 7, 8};
+    split.labels = {9, 0, 4};
+    // [image_arrays]
+    const auto x = split.x<2, 2, 1>();                           // (3, 2, 2, 1), bytes / 255
+    const auto raw = split.x<4>({.divide_by = 1, .limit = 2});   // (2, 4), the raw 0-255 pixels
+    const auto y = split.y();                                    // (3), int32 class ids
+    // [image_arrays]
+    CHECK(x.shape() == std::array<std::size_t, 4>{3, 2, 2, 1});
+    CHECK(x(0, 0, 1, 0) == 51.0f / 255.0f);
+    CHECK(x(0, 1, 1, 0) == 1.0f);
+    CHECK(raw.shape() == std::array<std::size_t, 2>{2, 4});
+    CHECK(raw(1, 3) == 4.0f);
+    CHECK(y.shape() == std::array<std::size_t, 1>{3});
+    CHECK(y(0) == 9);
+    CHECK(split.y(2).shape() == std::array<std::size_t, 1>{2});
+    CHECK_THROWS_WITH((split.x<28, 28, 1>()), Catch::Contains("the images hold 4 bytes each, the requested shape 784"));
+}
 
 TEST_CASE("pad_sequences follows Keras' documented examples", "[data][preprocessing]")
 {

@@ -5,6 +5,11 @@
 
 #include <tpudsl/data/idx.hpp>
 
+#include <xtensor/xtensor.hpp>
+
+#include <algorithm>
+#include <array>
+
 #include <cstddef>
 #include <cstdint>
 #include <cstdlib>
@@ -14,11 +19,53 @@
 
 namespace tpudsl::data {
 
-/// One split: images (count x 28 x 28 bytes) and labels (count bytes).
+/// How image bytes become the floats a model reads: divided by `divide_by` (255 by default, into
+/// [0, 1], as Keras' tutorials write `x / 255.0` after load_data; 1 keeps the raw 0-255 pixels, as
+/// some seeds train), and the first `limit` images only when it is not 0.
+struct image_options {
+    float divide_by = 255.0f;
+    std::size_t limit = 0;
+};
+
+/// One split: images (count x rows x cols x channels bytes) and labels (count bytes), as Keras'
+/// load_data gives them; `x<Dims...>()` and `y()` give the arrays fit accepts.
 struct image_split {
     std::size_t count = 0, rows = 0, cols = 0;
     std::vector<std::uint8_t> images;
     std::vector<std::uint8_t> labels;
+
+    /// The images as floats shaped (n, Dims...), the shape of the model's Input (`x<28, 28, 1>()`,
+    /// `x<784>()`); each byte divided by `options.divide_by`.
+    template <std::size_t... Dims>
+    [[nodiscard]] xt::xtensor<float, sizeof...(Dims) + 1>
+    x(image_options options = {}) const
+    {
+        constexpr std::size_t size = (std::size_t{1} * ... * Dims);
+        const std::size_t n = samples(options.limit);
+        if (n > 0 && images.size() != count * size)
+            throw std::invalid_argument("tpudsl::data::image_split::x: the images hold " +
+                                        std::to_string(images.size() / (count ? count : 1)) +
+                                        " bytes each, the requested shape " + std::to_string(size));
+        xt::xtensor<float, sizeof...(Dims) + 1> out(std::array<std::size_t, sizeof...(Dims) + 1>{n, Dims...});
+        for (std::size_t i = 0; i < n * size; ++i)
+            out.data()[i] = static_cast<float>(images[i]) / options.divide_by;
+        return out;
+    }
+
+    /// The labels as int32 class ids shaped (n): what a sparse loss reads (to_categorical makes one-hot
+    /// rows of them).
+    [[nodiscard]] xt::xtensor<std::int32_t, 1>
+    y(std::size_t limit = 0) const
+    {
+        const std::size_t n = samples(limit);
+        xt::xtensor<std::int32_t, 1> out(std::array<std::size_t, 1>{n});
+        for (std::size_t i = 0; i < n; ++i)
+            out(i) = labels[i];
+        return out;
+    }
+
+private:
+    [[nodiscard]] std::size_t samples(std::size_t limit) const noexcept { return limit ? std::min(limit, count) : count; }
 };
 
 struct image_dataset {
