@@ -605,9 +605,9 @@ TEST_CASE("an Embedding's gradient arenas are summed and cleared only on the row
             want[i] = s;
         }
         std::vector<float> got = g[0];
-        distribute::detail::sum_marked_rows(got.data(), others, other_marks, arenas - 1, table, lo, hi);
+        detail::sum_marked_rows(got.data(), others, other_marks, arenas - 1, table, lo, hi);
         CHECK(std::memcmp(got.data(), want.data(), size * sizeof(float)) == 0);
-        distribute::detail::clear_marked_rows(got.data(), all_marks, arenas, table, lo, hi);
+        detail::clear_marked_rows(got.data(), all_marks, arenas, table, lo, hi);
         for (std::size_t i = 0; i < size; ++i) {
             INFO("element " << i);
             if (i >= lo && i < hi)

@@ -453,7 +453,7 @@ check_deferred(const std::vector<std::size_t>& sizes, bool logit_grad)
         CHECK(std::all_of(kept[0].begin() + r.begin, kept[0].begin() + r.end, [](float v) { return v == 42.0f; }));
     }
     CHECK(deferred > 0);
-    std::vector<typename G::part> views;
+    std::vector<typename G::micro_batch> views;
     for (std::size_t p = 0; p < parts; ++p)
         views.push_back({x[p].data(), ws[p].data(), sizes[p]});
     std::vector<float> whole = sum_in_order(kept);   // right outside the deferred ranges
@@ -484,8 +484,8 @@ TEST_CASE("deferred Dense kernels: over every micro-batch at once, the bits of o
 
 namespace {
 
-/// A dense network's micro-batches of sizes `sizes` (capacity cap) through forward_parts, their losses'
-/// gradients, and backward_parts, against forward and backward on each part alone: every output,
+/// A dense network's micro-batches of sizes `sizes` (capacity cap) through forward_micro_batches, their losses'
+/// gradients, and backward_micro_batches, against forward and backward on each part alone: every output,
 /// every workspace float backward leaves for the deferred kernels and every arena, bit for bit.
 template <class M>
 void
@@ -523,17 +523,17 @@ check_rows(const std::vector<std::size_t>& sizes, bool logit_grad, bool defer)
         G::backward(params.data(), x[p].data(), ws_one[p].data(), cap, sizes[p], g_one[p].data(), logit_grad, nullptr,
                     defer);
     }
-    std::vector<typename G::part> views;
+    std::vector<typename G::micro_batch> views;
     for (std::size_t p = 0; p < parts; ++p)
         views.push_back({x[p].data(), ws_rows[p].data(), sizes[p], first[p], g_rows[p].data()});
-    G::forward_parts(params.data(), views.data(), parts, cap, ctx);
+    G::forward_micro_batches(params.data(), views.data(), parts, cap, ctx);
     for (std::size_t p = 0; p < parts; ++p)
         if (sizes[p] > 0) {
             const std::size_t out = sizes[p] * M::output_shape::size;
             CHECK(std::equal(y_one[p].begin(), y_one[p].end(), G::output(ws_rows[p].data(), cap)));
             std::copy_n(dy[p].data(), out, G::loss_gradient(ws_rows[p].data(), cap));
         }
-    G::backward_parts(params.data(), views.data(), parts, cap, logit_grad, defer);
+    G::backward_micro_batches(params.data(), views.data(), parts, cap, logit_grad, defer);
     for (std::size_t p = 0; p < parts; ++p) {
         CHECK(g_rows[p] == g_one[p]);
         CHECK(ws_rows[p] == ws_one[p]);   // dZ kept for the deferred kernels, the deltas, the masks

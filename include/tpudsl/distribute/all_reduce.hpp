@@ -67,13 +67,15 @@ mark_rows(std::uint64_t* marks, const Id* ids, std::size_t n) noexcept
     }
 }
 
-namespace detail {
+} // namespace tpudsl::distribute
+
+namespace tpudsl::detail {
 
 /// Calls f(row, b, e) for each row of `t` marked in some of marks[0..count) that meets [lo, hi), with
 /// [b, e) the part of the row inside it, rows in increasing order.
 template <class F>
 inline void
-for_each_marked_row(const table_span& t, const std::uint64_t* const* marks, std::size_t count, std::size_t lo,
+for_each_marked_row(const distribute::table_span& t, const std::uint64_t* const* marks, std::size_t count, std::size_t lo,
                     std::size_t hi, F&& f) noexcept
 {
     const std::size_t r0 = (lo - t.begin) / t.width, r1 = (hi - t.begin + t.width - 1) / t.width;
@@ -95,7 +97,7 @@ for_each_marked_row(const table_span& t, const std::uint64_t* const* marks, std:
 /// starts from +0 never reaches) as it is.
 inline void
 sum_marked_rows(float* g0, const float* const* others, const std::uint64_t* const* marks, std::size_t count,
-                const table_span& t, std::size_t lo, std::size_t hi) noexcept
+                const distribute::table_span& t, std::size_t lo, std::size_t hi) noexcept
 {
     for_each_marked_row(t, marks, count, lo, hi, [&](std::size_t r, std::size_t b, std::size_t e) {
         const std::uint64_t bit = std::uint64_t{1} << (r % 64);
@@ -108,7 +110,7 @@ sum_marked_rows(float* g0, const float* const* others, const std::uint64_t* cons
 
 /// g[lo, hi) inside table t = +0 on every row marked in some of marks[0..count).
 inline void
-clear_marked_rows(float* g, const std::uint64_t* const* marks, std::size_t count, const table_span& t, std::size_t lo,
+clear_marked_rows(float* g, const std::uint64_t* const* marks, std::size_t count, const distribute::table_span& t, std::size_t lo,
                   std::size_t hi) noexcept
 {
     for_each_marked_row(t, marks, count, lo, hi,
@@ -136,7 +138,9 @@ sum_arenas(float* g0, const float* const* others, std::size_t count, std::size_t
     }
 }
 
-} // namespace detail
+} // namespace tpudsl::detail
+
+namespace tpudsl::distribute {
 
 /// Most micro-batches a step may have (the reduce keeps their pointers on the stack).
 inline constexpr std::size_t max_micro_batches = 64;

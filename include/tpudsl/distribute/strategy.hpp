@@ -29,12 +29,12 @@ namespace tpudsl {
 template <class Model, class Strategy>
 class Trainable;
 
-namespace distribute::detail {
+namespace detail {
 /// What the thread strategies share: N replicas, round-robin on a persistent pool of threads.
 template <std::size_t N>
 class threaded_strategy {
 public:
-    explicit threaded_strategy(std::size_t threads) : pool_(std::make_shared<thread_pool>(threads)) {}
+    explicit threaded_strategy(std::size_t threads) : pool_(std::make_shared<distribute::thread_pool>(threads)) {}
 
     /// Threads that run the replicas.
     [[nodiscard]] std::size_t threads() const noexcept { return pool_->size(); }
@@ -71,9 +71,9 @@ public:
     }
 
 private:
-    std::shared_ptr<thread_pool> pool_;
+    std::shared_ptr<distribute::thread_pool> pool_;
 };
-} // namespace distribute::detail
+} // namespace detail
 
 /// Finds the cores this process may run on (its CPU affinity, else the hardware's count).
 struct CpuClusterResolver {
@@ -108,7 +108,7 @@ initialize_cpu_system(const CpuClusterResolver& resolver, std::ostream& out = st
 /// One replica on the calling thread. The batch is computed in the same 8 fixed micro-batches as
 /// TpuStrategy<N> (N <= 8) and their gradients are summed in the same order, so one core and N
 /// replicas produce the same bits. (`TpuStrategy<1, 1>` computes each batch in one piece instead.)
-class OneDeviceStrategy : public distribute::detail::threaded_strategy<1> {
+class OneDeviceStrategy : public detail::threaded_strategy<1> {
 public:
     static constexpr std::size_t num_replicas_in_sync = 1;
     /// The batch is computed in this many fixed pieces, whose gradients are summed in order.
@@ -135,7 +135,7 @@ public:
 /// @tparam N      replicas (`num_replicas_in_sync`)
 /// @tparam Chunks micro-batches per step, a multiple of N (8, or N when N > 8)
 template <std::size_t N, std::size_t Chunks = (N > 8 ? N : 8)>
-class TpuStrategy : public distribute::detail::threaded_strategy<N> {
+class TpuStrategy : public detail::threaded_strategy<N> {
     static_assert(N > 0, "tpudsl::TpuStrategy<N>: requires at least one replica");
     static_assert(Chunks % N == 0, "tpudsl::TpuStrategy<N, Chunks>: Chunks must be a multiple of N, so that every "
                                    "replica computes the same number of micro-batches");
@@ -146,7 +146,7 @@ public:
 
     /// N replicas on min(N, cores) threads (`threads()`).
     explicit TpuStrategy(const CpuClusterResolver& resolver = {})
-        : distribute::detail::threaded_strategy<N>(std::min(N, std::max<std::size_t>(resolver.cores, 1)))
+        : detail::threaded_strategy<N>(std::min(N, std::max<std::size_t>(resolver.cores, 1)))
     {
     }
 

@@ -28,9 +28,8 @@
 #include <type_traits>
 #include <utility>
 
-namespace tpudsl::ops {
-
-namespace detail {
+namespace tpudsl::detail {
+/// True when a layer's activation is Softmax: the loss may then take the fused logits path.
 template <class Spec>
 consteval bool
 has_softmax() noexcept
@@ -40,7 +39,9 @@ has_softmax() noexcept
     else
         return false;
 }
-} // namespace detail
+} // namespace tpudsl::detail
+
+namespace tpudsl::ops {
 
 template <class Model>
 struct graph {
@@ -153,9 +154,9 @@ public:
     }
 
     /// True when the last layer ends in Softmax: the loss may then take the fused logits path.
-    static constexpr bool softmax_output = detail::has_softmax<spec<layers - 1>>();
+    static constexpr bool softmax_output = tpudsl::detail::has_softmax<spec<layers - 1>>();
     /// True when the model is made of row layers only, on float inputs (a dense network): a replica then
-    /// runs its micro-batches layer by layer (forward_parts, backward_parts), and each Dense reads its
+    /// runs its micro-batches layer by layer (forward_micro_batches, backward_micro_batches), and each Dense reads its
     /// kernel once for all of them instead of once per micro-batch.
     static constexpr bool rows_only = plan.rows_only;
 
@@ -195,24 +196,24 @@ public:
 
     /// One micro-batch of a step, for deferred_gradient: its inputs, its workspace (after a backward
     /// that deferred the kernels) and its samples.
-    struct part {
+    struct micro_batch {
         const input_type* x = nullptr;
         float* ws = nullptr;
         std::size_t n = 0;
-        std::size_t first = 0;     ///< forward_parts: its first sample's index in the step (first_sample)
-        float* grads = nullptr;    ///< backward_parts: its gradient arena
+        std::size_t first = 0;     ///< forward_micro_batches: its first sample's index in the step (first_sample)
+        float* grads = nullptr;    ///< backward_micro_batches: its gradient arena
     };
 
-    /// grads[lo, hi) where that overlaps a deferred kernel: X^T . dZ over every part's samples, each
-    /// element one chain from zero over the samples in order, part after part (parts without samples
-    /// add nothing). The same bits as `backward` without deferring on all the parts' samples as one
+    /// grads[lo, hi) where that overlaps a deferred kernel: X^T . dZ over every micro-batch's samples, each
+    /// element one chain from zero over the samples in order, micro-batch after micro-batch (batches without samples
+    /// add nothing). The same bits as `backward` without deferring on all the batches' samples as one
     /// micro-batch; outside the deferred ranges grads is not touched.
     static void
-    deferred_gradient(const part* parts, std::size_t count, std::size_t cap, std::size_t lo, std::size_t hi,
+    deferred_gradient(const micro_batch* batches, std::size_t count, std::size_t cap, std::size_t lo, std::size_t hi,
                       float* grads) noexcept
     {
         [&]<std::size_t... I>(std::index_sequence<I...>) {
-            (deferred_layer<I>(parts, count, cap, lo, hi, grads), ...);
+            (deferred_layer<I>(batches, count, cap, lo, hi, grads), ...);
         }(std::make_index_sequence<layers>{});
     }
 
@@ -298,40 +299,40 @@ public:
         }(std::make_index_sequence<layers>{});
     }
 
-    /// `forward` on several micro-batches of one replica (rows_only models), layer by layer: part p's
-    /// workspace gets the bits `forward` gives it alone with ctx.first_sample = parts[p].first. Parts
+    /// `forward` on several micro-batches of one replica (rows_only models), layer by layer: micro-batch p's
+    /// workspace gets the bits `forward` gives it alone with ctx.first_sample = batches[p].first. Parts
     /// without samples are skipped.
     static void
-    forward_parts(const float* params, const part* parts, std::size_t count, std::size_t cap,
+    forward_micro_batches(const float* params, const micro_batch* batches, std::size_t count, std::size_t cap,
                   const step_context& ctx) noexcept
     {
-        static_assert(rows_only, "graph::forward_parts: row layers only (graph::rows_only)");
+        static_assert(rows_only, "graph::forward_micro_batches: row layers only (graph::rows_only)");
         [&]<std::size_t... I>(std::index_sequence<I...>) {
-            (forward_layer_parts<I>(params, parts, count, cap, ctx), ...);
+            (forward_layer_micro_batches<I>(params, batches, count, cap, ctx), ...);
         }(std::make_index_sequence<layers>{});
     }
 
-    /// `backward` (kernels deferred or not, no input gradient) on the parts after forward_parts and their
-    /// losses, layer by layer from the top, each part's gradients into parts[p].grads: the bits of
-    /// `backward` on each part alone.
+    /// `backward` (kernels deferred or not, no input gradient) on the batches after forward_micro_batches and their
+    /// losses, layer by layer from the top, each micro-batch's gradients into batches[p].grads: the bits of
+    /// `backward` on each micro-batch alone.
     static void
-    backward_parts(const float* params, const part* parts, std::size_t count, std::size_t cap, bool logit_grad,
+    backward_micro_batches(const float* params, const micro_batch* batches, std::size_t count, std::size_t cap, bool logit_grad,
                    bool defer_kernels) noexcept
     {
-        static_assert(rows_only, "graph::backward_parts: row layers only (graph::rows_only)");
+        static_assert(rows_only, "graph::backward_micro_batches: row layers only (graph::rows_only)");
         [&]<std::size_t... I>(std::index_sequence<I...>) {
-            (backward_layer_parts<layers - 1 - I>(params, parts, count, cap, logit_grad, defer_kernels), ...);
+            (backward_layer_micro_batches<layers - 1 - I>(params, batches, count, cap, logit_grad, defer_kernels), ...);
         }(std::make_index_sequence<layers>{});
     }
 
 private:
-    /// Parts a Dense passes to one call of its rows kernel: a replica's micro-batches (8 at most with
+    /// Micro-batches a Dense passes to one call of its rows kernel: a replica's micro-batches (8 at most with
     /// the default strategies); more are taken in groups.
     static constexpr std::size_t rows_group = 16;
 
     template <std::size_t I>
     static void
-    forward_layer_parts(const float* params, const part* parts, std::size_t count, std::size_t cap,
+    forward_layer_micro_batches(const float* params, const micro_batch* batches, std::size_t count, std::size_t cap,
                         const step_context& ctx) noexcept
     {
         if constexpr (spec<I>::defers_kernel_gradient) {
@@ -340,41 +341,41 @@ private:
             for (std::size_t p0 = 0; p0 < count; p0 += rows_group) {
                 std::size_t g = 0;
                 for (std::size_t p = p0; p < std::min(count, p0 + rows_group); ++p) {
-                    if (parts[p].n == 0)
+                    if (batches[p].n == 0)
                         continue;
-                    blocks[g] = {input<I>(parts[p].x, parts[p].ws, cap), activation(parts[p].ws, cap, I), parts[p].n};
-                    logits[g++] = scratch(parts[p].ws, cap, I);
+                    blocks[g] = {input<I>(batches[p].x, batches[p].ws, cap), activation(batches[p].ws, cap, I), batches[p].n};
+                    logits[g++] = scratch(batches[p].ws, cap, I);
                 }
                 ops<I>::template forward_rows<layer<I>>(params, blocks, logits, g, ctx);
             }
         } else {
             step_context c = ctx;
             for (std::size_t p = 0; p < count; ++p)
-                if (parts[p].n > 0) {
-                    c.first_sample = parts[p].first;
-                    forward_layer<I>(params, parts[p].x, parts[p].ws, cap, parts[p].n, c);
+                if (batches[p].n > 0) {
+                    c.first_sample = batches[p].first;
+                    forward_layer<I>(params, batches[p].x, batches[p].ws, cap, batches[p].n, c);
                 }
         }
     }
 
     template <std::size_t I>
     static void
-    backward_layer_parts(const float* params, const part* parts, std::size_t count, std::size_t cap, bool logit_grad,
+    backward_layer_micro_batches(const float* params, const micro_batch* batches, std::size_t count, std::size_t cap, bool logit_grad,
                          bool defer_kernels) noexcept
     {
         if constexpr (spec<I>::defers_kernel_gradient) {
-            // Each part as `backward` runs it without dX (act', the bias' sums, the kernel's gradient
-            // unless deferred), then dX of all the parts through one pass over W^T.
+            // Each micro-batch as `backward` runs it without dX (act', the bias' sums, the kernel's gradient
+            // unless deferred), then dX of all the batches through one pass over W^T.
             const bool fused = logit_grad && I == layers - 1;
             for (std::size_t p = 0; p < count; ++p) {
-                if (parts[p].n == 0)
+                if (batches[p].n == 0)
                     continue;
-                float* ws = parts[p].ws;
+                float* ws = batches[p].ws;
                 float* dy = delta(ws, cap, plan.nodes[I].gradient_buffer);
                 float* dz = deferred_kernel<I>() ? activation(ws, cap, I) : dy;
-                ops<I>::template backward_keeping<layer<I>>(params, input<I>(parts[p].x, ws, cap), activation(ws, cap, I),
+                ops<I>::template backward_keeping<layer<I>>(params, input<I>(batches[p].x, ws, cap), activation(ws, cap, I),
                                                             dy, dz, nullptr,
-                                                            parts[p].grads, parts[p].n, fused,
+                                                            batches[p].grads, batches[p].n, fused,
                                                             !(deferred_kernel<I>() && defer_kernels));
             }
             if constexpr (I > 0) {
@@ -382,20 +383,20 @@ private:
                 for (std::size_t p0 = 0; p0 < count; p0 += rows_group) {
                     std::size_t g = 0;
                     for (std::size_t p = p0; p < std::min(count, p0 + rows_group); ++p) {
-                        if (parts[p].n == 0)
+                        if (batches[p].n == 0)
                             continue;
-                        float* ws = parts[p].ws;
+                        float* ws = batches[p].ws;
                         float* dz =
                             deferred_kernel<I>() ? activation(ws, cap, I) : delta(ws, cap, plan.nodes[I].gradient_buffer);
-                        blocks[g++] = {dz, input_gradient<I>(ws, cap, nullptr), parts[p].n};
+                        blocks[g++] = {dz, input_gradient<I>(ws, cap, nullptr), batches[p].n};
                     }
                     ops<I>::template input_gradient_rows<layer<I>>(params, blocks, g);
                 }
             }
         } else {
             for (std::size_t p = 0; p < count; ++p)
-                if (parts[p].n > 0)
-                    backward_layer<I>(params, parts[p].x, parts[p].ws, cap, parts[p].n, parts[p].grads, logit_grad,
+                if (batches[p].n > 0)
+                    backward_layer<I>(params, batches[p].x, batches[p].ws, cap, batches[p].n, batches[p].grads, logit_grad,
                                       nullptr, defer_kernels);
         }
     }
@@ -422,7 +423,7 @@ private:
 
     template <std::size_t I>
     static void
-    deferred_layer(const part* parts, std::size_t count, std::size_t cap, std::size_t lo, std::size_t hi,
+    deferred_layer(const micro_batch* batches, std::size_t count, std::size_t cap, std::size_t lo, std::size_t hi,
                    float* grads) noexcept
     {
         if constexpr (deferred_kernel<I>()) {
@@ -433,8 +434,8 @@ private:
                 return;
             float* g = grads + offset;
             auto part_of = [&](std::size_t p) {
-                return kernels::gemm_part{input<I>(parts[p].x, parts[p].ws, cap), activation(parts[p].ws, cap, I),
-                                          parts[p].n};
+                return kernels::gemm_part{input<I>(batches[p].x, batches[p].ws, cap), activation(batches[p].ws, cap, I),
+                                          batches[p].n};
             };
             // A row cut by the range: the kernel computes the whole row aside, its columns are copied.
             auto cut_row = [&](std::size_t row, std::size_t j0, std::size_t j1) {
@@ -452,9 +453,9 @@ private:
                 kernels::gemm_tn_parts<U>(
                     r1 - r0, In,
                     [&](std::size_t p) {
-                        kernels::gemm_part part = part_of(p);
-                        part.a += r0;
-                        return part;
+                        kernels::gemm_part rows = part_of(p);
+                        rows.a += r0;
+                        return rows;
                     },
                     count, g + r0 * U);
                 e = r1 * U;

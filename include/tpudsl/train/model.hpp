@@ -3,7 +3,7 @@
 ///
 /// Memory: the parameters, the optimizer's slots and one gradient arena per micro-batch are allocated
 /// when the model is built (sizes are constants of the type); the micro-batches' workspaces, input and
-/// label buffers when `fit`/`evaluate`/`predict` first see a batch size (B / chunks x constants of the
+/// label buffers when `fit`/`evaluate`/`predict` first see a batch size (B / micro-batches x constants of the
 /// type). A training step allocates nothing and takes no lock.
 ///
 /// A step: the global batch is split into the strategy's fixed micro-batches; each replica (a thread of
@@ -159,9 +159,9 @@ public:
 
     /// Builds the model on a strategy's threads (what `strategy.scope<Model>(seed)` does).
     Trainable(std::uint64_t seed, const Strategy& strategy)
-        : seed_(seed), strategy_(strategy), params_(Seq::param_buffer_size), chunks_(micro_batches)
+        : seed_(seed), strategy_(strategy), params_(Seq::param_buffer_size), micro_batches_(micro_batches)
     {
-        for (auto& k : chunks_) {
+        for (auto& k : micro_batches_) {
             k.grads.resize(Seq::param_buffer_size);
             k.marks.assign(marked_table ? (table.rows + 63) / 64 : 0, 0);
         }
@@ -194,7 +194,7 @@ public:
         loss_ = loss;
         metrics_ = {detail::make_metric_entry(metrics)...};
         hits_.assign(metrics_.size(), 0.0);
-        for (auto& k : chunks_)
+        for (auto& k : micro_batches_)
             k.hits.assign(metrics_.size(), 0.0);
         slots_.resize(Optimizer::slots * Seq::param_buffer_size);
         iterations_ = 0;
@@ -331,18 +331,18 @@ public:
             const std::size_t n = std::min(options.batch_size, samples - begin);
             split(n);
             auto work = [&](std::size_t t) {
-                for_each_chunk_of(t, [&](std::size_t c) {
-                    chunk& k = chunks_[c];
+                for_each_micro_batch_of(t, [&](std::size_t c) {
+                    micro_batch& k = micro_batches_[c];
                     if (k.n == 0)
                         return;
                     graph::forward(params_.data(), src + (begin + k.offset) * input_size, k.workspace.data(),
-                                   chunk_capacity_, k.n,
+                                   micro_batch_capacity_, k.n,
                                    step_context{.training = false,
                                                 .seed = seed_,
                                                 .step = iterations_,
                                                 .first_sample = k.offset,
                                                 .weights_version = weights_version_});
-                    const float* y = graph::output(k.workspace.data(), chunk_capacity_);
+                    const float* y = graph::output(k.workspace.data(), micro_batch_capacity_);
                     std::copy(y, y + k.n * output_size, out.data() + (begin + k.offset) * output_size);
                 });
             };
@@ -397,19 +397,19 @@ public:
     ensure_capacity(std::size_t batch)
     {
         const std::size_t cap = (batch + micro_batches - 1) / micro_batches;
-        if (cap <= chunk_capacity_)
+        if (cap <= micro_batch_capacity_)
             return;
-        for (auto& k : chunks_) {
+        for (auto& k : micro_batches_) {
             k.workspace.resize(graph::workspace_floats(cap));
             k.inputs.assign(cap * input_size, input_type{});
             k.sparse_labels.assign(cap, 0);
             k.dense_labels.assign(cap * output_size, 0.0f);
         }
-        chunk_capacity_ = cap;
+        micro_batch_capacity_ = cap;
     }
 
     /// How a global batch of n splits over the micro-batches: sizes differ by at most one, the first
-    /// n % chunks take the extra sample (TensorFlow's floor/ceil rule); some may be empty.
+    /// n % micro-batches take the extra sample (TensorFlow's floor/ceil rule); some may be empty.
     [[nodiscard]] static constexpr std::array<std::size_t, micro_batches>
     micro_batch_sizes(std::size_t n) noexcept
     {
@@ -430,7 +430,7 @@ public:
 
 private:
     /// One micro-batch: its buffers, its share of this step, and its results.
-    struct alignas(64) chunk {
+    struct alignas(64) micro_batch {
         detail::aligned_floats_buffer workspace;
         detail::aligned_floats_buffer grads;   // the gradient arena, in the parameter layout
         std::vector<std::uint64_t> marks;      // marked_table: the table rows this step's backward touched
@@ -446,7 +446,7 @@ private:
         double loss = 0.0;
     };
 
-    static constexpr std::size_t chunks_per_replica = micro_batches / num_replicas_in_sync;
+    static constexpr std::size_t micro_batches_per_replica = micro_batches / num_replicas_in_sync;
     static_assert(micro_batches <= distribute::max_micro_batches,
                   "tpudsl::Trainable: a strategy may split a step into at most 64 micro-batches");
 
@@ -753,8 +753,8 @@ private:
         const auto sizes = micro_batch_sizes(n);
         std::size_t offset = 0;
         for (std::size_t c = 0; c < micro_batches; ++c) {
-            chunks_[c].offset = offset;
-            chunks_[c].n = sizes[c];
+            micro_batches_[c].offset = offset;
+            micro_batches_[c].n = sizes[c];
             offset += sizes[c];
         }
     }
@@ -762,10 +762,10 @@ private:
     /// Calls f(c) for the micro-batches of the replicas that thread t runs (replicas round-robin).
     template <class F>
     void
-    for_each_chunk_of(std::size_t t, F&& f) const
+    for_each_micro_batch_of(std::size_t t, F&& f) const
     {
         strategy_.for_each_replica_of(t, [&](std::size_t r) {
-            for (std::size_t c = r * chunks_per_replica; c < (r + 1) * chunks_per_replica; ++c)
+            for (std::size_t c = r * micro_batches_per_replica; c < (r + 1) * micro_batches_per_replica; ++c)
                 f(c);
         });
     }
@@ -774,7 +774,7 @@ private:
     /// `d` in order, read where they lie (a Dataset's batch: no copy); otherwise it copies the samples
     /// idx[k.offset..k.offset + k.n) into its own buffers (arrays, in a shuffled order).
     void
-    gather(const dataset_ref& d, const std::uint32_t* idx, chunk& k) const noexcept
+    gather(const dataset_ref& d, const std::uint32_t* idx, micro_batch& k) const noexcept
     {
         if (!idx) {
             k.x = d.x.as<input_type>() + k.offset * input_size;
@@ -803,7 +803,7 @@ private:
     /// Clears a micro-batch's loss and hits (and last step's marks), points it at its samples (gather;
     /// without data, at what its own buffers hold) and marks its token ids. False when it has no samples.
     bool
-    prepare_chunk(chunk& k, const dataset_ref* data, const std::uint32_t* idx, bool training) noexcept
+    prepare_micro_batch(micro_batch& k, const dataset_ref* data, const std::uint32_t* idx, bool training) noexcept
     {
         k.loss = 0.0;
         std::fill(k.hits.begin(), k.hits.end(), 0.0);
@@ -836,20 +836,20 @@ private:
     /// The loss (into k.loss, its gradient into the workspace) and the metrics' hits of a micro-batch
     /// after its forward; true when the gradient is with respect to the logits.
     bool
-    score_chunk(chunk& k, std::size_t global_n) noexcept
+    score_micro_batch(micro_batch& k, std::size_t global_n) noexcept
     {
         loss_view view;
         view.n = k.n;
         view.width = output_size;
-        view.output = graph::output(k.workspace.data(), chunk_capacity_);
+        view.output = graph::output(k.workspace.data(), micro_batch_capacity_);
         if constexpr (graph::softmax_output)
-            view.logits = graph::logits(k.workspace.data(), chunk_capacity_, k.n);
+            view.logits = graph::logits(k.workspace.data(), micro_batch_capacity_, k.n);
         view.sparse_labels = k.sparse;
         view.dense_labels = k.dense;
         k.loss = std::visit(
             [&](const auto& l) {
                 return tpudsl::evaluate(l, view, 1.0f / static_cast<float>(global_n),
-                                        graph::loss_gradient(k.workspace.data(), chunk_capacity_));
+                                        graph::loss_gradient(k.workspace.data(), micro_batch_capacity_));
             },
             loss_);
         for (std::size_t m = 0; m < metrics_.size(); ++m)
@@ -860,44 +860,44 @@ private:
     /// Forward, loss and metrics (and backward when training) of one micro-batch; `global_n` scales
     /// the loss, so that the replicas' summed gradients are the gradient of the global batch's mean.
     void
-    run_chunk(chunk& k, const dataset_ref* data, const std::uint32_t* idx, std::size_t global_n, bool training) noexcept
+    run_micro_batch(micro_batch& k, const dataset_ref* data, const std::uint32_t* idx, std::size_t global_n, bool training) noexcept
     {
-        if (!prepare_chunk(k, data, idx, training))
+        if (!prepare_micro_batch(k, data, idx, training))
             return;
-        graph::forward(params_.data(), k.x, k.workspace.data(), chunk_capacity_, k.n,
+        graph::forward(params_.data(), k.x, k.workspace.data(), micro_batch_capacity_, k.n,
                        context(training, k.offset));
-        const bool logit_grad = score_chunk(k, global_n);
+        const bool logit_grad = score_micro_batch(k, global_n);
         if (training)
-            graph::backward(params_.data(), k.x, k.workspace.data(), chunk_capacity_, k.n, k.grads.data(),
+            graph::backward(params_.data(), k.x, k.workspace.data(), micro_batch_capacity_, k.n, k.grads.data(),
                             logit_grad, nullptr, /*defer_kernels*/ true);
     }
 
-    /// run_chunk on every micro-batch of replica r, for a dense network (graph::rows_only) layer by layer
+    /// run_micro_batch on every micro-batch of replica r, for a dense network (graph::rows_only) layer by layer
     /// over them all: each Dense reads its kernel once per replica, not once per micro-batch. The same
-    /// bits as run_chunk on each.
+    /// bits as run_micro_batch on each.
     void
     run_replica_rows(std::size_t r, const dataset_ref* data, const std::uint32_t* idx, std::size_t global_n,
                      bool training) noexcept
     {
-        typename graph::part parts[chunks_per_replica];
+        typename graph::micro_batch batches[micro_batches_per_replica];
         std::size_t count = 0;
-        for (std::size_t c = r * chunks_per_replica; c < (r + 1) * chunks_per_replica; ++c) {
-            chunk& k = chunks_[c];
-            if (prepare_chunk(k, data, idx, training))
-                parts[count++] = {k.x, k.workspace.data(), k.n, k.offset, k.grads.data()};
+        for (std::size_t c = r * micro_batches_per_replica; c < (r + 1) * micro_batches_per_replica; ++c) {
+            micro_batch& k = micro_batches_[c];
+            if (prepare_micro_batch(k, data, idx, training))
+                batches[count++] = {k.x, k.workspace.data(), k.n, k.offset, k.grads.data()};
         }
         if (count == 0)
             return;
-        graph::forward_parts(params_.data(), parts, count, chunk_capacity_, context(training, 0));
+        graph::forward_micro_batches(params_.data(), batches, count, micro_batch_capacity_, context(training, 0));
         bool logit_grad = false;
-        for (std::size_t c = r * chunks_per_replica; c < (r + 1) * chunks_per_replica; ++c)
-            if (chunks_[c].n > 0)
-                logit_grad = score_chunk(chunks_[c], global_n);
+        for (std::size_t c = r * micro_batches_per_replica; c < (r + 1) * micro_batches_per_replica; ++c)
+            if (micro_batches_[c].n > 0)
+                logit_grad = score_micro_batch(micro_batches_[c], global_n);
         if (training)
-            graph::backward_parts(params_.data(), parts, count, chunk_capacity_, logit_grad, /*defer_kernels*/ true);
+            graph::backward_micro_batches(params_.data(), batches, count, micro_batch_capacity_, logit_grad, /*defer_kernels*/ true);
     }
 
-    /// The micro-batches of the replicas that thread t runs, each through run_chunk (or the replica's
+    /// The micro-batches of the replicas that thread t runs, each through run_micro_batch (or the replica's
     /// all at once, for a dense network).
     void
     run_thread(std::size_t t, const dataset_ref* data, const std::uint32_t* idx, std::size_t global_n,
@@ -906,7 +906,7 @@ private:
         if constexpr (graph::rows_only) {
             strategy_.for_each_replica_of(t, [&](std::size_t r) { run_replica_rows(r, data, idx, global_n, training); });
         } else {
-            for_each_chunk_of(t, [&](std::size_t c) { run_chunk(chunks_[c], data, idx, global_n, training); });
+            for_each_micro_batch_of(t, [&](std::size_t c) { run_micro_batch(micro_batches_[c], data, idx, global_n, training); });
         }
     }
 
@@ -920,16 +920,16 @@ private:
         float* slot_ptrs[4] = {};
         for (std::size_t s = 0; s < Opt::slots; ++s)
             slot_ptrs[s] = slots_.data() + s * Seq::param_buffer_size;
-        distribute::micro_batch_gradients batches[micro_batches];
-        typename graph::part parts[micro_batches];
+        distribute::micro_batch_gradients gradients[micro_batches];
+        typename graph::micro_batch batches[micro_batches];
         for (std::size_t k = 0; k < micro_batches; ++k) {
-            batches[k] = {chunks_[k].grads.data(), chunks_[k].marks.data(), chunks_[k].n > 0};
-            parts[k] = {chunks_[k].x, chunks_[k].workspace.data(), chunks_[k].n};
+            gradients[k] = {micro_batches_[k].grads.data(), micro_batches_[k].marks.data(), micro_batches_[k].n > 0};
+            batches[k] = {micro_batches_[k].x, micro_batches_[k].workspace.data(), micro_batches_[k].n};
         }
         distribute::reduce_and_update(
-            t, threads, gradient_layout, batches,
+            t, threads, gradient_layout, gradients,
             [&](std::size_t lo, std::size_t hi, float* g0) {
-                graph::deferred_gradient(parts, micro_batches, chunk_capacity_, lo, hi, g0);
+                graph::deferred_gradient(batches, micro_batches, micro_batch_capacity_, lo, hi, g0);
             },
             [&](float* g0, std::size_t b, std::size_t e) { opt.update(c, params_.data(), g0, slot_ptrs, b, e); });
     }
@@ -956,7 +956,7 @@ private:
                 optimizer_);
         }
         double loss_sum = 0.0;
-        for (const auto& k : chunks_) {
+        for (const auto& k : micro_batches_) {
             loss_sum += k.loss;
             for (std::size_t m = 0; m < metrics_.size(); ++m)
                 hits_[m] += k.hits[m];
@@ -1010,8 +1010,8 @@ private:
     Strategy strategy_;   // shares its threads with the strategy object it was made in
     detail::aligned_floats_buffer params_;
     detail::aligned_floats_buffer slots_;
-    std::vector<chunk> chunks_;
-    std::size_t chunk_capacity_ = 0;
+    std::vector<micro_batch> micro_batches_;
+    std::size_t micro_batch_capacity_ = 0;
 
     optimizer_type optimizer_;
     loss_type loss_;
