@@ -51,7 +51,7 @@ train(const seeds::Args& args, const tpudsl::data::sequence_dataset& data)
                   losses::SparseCategoricalCrossentropy{.from_logits = true},
                   metrics::SparseCategoricalAccuracy{},
                   metrics::SparseTopKCategoricalAccuracy<5>{});
-    auto history = model.fit(ds_train, {.epochs = args.epochs, .steps_per_epoch = args.steps}, ds_test);
+    auto history = model.fit(ds_train, {.epochs = args.epochs, .steps_per_epoch = args.steps, .validation_data = ds_test});
     const auto scores = model.evaluate(ds_test, {.verbose = 0});
     // [reuters_pipeline]
     std::printf("Test accuracy: %.4f\n", scores[1]);

@@ -201,7 +201,7 @@ TEST_CASE("fit and evaluate on a batched Dataset, as the Reuters seed feeds its 
     model.compile(optimizers::Adam{.learning_rate = 0.05f}, losses::SparseCategoricalCrossentropy{},
                   metrics::SparseCategoricalAccuracy{});
     std::ostringstream out;
-    const auto history = model.fit(train, {.epochs = 10, .out = &out}, test);
+    const auto history = model.fit(train, {.epochs = 10, .validation_data = test, .out = &out});
     const auto scores = model.evaluate(test, {.verbose = 0});
     // [dataset_fit]
     std::istringstream lines(out.str());
@@ -257,6 +257,37 @@ TEST_CASE("values are checked where they enter: from_tensor_slices summarises th
     CHECK(h.epoch.size() == 2);
 }
 
+TEST_CASE("validation_data: one spelling for arrays and Datasets; a Dataset that does not fit is named",
+          "[dataset][fit]")
+{
+    using Toy = Sequential<Input<Shape<2>>, Dense<2, Softmax>>;
+    using E = Example<Shape<2>, float, std::int32_t>;
+    xt::xtensor<float, 2> x(std::array<std::size_t, 2>{16, 2}, 0.25f);
+    xt::xtensor<std::int32_t, 1> y(std::array<std::size_t, 1>{16}, 1);
+    const auto data = Dataset<E>::from_tensor_slices(x, y).batch<4>();
+    auto fitted = [&](auto validation) {
+        Trainable<Toy> model(2);
+        model.compile(optimizers::SGD{}, losses::SparseCategoricalCrossentropy{});
+        const auto h = model.fit(data, {.epochs = 2, .verbose = 0, .validation_data = validation});
+        return h["val_loss"];
+    };
+    // the same values validated as arrays (at fit's batch size) and as a Dataset (at its own)
+    const auto as_arrays = fitted(validation_data(x, y));
+    const auto as_dataset = fitted(Dataset<E>::from_tensor_slices(x, y).batch<8>());
+    REQUIRE(as_arrays.size() == 2);
+    CHECK(as_dataset.size() == 2);
+    CHECK(as_dataset[1] == Approx(as_arrays[1]).epsilon(1e-6));
+    // A validation Dataset's examples are checked against the Input when fit validates.
+    using Wide = Example<Shape<3>, float, std::int32_t>;
+    xt::xtensor<float, 2> x3(std::array<std::size_t, 2>{8, 3}, 0.25f);
+    xt::xtensor<std::int32_t, 1> y3(std::array<std::size_t, 1>{8}, 1);
+    Trainable<Toy> model(2);
+    model.compile(optimizers::SGD{}, losses::SparseCategoricalCrossentropy{});
+    CHECK_THROWS_WITH(model.fit(data, {.verbose = 0, .validation_data = Dataset<Wide>::from_tensor_slices(x3, y3).batch<4>()}),
+                      Catch::Contains("validation x has shape (4, 3), but the model expects (samples, 2) per sample") &&
+                          Catch::Contains("in batch 0 of the validation dataset"));
+}
+
 TEST_CASE("a batch size chosen at run time trains as the same size fixed at compile time", "[dataset][fit]")
 {
     using Toy = Sequential<Input<Shape<2>>, Dense<8, Tanh>, Dense<2, Softmax>>;
@@ -278,7 +309,7 @@ TEST_CASE("a batch size chosen at run time trains as the same size fixed at comp
         auto model = strategy.scope<Toy>(3);
         model.compile(optimizers::Adam{.learning_rate = 0.05f}, losses::SparseCategoricalCrossentropy{},
                       metrics::SparseCategoricalAccuracy{});
-        const auto history = model.fit(data, {.epochs = 3, .verbose = 0}, data);
+        const auto history = model.fit(data, {.epochs = 3, .verbose = 0, .validation_data = data});
         CHECK(history.params.steps == 8);
         return std::pair{model.get_weights(), model.evaluate(data, {.verbose = 0})};
     };

@@ -593,6 +593,75 @@ private:
     value_summary values_;
 };
 
+/// A batched dataset whose element types are known at run time only: what `validation_data` holds for
+/// a Dataset (FitOptions is no template). Each batch is handed out as a dataset_ref into the stream's
+/// own storage, valid until the next call; the model checks its types and shapes against its Input.
+class batch_stream {
+public:
+    virtual ~batch_stream() = default;
+    virtual void start(std::size_t iteration) = 0;
+    /// The next batch, or null at the end of the iteration.
+    virtual const dataset_ref* next() = 0;
+    [[nodiscard]] virtual std::size_t batch_size() const = 0;
+    [[nodiscard]] virtual value_summary values() const = 0;
+};
+
+namespace detail {
+template <class E, std::size_t B>
+class dataset_stream final : public batch_stream {
+public:
+    explicit dataset_stream(Dataset<Batch<E, B>> data) : data_(std::move(data))
+    {
+        ref_.x = {nullptr, dtype_of<typename E::x_type>, {0}};
+        ref_.y = {nullptr, dtype_of<typename E::y_type>, {0}};
+        for (std::size_t d : E::x_shape::dims)
+            ref_.x.shape.push_back(d);
+        if (E::y_size > 1)
+            ref_.y.shape.push_back(E::y_size);
+    }
+    void start(std::size_t iteration) override { data_.start(iteration); }
+    const dataset_ref*
+    next() override
+    {
+        if (!data_.next(batch_))
+            return nullptr;
+        ref_.x.data = batch_.x.data();   // a batch moved in from a prefetch queue has new storage
+        ref_.y.data = batch_.y.data();
+        ref_.x.shape[0] = ref_.y.shape[0] = batch_.size;
+        return &ref_;
+    }
+    [[nodiscard]] std::size_t batch_size() const override { return data_.batch_size(); }
+    [[nodiscard]] value_summary values() const override { return data_.values(); }
+
+private:
+    Dataset<Batch<E, B>> data_;
+    Batch<E, B> batch_;
+    dataset_ref ref_;
+};
+} // namespace detail
+
+/// Keras' `validation_data`, one spelling for arrays and Datasets: `validation_data(x_val, y_val)`, or
+/// a batched Dataset (evaluated at its own batch size).
+class ValidationData {
+public:
+    /// Arrays, as `validation_data(x, y)` makes them.
+    ValidationData(dataset_ref arrays) : arrays_(arrays) {}
+    /// A batched Dataset: it is shared, not copied (a dataset is a handle on its pipeline).
+    template <class E, std::size_t B>
+    ValidationData(const Dataset<Batch<E, B>>& data) : stream_(std::make_shared<detail::dataset_stream<E, B>>(data))
+    {
+    }
+
+    /// The arrays, or null for a Dataset.
+    [[nodiscard]] const dataset_ref* arrays() const noexcept { return stream_ ? nullptr : &arrays_; }
+    /// The Dataset's batches, or null for arrays.
+    [[nodiscard]] batch_stream* dataset() const noexcept { return stream_.get(); }
+
+private:
+    dataset_ref arrays_;
+    std::shared_ptr<batch_stream> stream_;
+};
+
 } // namespace tpudsl
 
 #endif // !TPUDSL_DATA_DATASET_HPP

@@ -60,7 +60,9 @@ struct FitOptions {
     /// Batches per epoch; 0 means one pass over the data. With arrays the batch stream continues
     /// across epochs (Keras does not reset the iterator).
     std::size_t steps_per_epoch = 0;
-    std::optional<dataset_ref> validation_data;
+    /// Keras' `validation_data`: `validation_data(x_val, y_val)` or a batched Dataset, one spelling for
+    /// both (a Dataset is evaluated at its own batch size).
+    std::optional<ValidationData> validation_data;
     /// Validate when (epoch + 1) % validation_freq == 0.
     std::size_t validation_freq = 1;
     std::size_t initial_epoch = 0;
@@ -223,14 +225,15 @@ public:
             detail::bad_input("fit: batch_size must be at least 1");
         check_data(data, "x", "y");
         if (options.validation_data)
-            check_data(*options.validation_data, "validation x", "validation y");
+            if (const dataset_ref* v = options.validation_data->arrays())
+                check_data(*v, "validation x", "validation y");
         const std::size_t samples = data.x.samples();
         if (samples == 0)
             detail::bad_input("fit: x holds no samples");
         ensure_capacity(options.batch_size);
         array_source source(*this, data, options);
         auto validate = [&] {
-            return evaluate(*options.validation_data, EvaluateOptions{options.batch_size, 0, 0, options.out});
+            return validate_on(*options.validation_data, options.batch_size, options.out);
         };
         return run_epochs(options, source.steps(), source, options.validation_data.has_value(), validate);
     }
@@ -242,16 +245,9 @@ public:
     History
     fit(const Dataset<Batch<E, B>>& data, FitOptions options = {})
     {
-        return fit_dataset(data, options, static_cast<const Dataset<Batch<E, B>>*>(nullptr));
+        return fit_dataset(data, options);
     }
 
-    /// `fit(dataset, ..., validation_data=dataset)`.
-    template <class E, std::size_t B, class E2, std::size_t B2>
-    History
-    fit(const Dataset<Batch<E, B>>& data, FitOptions options, const Dataset<Batch<E2, B2>>& validation)
-    {
-        return fit_dataset(data, options, &validation);
-    }
 
     /// `evaluate(dataset)`: [loss, metrics...] over one iteration of a batched Dataset.
     template <class E, std::size_t B>
@@ -270,6 +266,43 @@ public:
         batch_view b;
         while ((options.steps == 0 || steps < options.steps) && source.next(b)) {
             accumulate(step(b.data, b.idx, b.n, false), b.n);
+            write_running_logs(logs);
+            bar.update(++steps, logs);
+        }
+        bar.finish(steps, logs);
+        return scores();
+    }
+
+    /// `evaluate` on a batch_stream (a Dataset given as `validation_data`): its types and shapes are
+    /// checked against the model's Input batch by batch, its values once when they were summarised
+    /// where they entered.
+    Scores
+    evaluate(batch_stream& data, EvaluateOptions options = {})
+    {
+        require_compiled("evaluate");
+        const std::size_t batch = data.batch_size();
+        if (batch == 0 || batch % num_replicas_in_sync != 0)
+            detail::bad_input("evaluate(validation Dataset): its batch size (" + std::to_string(batch) +
+                              ") must be a multiple of the strategy's " + std::to_string(num_replicas_in_sync) +
+                              " replicas");
+        ensure_capacity(batch);
+        const bool check_values = !values_fit(data.values());
+        Logs logs;
+        reset_metrics(logs);
+        Progbar bar(*options.out, 0, options.verbose, options.out == &std::cout && ::isatty(STDOUT_FILENO));
+        data.start(0);
+        std::size_t steps = 0;
+        while (options.steps == 0 || steps < options.steps) {
+            const dataset_ref* b = data.next();
+            if (!b)
+                break;
+            try {
+                check_data(*b, "validation x", "validation y", check_values);
+            } catch (const std::invalid_argument& e) {
+                throw std::invalid_argument(std::string(e.what()) + " (in batch " + std::to_string(steps) +
+                                            " of the validation dataset)");
+            }
+            accumulate(step(b, nullptr, b->x.samples(), false), b->x.samples());   // read in place
             write_running_logs(logs);
             bar.update(++steps, logs);
         }
@@ -566,6 +599,15 @@ private:
         }
     };
 
+    /// Validation at the end of an epoch: arrays at fit's batch size, a Dataset at its own.
+    Scores
+    validate_on(const ValidationData& v, std::size_t batch, std::ostream* out)
+    {
+        if (const dataset_ref* arrays = v.arrays())
+            return evaluate(*arrays, EvaluateOptions{batch, 0, 0, out});
+        return evaluate(*v.dataset(), EvaluateOptions{0, 0, 0, out});
+    }
+
     /// True when what a dataset knows of its values fits the model: token ids inside the vocabulary and
     /// floats finite, class ids inside the classes (sparse labels) or finite targets.
     [[nodiscard]] bool
@@ -615,9 +657,9 @@ private:
                       "replicas (Keras' TPU rule, made static) [TPUDSL_TPU_BATCH_NOT_DIVISIBLE]");
     }
 
-    template <class E, std::size_t B, class V>
+    template <class E, std::size_t B>
     History
-    fit_dataset(const Dataset<Batch<E, B>>& data, FitOptions options, const V* validation)
+    fit_dataset(const Dataset<Batch<E, B>>& data, FitOptions options)
     {
         check_dataset_type<E, B>();
         require_compiled("fit");
@@ -630,13 +672,8 @@ private:
                 throw std::invalid_argument("tpudsl::Trainable::fit: the dataset repeats forever; pass "
                                             "steps_per_epoch (how many batches make an epoch)");
         }
-        auto validate = [&] {
-            if constexpr (requires { this->evaluate(*validation, EvaluateOptions{}); })
-                return evaluate(*validation, EvaluateOptions{dataset_batch(data), 0, 0, options.out});
-            else
-                return Scores{};
-        };
-        return run_epochs(options, steps, source, validation != nullptr, validate);
+        auto validate = [&] { return validate_on(*options.validation_data, dataset_batch(data), options.out); };
+        return run_epochs(options, steps, source, options.validation_data.has_value(), validate);
     }
 
     /// Keras' epoch loop, shared by arrays and datasets. `steps` 0: unknown until the data ends.
