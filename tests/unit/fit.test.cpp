@@ -17,6 +17,7 @@
 #include <random>
 #include <regex>
 #include <thread>
+#include <type_traits>
 #include <chrono>
 #include <algorithm>
 #include <sstream>
@@ -130,6 +131,16 @@ TEST_CASE("fit prints Epoch i/N and one Keras line per epoch; History holds val_
     CHECK(scores.contains("loss"));
     CHECK_THROWS_WITH(scores["accuracy"], Catch::Contains("no value named 'accuracy'") &&
                                               Catch::Contains("loss, sparse_categorical_accuracy"));
+}
+
+TEST_CASE("the trained model reads as Keras' Model; a user's own Model alias stays free", "[fit]")
+{
+    STATIC_REQUIRE(std::is_same_v<keras::Model<Toy>, Trainable<Toy, OneDeviceStrategy>>);
+    STATIC_REQUIRE(std::is_same_v<keras::Model<Toy, TpuStrategy<2>>, decltype(TpuStrategy<2>{}.scope<Toy>())>);
+    using Model = Toy;   // what users write beside `using namespace tpudsl`
+    STATIC_REQUIRE(Model::layer_count == 2);
+    keras::Model<Model> model(1);
+    CHECK(model.iterations() == 0);
 }
 
 TEST_CASE("compile's warnings go to the model's output stream", "[fit]")

@@ -1064,6 +1064,14 @@ private:
     std::vector<double> hits_;
 };
 
+namespace keras {
+/// Keras' `keras.Model`, the trained model, as Keras spells it: `tpudsl::keras::Model<FashionCnn>` is
+/// `tpudsl::Trainable<FashionCnn>`. It lives in a namespace of its own so that `using namespace
+/// tpudsl` leaves free the name users give their model types (`using Model = Sequential<...>`).
+template <class Seq, class Strategy = OneDeviceStrategy>
+using Model = Trainable<Seq, Strategy>;
+} // namespace keras
+
 } // namespace tpudsl
 
 #endif // !TPUDSL_TRAIN_MODEL_HPP
