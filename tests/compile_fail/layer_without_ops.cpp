@@ -1,30 +1,12 @@
 // compile_fail.layer_without_ops: a user-written layer that does not name its forward and backward
 // pass; the _ok twin names them.
+#include "negate_ops.hpp"
+
 #include <tpudsl/tpudsl.hpp>
 
-#include <cstddef>
 #include <string_view>
 
 using namespace tpudsl;
-
-struct NegateOps {
-    template <class B>
-    static void
-    forward(const float*, const float* x, float* y, float*, std::size_t n, const step_context&) noexcept
-    {
-        for (std::size_t i = 0; i < n * B::input_shape::size; ++i)
-            y[i] = -x[i];
-    }
-    template <class B>
-    static void
-    backward(const float*, const float*, const float*, float* dy, float* dx, float*, float*, std::size_t n,
-             bool) noexcept
-    {
-        if (dx)
-            for (std::size_t i = 0; i < n * B::input_shape::size; ++i)
-                dx[i] = -dy[i];
-    }
-};
 
 #ifdef TPUDSL_COMPILE_FAIL
 // [layer_without_ops]

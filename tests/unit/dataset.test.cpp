@@ -288,17 +288,28 @@ TEST_CASE("validation_data: one spelling for arrays and Datasets; a Dataset that
                           Catch::Contains("in batch 0 of the validation dataset"));
 }
 
-TEST_CASE("a batch size chosen at run time trains as the same size fixed at compile time", "[dataset][fit]")
+namespace {
+/// The two-feature problem of the Reuters-like fit above: class 1 when the first feature is larger.
+std::pair<xt::xtensor<float, 2>, xt::xtensor<std::int32_t, 1>>
+two_features(std::size_t n)
 {
-    using Toy = Sequential<Input<Shape<2>>, Dense<8, Tanh>, Dense<2, Softmax>>;
-    using E = Example<Shape<2>, float, std::int32_t>;
-    xt::xtensor<float, 2> x(std::array<std::size_t, 2>{60, 2});
-    xt::xtensor<std::int32_t, 1> y(std::array<std::size_t, 1>{60});
-    for (std::size_t i = 0; i < 60; ++i) {
+    std::pair<xt::xtensor<float, 2>, xt::xtensor<std::int32_t, 1>> d{
+        xt::xtensor<float, 2>(std::array<std::size_t, 2>{n, 2}), xt::xtensor<std::int32_t, 1>(std::array<std::size_t, 1>{n})};
+    auto& [x, y] = d;
+    for (std::size_t i = 0; i < n; ++i) {
         x(i, 0) = static_cast<float>(i % 7) / 7.0f - 0.5f;
         x(i, 1) = static_cast<float>(i % 5) / 5.0f - 0.5f;
         y(i) = x(i, 0) > x(i, 1) ? 1 : 0;
     }
+    return d;
+}
+} // namespace
+
+TEST_CASE("a batch size chosen at run time trains as the same size fixed at compile time", "[dataset][fit]")
+{
+    using Toy = Sequential<Input<Shape<2>>, Dense<8, Tanh>, Dense<2, Softmax>>;
+    using E = Example<Shape<2>, float, std::int32_t>;
+    const auto [x, y] = two_features(60);
     const std::size_t batch = 8;   // as from a command line's --batch
     const auto dynamic = Dataset<E>::from_tensor_slices(x, y).shuffle(60, 1).batch(batch).prefetch().cache();
     const auto fixed = Dataset<E>::from_tensor_slices(x, y).shuffle(60, 1).batch<8>().prefetch().cache();
