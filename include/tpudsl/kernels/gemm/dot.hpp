@@ -19,7 +19,7 @@
 
 namespace tpudsl::kernels {
 
-namespace detail_gemm {
+namespace detail {
 
 /// The blocking of dot_rows (C = A . B^T, each element a dot product along K) for a C of N columns:
 /// tiles of rb rows x up to max_jb columns, each element one vector of partial sums (lane l: the k = l
@@ -123,32 +123,32 @@ dot_rows(const row_ref* rows, std::size_t m, const float* b, const float* bias) 
     }
 }
 
-} // namespace detail_gemm
+} // namespace detail
 
 /// True when C = A (M, K) . B (K, N) + bias is better computed from B^T as dot products along K
 /// (gemm_nt_bias on B^T): C's rows fill under 80% of their vectors' lanes (narrow_columns; Dense<10> on AVX2
 /// or AVX-512: 10 of 16) and K spans at least 8 vectors.
 template <std::size_t K, std::size_t N>
-inline constexpr bool prefers_dot_products = detail_gemm::narrow_columns<N> && K >= 8 * detail_gemm::W;
+inline constexpr bool prefers_dot_products = detail::narrow_columns<N> && K >= 8 * detail::W;
 
 /// C_p = act(A_p (m_p, K) . B(N, K)^T + bias) for each block of rows: each element one dot product
-/// along K, every lane busy (detail_gemm::dot_rows). An element's bits depend only on its row of A and
+/// along K, every lane busy (detail::dot_rows). An element's bits depend only on its row of A and
 /// its row of B: the same for a block alone or among others, and on any number of rows.
 template <std::size_t K, std::size_t N, class Act>
 inline void
 gemm_nt_bias_rows(const gemm_rows* blocks, std::size_t count, const float* b, const float* bias) noexcept
 {
     static_assert(std::is_same_v<Act, Linear> || std::is_same_v<Act, Relu>, "fused epilogue: Linear or Relu");
-    const std::size_t m = detail_gemm::total_rows(blocks, count);
+    const std::size_t m = detail::total_rows(blocks, count);
     if (m == 0)
         return;
-    const detail_gemm::row_ref* rows = detail_gemm::block_rows(blocks, count, m, K, N);
+    const detail::row_ref* rows = detail::block_rows(blocks, count, m, K, N);
     if constexpr (K == 0) {
         for (std::size_t i = 0; i < m; ++i)
             for (std::size_t j = 0; j < N; ++j)
                 rows[i].c[j] = std::is_same_v<Act, Relu> ? std::max(bias[j], 0.0f) : bias[j];
     } else {
-        detail_gemm::dot_rows<K, N, std::is_same_v<Act, Relu>>(rows, m, b, bias);
+        detail::dot_rows<K, N, std::is_same_v<Act, Relu>>(rows, m, b, bias);
     }
 }
 

@@ -20,7 +20,7 @@
 
 namespace tpudsl::kernels {
 
-namespace detail_gemm {
+namespace detail {
 
 /// One column panel (V vectors at col) over all M rows for one block of K.
 template <std::size_t MR, std::size_t V, std::size_t Last, std::size_t N, class Epi>
@@ -77,14 +77,14 @@ blocked(std::size_t M, std::size_t K, const float* a, std::size_t rs, std::size_
     }
 }
 
-} // namespace detail_gemm
+} // namespace detail
 
 /// C(M,N) = A(M,K) . B(K,N), or C += A . B when `accumulate`.
 template <std::size_t K, std::size_t N>
 inline void
 gemm_nn(std::size_t M, const float* a, const float* b, float* c, bool accumulate = false) noexcept
 {
-    detail_gemm::blocked<N>(M, K, a, K, 1, b, c, accumulate);
+    detail::blocked<N>(M, K, a, K, 1, b, c, accumulate);
 }
 
 /// C(M,N) = act(A(M,K) . B(K,N) + bias), the bias and the activation (Linear or Relu) applied in
@@ -94,7 +94,7 @@ inline void
 gemm_nn_bias(std::size_t M, const float* a, const float* b, const float* bias, float* c) noexcept
 {
     static_assert(std::is_same_v<Act, Linear> || std::is_same_v<Act, Relu>, "fused epilogue: Linear or Relu");
-    detail_gemm::blocked<N>(M, K, a, K, 1, b, c, false, detail_gemm::bias_epilogue<std::is_same_v<Act, Relu>>{bias});
+    detail::blocked<N>(M, K, a, K, 1, b, c, false, detail::bias_epilogue<std::is_same_v<Act, Relu>>{bias});
 }
 
 } // namespace tpudsl::kernels

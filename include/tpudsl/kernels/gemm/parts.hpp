@@ -24,7 +24,7 @@ struct gemm_part {
     std::size_t k;
 };
 
-namespace detail_gemm {
+namespace detail {
 
 /// A C tile (R rows from i, V vectors at col) of gemm_tn_parts: one chain per element over every part's
 /// rows in order, from zero, in registers. B's panels are read packed one after another (LDB = V W:
@@ -215,7 +215,7 @@ narrow_parts(std::size_t m, std::size_t lda, const Parts& parts, std::size_t cou
     }
 }
 
-} // namespace detail_gemm
+} // namespace detail
 
 /// C(m, N) = A^T B over the parts' rows, parts(p) giving part p (a gemm_part) for p < count: each
 /// element one chain over k from zero, part after part in order (the bits of gemm_tn on the parts' rows
@@ -226,8 +226,8 @@ template <std::size_t N, class Parts>
 inline void
 gemm_tn_parts(std::size_t m, std::size_t lda, const Parts& parts, std::size_t count, float* c) noexcept
 {
-    using P = detail_gemm::plan<N>;
-    constexpr std::size_t W = detail_gemm::W;
+    using P = detail::plan<N>;
+    constexpr std::size_t W = detail::W;
     std::size_t rows = 0;
     for (std::size_t p = 0; p < count; ++p)
         rows += parts(p).k;
@@ -235,25 +235,25 @@ gemm_tn_parts(std::size_t m, std::size_t lda, const Parts& parts, std::size_t co
         std::memset(c, 0, m * N * sizeof(float));
         return;
     }
-    if constexpr (detail_gemm::narrow_columns<N>) {
-        detail_gemm::narrow_parts<N>(m, lda, parts, count, c);
+    if constexpr (detail::narrow_columns<N>) {
+        detail::narrow_parts<N>(m, lda, parts, count, c);
         return;
     }
-    if constexpr (detail_gemm::tn_packs_both<N>)
+    if constexpr (detail::tn_packs_both<N>)
         if (m >= 48) {
-            detail_gemm::packed_parts<N>(m, lda, parts, count, rows, c);
+            detail::packed_parts<N>(m, lda, parts, count, rows, c);
             return;
         }
     for (std::size_t p = 0; p < P::panels; ++p) {
         const std::size_t col = p * P::nv * W;
         if (P::rest == 0 && p + 1 == P::panels)
-            detail_gemm::parts_panel<P::mr, P::nv, P::last_lanes, N>(m, lda, parts, count, rows, c, col);
+            detail::parts_panel<P::mr, P::nv, P::last_lanes, N>(m, lda, parts, count, rows, c, col);
         else
-            detail_gemm::parts_panel<P::mr, P::nv, W, N>(m, lda, parts, count, rows, c, col);
+            detail::parts_panel<P::mr, P::nv, W, N>(m, lda, parts, count, rows, c, col);
     }
     if constexpr (P::rest > 0)
-        detail_gemm::parts_panel<P::rest_mr, P::rest, P::last_lanes, N>(m, lda, parts, count, rows, c,
-                                                                        P::panels * P::nv * W);
+        detail::parts_panel<P::rest_mr, P::rest, P::last_lanes, N>(m, lda, parts, count, rows, c,
+                                                                   P::panels * P::nv * W);
 }
 
 /// Columns [j0, j1) of row `row` of gemm_tn_parts' C, written to c[j0, j1): the whole row is computed
@@ -263,7 +263,7 @@ inline void
 gemm_tn_parts_columns(std::size_t row, std::size_t j0, std::size_t j1, std::size_t lda, const Parts& parts,
                       std::size_t count, float* c) noexcept
 {
-    float* whole = detail_gemm::scratch_buffer(N, 3);
+    float* whole = detail::scratch_buffer(N, 3);
     gemm_tn_parts<N>(
         1, lda,
         [&](std::size_t p) {

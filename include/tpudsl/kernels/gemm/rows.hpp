@@ -27,7 +27,7 @@ struct gemm_rows {
     std::size_t m;
 };
 
-namespace detail_gemm {
+namespace detail {
 
 /// One row of a gemm_nn_rows call: where its row of A and its row of C are.
 struct row_ref {
@@ -138,7 +138,7 @@ blocked_rows(const gemm_rows* blocks, std::size_t count, std::size_t K, const fl
     }
 }
 
-} // namespace detail_gemm
+} // namespace detail
 
 /// C_p = A_p (m_p, K) . B (K, N) for each block of rows: each C_p the bits of gemm_nn on its block
 /// alone, B's panels read once for all the blocks (the micro-batches of a replica through one Dense).
@@ -146,7 +146,7 @@ template <std::size_t K, std::size_t N>
 inline void
 gemm_nn_rows(const gemm_rows* blocks, std::size_t count, const float* b) noexcept
 {
-    detail_gemm::blocked_rows<N>(blocks, count, K, b);
+    detail::blocked_rows<N>(blocks, count, K, b);
 }
 
 /// gemm_nn_bias over blocks of rows, as gemm_nn_rows: each C_p = act(A_p . B + bias), the bits of
@@ -156,7 +156,7 @@ inline void
 gemm_nn_bias_rows(const gemm_rows* blocks, std::size_t count, const float* b, const float* bias) noexcept
 {
     static_assert(std::is_same_v<Act, Linear> || std::is_same_v<Act, Relu>, "fused epilogue: Linear or Relu");
-    detail_gemm::blocked_rows<N>(blocks, count, K, b, detail_gemm::bias_epilogue<std::is_same_v<Act, Relu>>{bias});
+    detail::blocked_rows<N>(blocks, count, K, b, detail::bias_epilogue<std::is_same_v<Act, Relu>>{bias});
 }
 
 } // namespace tpudsl::kernels

@@ -22,7 +22,7 @@
 
 namespace tpudsl::kernels {
 
-namespace detail_gemm {
+namespace detail {
 
 /// gemm_tn for a wide C: C(M,N) (+)= A(K,M)^T . B(K,N), both operands packed, in blocks of kc steps of
 /// K. Per block, every panel of B is packed once (kc x nv vectors, half an L1), one after the other;
@@ -118,7 +118,7 @@ blocked_tn_in_place(std::size_t M, std::size_t K, const float* a, const float* b
     }
 }
 
-} // namespace detail_gemm
+} // namespace detail
 
 /// C(M,N) = A(K,M)^T . B(K,N), or C += when `accumulate`: the reduction runs over the batch (K, known
 /// at run time).
@@ -130,12 +130,12 @@ gemm_tn(std::size_t K, const float* a, const float* b, float* c, bool accumulate
     // GFLOP/s, 27 x 32 x 16384 77 -> 79; at 9 or 16 rows it costs more than it saves (76 -> 57 at
     // 9 x 64 x 10816), and `blocked` reads B in place (it also handles K = 0).
     if (K > 0) {
-        if constexpr (M >= 64 && detail_gemm::tn_packs_both<N>)
-            return detail_gemm::blocked_tn<N>(M, K, a, b, c, accumulate);
+        if constexpr (M >= 64 && detail::tn_packs_both<N>)
+            return detail::blocked_tn<N>(M, K, a, b, c, accumulate);
         else if constexpr (M >= 24)
-            return detail_gemm::blocked_tn_in_place<N>(M, K, a, b, c, accumulate);
+            return detail::blocked_tn_in_place<N>(M, K, a, b, c, accumulate);
     }
-    detail_gemm::blocked<N>(M, K, a, 1, M, b, c, accumulate);
+    detail::blocked<N>(M, K, a, 1, M, b, c, accumulate);
 }
 
 } // namespace tpudsl::kernels

@@ -29,7 +29,7 @@
 
 namespace tpudsl::kernels {
 
-namespace detail_gemm {
+namespace detail {
 
 using tpudsl::detail::simd::vfloat;
 inline constexpr std::size_t W = vfloat::size;
@@ -333,7 +333,7 @@ for_panels(std::size_t kc, const float* packed, F&& f)
     });
 }
 
-} // namespace detail_gemm
+} // namespace detail
 
 } // namespace tpudsl::kernels
 

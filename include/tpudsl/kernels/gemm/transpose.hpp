@@ -18,7 +18,7 @@
 
 namespace tpudsl::kernels {
 
-namespace detail_gemm {
+namespace detail {
 
 /// out(c, r) = in(r, c) for r in [r0, r1), c in [c0, c1), element by element, in 8 x 8 blocks.
 inline void
@@ -89,13 +89,13 @@ transpose_strided(const float* in, std::size_t rows, std::size_t cols, std::size
     transpose_scalar(in, r0, rows, 0, cols, in_ld, out, out_ld);
 }
 
-} // namespace detail_gemm
+} // namespace detail
 
 /// out(cols, rows) = in(rows, cols)^T, in 8 x 8 blocks so that both sides are read and written by lines.
 inline void
 transpose(const float* in, std::size_t rows, std::size_t cols, float* out) noexcept
 {
-    detail_gemm::transpose_strided(in, rows, cols, cols, out, rows);
+    detail::transpose_strided(in, rows, cols, cols, out, rows);
 }
 
 /// B^T (K, N) of B (N, K), in this thread's transpose buffer: valid until the thread's next call of
@@ -104,7 +104,7 @@ template <std::size_t K, std::size_t N>
 [[nodiscard]] inline const float*
 transposed_scratch(const float* b)
 {
-    float* t = detail_gemm::scratch_buffer(K * N, 1);
+    float* t = detail::scratch_buffer(K * N, 1);
     transpose(b, N, K, t);
     return t;
 }
@@ -117,7 +117,7 @@ gemm_nt(std::size_t M, const float* a, const float* b, float* c, const float* bt
 {
     if (!bt)
         bt = transposed_scratch<K, N>(b);
-    detail_gemm::blocked<N>(M, K, a, K, 1, bt, c, false);
+    detail::blocked<N>(M, K, a, K, 1, bt, c, false);
 }
 
 } // namespace tpudsl::kernels
