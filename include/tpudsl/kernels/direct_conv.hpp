@@ -469,13 +469,13 @@ flip_kernel(const float* w, float* wf) noexcept
         detail::transpose_strided(w + (taps - 1 - j) * C * F, C, F, F, wf + j * F * C, C);
 }
 
-/// Wf of W in this thread's transpose buffer (the one transposed_scratch uses): valid until the
-/// thread's next call of either, or of gemm_nt without a `bt`.
+/// Wf of W in this thread's transpose buffer (scratch::transposed_b, the one transposed_scratch uses):
+/// valid until the thread's next call of either, or of gemm_nt without a `bt`.
 template <window_geometry G, std::size_t F>
 [[nodiscard]] inline const float*
 flipped_kernel_scratch(const float* w)
 {
-    float* wf = detail::scratch_buffer(G.patch() * F, 1);
+    float* wf = detail::scratch_buffer(G.patch() * F, detail::scratch::transposed_b);
     flip_kernel<G, F>(w, wf);
     return wf;
 }

@@ -110,7 +110,7 @@ inline void
 dot_rows(const row_ref* rows, std::size_t m, const float* b, const float* bias) noexcept
 {
     using P = dot_plan<N>;
-    float* sums = K > P::kc ? scratch_buffer(m * N * W, 5) : nullptr;
+    float* sums = K > P::kc ? scratch_buffer(m * N * W, scratch::dot_sums) : nullptr;
     for (std::size_t k0 = 0; k0 < K; k0 += P::kc) {
         const std::size_t kc = std::min(P::kc, K - k0);
         row_tiles<P::rb>(m, [&]<std::size_t R>(std::size_t i) {

@@ -29,7 +29,7 @@ column_panel(std::size_t M, std::size_t kc, const float* a, std::size_t rs, std:
              float* c, bool load_c, bool finish, const Epi& epi, std::size_t col, bool pack) noexcept
 {
     if (pack) {
-        float* packed = scratch_buffer(plan<N>::kc * V * W, 0);
+        float* packed = scratch_buffer(plan<N>::kc * V * W, scratch::packed_b);
         pack_panel<V, N>(kc, bk, col, packed);
         panel<MR, V, Last, N, V * W>(M, kc, a, rs, cs, packed, c + col, load_c, finish, epi, col);
     } else {

@@ -60,7 +60,7 @@ parts_panel(std::size_t m, std::size_t lda, const Parts& parts, std::size_t coun
 {
     constexpr std::size_t LD = V * W;
     if (m >= 48 && !plan<N>::in_place_packed) {
-        float* packed = scratch_buffer(rows * LD, 0);
+        float* packed = scratch_buffer(rows * LD, scratch::packed_b);
         float* to = packed;
         for (std::size_t p = 0; p < count; ++p) {
             const gemm_part part = parts(p);
@@ -90,8 +90,8 @@ packed_parts(std::size_t m, std::size_t lda, const Parts& parts, std::size_t cou
     constexpr std::size_t MR = plan<N>::mr, mc_max = MR * 32;
     const std::size_t blocks = (m + mc_max - 1) / mc_max, mc = ((m + blocks - 1) / blocks + MR - 1) / MR * MR;
     const std::size_t ps = MR * rows + W;   // a micro-panel, and the lanes a vector store spills past it
-    float* pa = scratch_buffer(mc / MR * ps, 2);
-    float* pb = scratch_buffer(rows * plan<N>::nv * W, 0);
+    float* pa = scratch_buffer(mc / MR * ps, scratch::packed_a);
+    float* pb = scratch_buffer(rows * plan<N>::nv * W, scratch::packed_b);
     for (std::size_t m0 = 0; m0 < m; m0 += mc) {
         const std::size_t mb = std::min(mc, m - m0);
         // Each MR-row piece of a row of A^T is a masked load and one vector store: its spill lands on
@@ -183,7 +183,7 @@ narrow_parts(std::size_t m, std::size_t lda, const Parts& parts, std::size_t cou
     constexpr std::size_t V = plan<N>::max_nv, max_r = plan<N>::rows_for(V), tiles = (N + max_r - 1) / max_r;
     constexpr std::size_t R = (N + tiles - 1) / tiles, VW = V * W, Rest = N % R;
     constexpr std::size_t rows_block = 32 * VW;
-    float* sums = scratch_buffer(rows_block * N, 4);
+    float* sums = scratch_buffer(rows_block * N, scratch::narrow_sums);
     for (std::size_t i0 = 0; i0 < m; i0 += rows_block) {
         const std::size_t rows = std::min(rows_block, m - i0);
         bool first = true;
@@ -263,7 +263,7 @@ inline void
 gemm_tn_parts_columns(std::size_t row, std::size_t j0, std::size_t j1, std::size_t lda, const Parts& parts,
                       std::size_t count, float* c) noexcept
 {
-    float* whole = detail::scratch_buffer(N, 3);
+    float* whole = detail::scratch_buffer(N, detail::scratch::parts_row);
     gemm_tn_parts<N>(
         1, lda,
         [&](std::size_t p) {

@@ -116,7 +116,7 @@ blocked_rows(const gemm_rows* blocks, std::size_t count, std::size_t K, const fl
                                                                        bool finish, std::size_t col) {
         const float* bk = b + k0 * N;
         if (pack) {
-            float* packed = scratch_buffer(P::kc * V * W, 0);
+            float* packed = scratch_buffer(P::kc * V * W, scratch::packed_b);
             pack_panel<V, N>(kc, bk, col, packed);
             pointer_panel<MR, V, Last, N, V * W>(rows, m, kc, k0, packed, load_c, finish, epi, col);
         } else {

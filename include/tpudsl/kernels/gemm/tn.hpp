@@ -39,8 +39,8 @@ blocked_tn(std::size_t M, std::size_t K, const float* a, const float* b, float* 
     constexpr std::size_t MR = P::mr;
     constexpr std::size_t kc_max = std::max<std::size_t>(128, 16384 / (P::nv * W * sizeof(float))), mc = MR * 24;
     constexpr std::size_t PS = MR * kc_max + W;   // a micro-panel, and the lanes a vector store spills past it
-    float* pb = scratch_buffer(kc_max * P::vectors * W, 0);
-    float* pa = scratch_buffer(mc / MR * PS, 2);
+    float* pb = scratch_buffer(kc_max * P::vectors * W, scratch::packed_b);
+    float* pa = scratch_buffer(mc / MR * PS, scratch::packed_a);
     for (std::size_t k0 = 0; k0 < K; k0 += kc_max) {
         const std::size_t kc = std::min(kc_max, K - k0);
         const bool load_c = accumulate || k0 > 0;
@@ -92,7 +92,7 @@ blocked_tn_in_place(std::size_t M, std::size_t K, const float* a, const float* b
 {
     using P = plan<N>;
     constexpr std::size_t kc_min = 128;
-    float* pb = scratch_buffer(2 * kc_min * P::vectors * W, 0);
+    float* pb = scratch_buffer(2 * kc_min * P::vectors * W, scratch::packed_b);
     const std::size_t blocks = std::max<std::size_t>(1, K / kc_min), kc_block = (K + blocks - 1) / blocks;
     for (std::size_t k0 = 0; k0 < K; k0 += kc_block) {
         const std::size_t kc = std::min(kc_block, K - k0);

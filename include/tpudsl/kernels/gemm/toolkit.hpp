@@ -1,5 +1,5 @@
 /// @file Defines the GEMM micro-kernel toolkit (private): the plan, the epilogues, the row sources, the
-/// register tile and its steps, the row tiling of a panel, the packing of B and the scratch buffers.
+/// register tile and its steps, the row tiling of a panel, the packing of B.
 ///
 /// One micro-kernel computes an MR x (NV vectors) tile of C in registers over a block of KC steps of the
 /// reduction: per step it loads NV vectors of a row of B and multiplies them by MR broadcast elements of
@@ -12,12 +12,11 @@
 #define TPUDSL_KERNELS_GEMM_TOOLKIT_HPP
 
 #include <tpudsl/detail/simd.hpp>
+#include <tpudsl/kernels/scratch.hpp>
 
 #include <algorithm>
 #include <cstddef>
-#include <cstdint>
 #include <utility>
-#include <vector>
 
 // GCC 12 at -O3 reports "iteration N invokes undefined behavior" inside these loops once it has
 // propagated a constant batch size into them. The loops stay in bounds: the kernel tests also run under
@@ -248,23 +247,6 @@ panel(std::size_t m, std::size_t kc, const float* a, std::size_t rs, std::size_t
     row_tiles<MR>(m, [&]<std::size_t R>(std::size_t i) {
         tile<R, V, Last, N, LDB>(kc, a + i * rs, rs, cs, b, c + i * N, load_c, finish, epi, col);
     });
-}
-
-/// This thread's buffer of at least n floats, 64-byte aligned (a packed panel's vectors never straddle a
-/// cache line): grows once, then is reused (no allocation in a steady step).
-/// 0: a packed panel of B (every panel of a K block in blocked_tn*); 1: a transposed B (gemm_nt); 2: a
-/// block of A in micro-panels (blocked_tn); 3: one row
-/// of C (gemm_tn_parts_columns); 4: a block of C^T (narrow_parts); 5: the partial sums of dot_rows.
-inline float*
-scratch_buffer(std::size_t n, int which)
-{
-    thread_local std::vector<float> buffers[6];
-    std::vector<float>& buffer = buffers[which];
-    constexpr std::size_t pad = 64 / sizeof(float);   // the start is moved to a 64-byte boundary
-    if (buffer.size() < n + pad)
-        buffer.resize(n + pad);
-    const auto offset = reinterpret_cast<std::uintptr_t>(buffer.data()) % 64;
-    return buffer.data() + (offset ? (64 - offset) / sizeof(float) : 0);
 }
 
 /// Copies the kc x (V vectors) panel of B at column col into `to` (leading dimension V W), the

@@ -98,13 +98,13 @@ transpose(const float* in, std::size_t rows, std::size_t cols, float* out) noexc
     detail::transpose_strided(in, rows, cols, cols, out, rows);
 }
 
-/// B^T (K, N) of B (N, K), in this thread's transpose buffer: valid until the thread's next call of
-/// transposed_scratch or gemm_nt without a `bt`.
+/// B^T (K, N) of B (N, K), in this thread's transpose buffer (scratch::transposed_b): valid until the
+/// thread's next call of transposed_scratch, flipped_kernel_scratch or gemm_nt without a `bt`.
 template <std::size_t K, std::size_t N>
 [[nodiscard]] inline const float*
 transposed_scratch(const float* b)
 {
-    float* t = detail::scratch_buffer(K * N, 1);
+    float* t = detail::scratch_buffer(K * N, detail::scratch::transposed_b);
     transpose(b, N, K, t);
     return t;
 }
