@@ -35,36 +35,6 @@ transpose_scalar(const float* in, std::size_t r0, std::size_t r1, std::size_t c0
         }
 }
 
-#if defined(__AVX2__)
-/// The 8 x 8 block at `in` (rows in_ld apart) transposed into the one at `out` (rows out_ld apart),
-/// in registers: eight row loads, three rounds of shuffles, eight row stores.
-[[gnu::always_inline]] inline void
-transpose_8x8(const float* in, std::size_t in_ld, float* out, std::size_t out_ld) noexcept
-{
-    __m256 r[8], t[8];
-#pragma GCC unroll 8
-    for (std::size_t i = 0; i < 8; ++i)
-        r[i] = _mm256_loadu_ps(in + i * in_ld);
-#pragma GCC unroll 4
-    for (std::size_t i = 0; i < 8; i += 2) {   // (r0 r1) -> a0 b0 a1 b1 | a4 b4 a5 b5 and the high halves
-        t[i] = _mm256_unpacklo_ps(r[i], r[i + 1]);
-        t[i + 1] = _mm256_unpackhi_ps(r[i], r[i + 1]);
-    }
-#pragma GCC unroll 2
-    for (std::size_t i = 0; i < 8; i += 4) {   // four rows' elements 0 1 (and 2 3) per 128-bit lane
-        r[i] = _mm256_shuffle_ps(t[i], t[i + 2], 0x44);
-        r[i + 1] = _mm256_shuffle_ps(t[i], t[i + 2], 0xEE);
-        r[i + 2] = _mm256_shuffle_ps(t[i + 1], t[i + 3], 0x44);
-        r[i + 3] = _mm256_shuffle_ps(t[i + 1], t[i + 3], 0xEE);
-    }
-#pragma GCC unroll 4
-    for (std::size_t i = 0; i < 4; ++i) {   // rows 0-3 from the low lanes, 4-7 from the high ones
-        _mm256_storeu_ps(out + i * out_ld, _mm256_permute2f128_ps(r[i], r[i + 4], 0x20));
-        _mm256_storeu_ps(out + (i + 4) * out_ld, _mm256_permute2f128_ps(r[i], r[i + 4], 0x31));
-    }
-}
-#endif
-
 /// out(c, r) = in(r, c) for r < rows, c < cols, rows `in_ld` and `out_ld` floats apart. With AVX2,
 /// 8 x 8 blocks in registers, two blocks of rows per block of columns, so that each row of `out`
 /// receives 16 consecutive floats (a whole line when aligned) before the walk moves on: the MNIST
@@ -74,18 +44,19 @@ inline void
 transpose_strided(const float* in, std::size_t rows, std::size_t cols, std::size_t in_ld, float* out,
                   std::size_t out_ld) noexcept
 {
+    using tpudsl::detail::simd::transpose_8x8;
     std::size_t r0 = 0;
-#if defined(__AVX2__)
-    constexpr std::size_t T = 8;
-    const std::size_t full_cols = cols / T * T;
-    for (; r0 + 2 * T <= rows; r0 += 2 * T) {
-        for (std::size_t c0 = 0; c0 < full_cols; c0 += T) {
-            transpose_8x8(in + r0 * in_ld + c0, in_ld, out + c0 * out_ld + r0, out_ld);
-            transpose_8x8(in + (r0 + T) * in_ld + c0, in_ld, out + c0 * out_ld + r0 + T, out_ld);
+    if constexpr (tpudsl::detail::simd::transposes_8x8_in_registers) {
+        constexpr std::size_t T = 8;
+        const std::size_t full_cols = cols / T * T;
+        for (; r0 + 2 * T <= rows; r0 += 2 * T) {
+            for (std::size_t c0 = 0; c0 < full_cols; c0 += T) {
+                transpose_8x8(in + r0 * in_ld + c0, in_ld, out + c0 * out_ld + r0, out_ld);
+                transpose_8x8(in + (r0 + T) * in_ld + c0, in_ld, out + c0 * out_ld + r0 + T, out_ld);
+            }
+            transpose_scalar(in, r0, r0 + 2 * T, full_cols, cols, in_ld, out, out_ld);
         }
-        transpose_scalar(in, r0, r0 + 2 * T, full_cols, cols, in_ld, out, out_ld);
     }
-#endif
     transpose_scalar(in, r0, rows, 0, cols, in_ld, out, out_ld);
 }
 
