@@ -124,7 +124,7 @@ TEST_CASE("gemm kernels equal the scalar reference", "[kernels]")
     // gemm_tn with a wide C packs both operands (blocked_tn): two blocks of K, two blocks of rows, the
     // second 11 rows (a tile, then the 4 and 1 remainders; 8 too where tiles are taller), and with
     // AVX-512 a one-vector remainder panel (N = 400: 6 panels of 4 vectors + 1).
-    static_assert(kernels::detail_gemm::tn_packs_both<400>);
+    static_assert(kernels::detail::tn_packs_both<400>);
     check_gemm<155, 300, 400>();
     // A 16-sample micro-batch of the MLP's Dense<512> (B read in place), and a short one beside it.
     check_gemm<16, 784, 512>();
@@ -287,7 +287,7 @@ TEST_CASE("transpose_strided moves every element, in and out of its register blo
         for (std::size_t r = 0; r < rows; ++r)
             for (std::size_t c = 0; c < cols; ++c)
                 want[c * out_ld + r] = in[r * in_ld + c];
-        kernels::detail_gemm::transpose_strided(in.data(), rows, cols, in_ld, got.data(), out_ld);
+        kernels::detail::transpose_strided(in.data(), rows, cols, in_ld, got.data(), out_ld);
         CHECK(got == want);
     };
     check(37, 21, 23, 40);

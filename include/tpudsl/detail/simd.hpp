@@ -1,5 +1,7 @@
-/// @file The only door to xsimd (private): the float batch of the widest instruction set the
-/// compiler flags allow, or a one-lane scalar stand-in when xsimd supports none.
+/// @file The only door to xsimd and to the instruction set's intrinsics (private): the float batch of
+/// the widest instruction set the compiler flags allow, or a one-lane scalar stand-in when xsimd
+/// supports none, and the operations written here with intrinsics where xsimd has none or a slower
+/// one (masked loads and stores, blends, an 8 x 8 transpose). Nothing else names an intrinsic.
 #ifndef TPUDSL_DETAIL_SIMD_HPP
 #define TPUDSL_DETAIL_SIMD_HPP
 
@@ -209,6 +211,49 @@ inline constexpr std::size_t width = vfloat::size;
 
 /// How many vector registers the instruction set names: 32 with AVX-512, 16 with AVX2/SSE on x86-64.
 inline constexpr std::size_t registers = width == 16 ? 32 : 16;
+
+/// True when transpose_8x8 moves its block in registers (AVX2 and up); elsewhere it copies element by
+/// element, and a caller does better with its own loop over the whole matrix.
+#if defined(__AVX2__)
+inline constexpr bool transposes_8x8_in_registers = true;
+#else
+inline constexpr bool transposes_8x8_in_registers = false;
+#endif
+
+/// The 8 x 8 block at `in` (rows in_ld apart) transposed into the one at `out` (rows out_ld apart).
+/// With AVX2, in registers: eight row loads, three rounds of shuffles, eight row stores; otherwise
+/// element by element.
+[[gnu::always_inline]] inline void
+transpose_8x8(const float* in, std::size_t in_ld, float* out, std::size_t out_ld) noexcept
+{
+#if defined(__AVX2__)
+    __m256 r[8], t[8];
+#pragma GCC unroll 8
+    for (std::size_t i = 0; i < 8; ++i)
+        r[i] = _mm256_loadu_ps(in + i * in_ld);
+#pragma GCC unroll 4
+    for (std::size_t i = 0; i < 8; i += 2) {   // (r0 r1) -> a0 b0 a1 b1 | a4 b4 a5 b5 and the high halves
+        t[i] = _mm256_unpacklo_ps(r[i], r[i + 1]);
+        t[i + 1] = _mm256_unpackhi_ps(r[i], r[i + 1]);
+    }
+#pragma GCC unroll 2
+    for (std::size_t i = 0; i < 8; i += 4) {   // four rows' elements 0 1 (and 2 3) per 128-bit lane
+        r[i] = _mm256_shuffle_ps(t[i], t[i + 2], 0x44);
+        r[i + 1] = _mm256_shuffle_ps(t[i], t[i + 2], 0xEE);
+        r[i + 2] = _mm256_shuffle_ps(t[i + 1], t[i + 3], 0x44);
+        r[i + 3] = _mm256_shuffle_ps(t[i + 1], t[i + 3], 0xEE);
+    }
+#pragma GCC unroll 4
+    for (std::size_t i = 0; i < 4; ++i) {   // rows 0-3 from the low lanes, 4-7 from the high ones
+        _mm256_storeu_ps(out + i * out_ld, _mm256_permute2f128_ps(r[i], r[i + 4], 0x20));
+        _mm256_storeu_ps(out + (i + 4) * out_ld, _mm256_permute2f128_ps(r[i], r[i + 4], 0x31));
+    }
+#else
+    for (std::size_t i = 0; i < 8; ++i)
+        for (std::size_t j = 0; j < 8; ++j)
+            out[j * out_ld + i] = in[i * in_ld + j];
+#endif
+}
 
 } // namespace tpudsl::detail::simd
 

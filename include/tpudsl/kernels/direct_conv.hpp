@@ -52,10 +52,7 @@ inline constexpr conv_path conv_path_for = !G.windows_inside()               ? c
                                            : G.patch() <= direct_patch_limit   ? conv_path::direct
                                                                                : conv_path::rows;
 
-namespace detail_direct {
-
-using detail_gemm::vfloat;
-using detail_gemm::W;
+namespace detail {
 
 /// Offset of patch element k = (kh, kw, c) from the window's first input element.
 template <window_geometry G>
@@ -237,12 +234,13 @@ gradient_tile(const float* x, const float* dz, float* dw, bool accumulate, std::
 }
 
 /// Calls f.template operator()<V, Last>(col) for each column panel of a C with N columns, the
-/// panels of gemm's plan.
+/// panels of gemm's plan, unrolled: unlike the toolkit's for_each_panel, which loops over the full
+/// panels, each call here has its column as a constant.
 template <std::size_t N, class Fn>
 inline void
-for_each_panel(Fn&& f) noexcept
+for_each_panel_unrolled(Fn&& f) noexcept
 {
-    using P = detail_gemm::plan<N>;
+    using P = plan<N>;
     [&]<std::size_t... p>(std::index_sequence<p...>) {
         (f.template operator()<P::nv, (P::rest == 0 && p + 1 == P::panels) ? P::last_lanes : W>(p * P::nv * W), ...);
     }(std::make_index_sequence<P::panels>{});
@@ -256,9 +254,9 @@ template <window_geometry G, std::size_t F>
 inline void
 gradient_rows(const float* x, const float* dz, float* dw, bool accumulate, std::size_t oh0, std::size_t oh1) noexcept
 {
-    using P = detail_gemm::plan<F>;
+    using P = plan<F>;
     constexpr std::size_t K = G.patch();
-    for_each_panel<F>([&]<std::size_t V, std::size_t Last>(std::size_t col) {
+    for_each_panel_unrolled<F>([&]<std::size_t V, std::size_t Last>(std::size_t col) {
         constexpr std::size_t mr = V == P::nv ? P::mr : P::rest_mr;
         [&]<std::size_t... t>(std::index_sequence<t...>) {
             (gradient_tile<G, F, t * mr, mr, V, Last>(x, dz, dw, accumulate, col, oh0, oh1), ...);
@@ -279,30 +277,30 @@ template <window_geometry G, std::size_t F>
 inline void
 rows_kernel_gradient(const float* x, const float* dz, float* dw, bool accumulate) noexcept
 {
-    using P = detail_gemm::plan<F>;
+    using P = plan<F>;
     constexpr std::size_t R = G.k_w * G.channels, group = (128 + G.out_w - 1) / G.out_w;
     for (std::size_t oh0 = 0; oh0 < G.out_h; oh0 += group) {
         const std::size_t oh1 = std::min(G.out_h, oh0 + group);
         for (std::size_t kh = 0; kh < G.k_h; ++kh)
-            for_each_panel<F>([&]<std::size_t V, std::size_t Last>(std::size_t col) {
+            for_each_panel_unrolled<F>([&]<std::size_t V, std::size_t Last>(std::size_t col) {
                 constexpr std::size_t mr = V == P::nv ? P::mr : P::rest_mr;
-                detail_gemm::row_tiles<mr>(R, [&]<std::size_t T>(std::size_t i) {
+                row_tiles<mr>(R, [&]<std::size_t T>(std::size_t i) {
                     vfloat acc[T][V];
-                    const detail_gemm::strided_rows<F> out{nullptr, 0, 0, dw + (kh * R + i) * F + col};
-                    detail_gemm::tile_start<T, V, Last>(acc, out, accumulate || oh0 > 0);
+                    const strided_rows<F> out{nullptr, 0, 0, dw + (kh * R + i) * F + col};
+                    tile_start<T, V, Last>(acc, out, accumulate || oh0 > 0);
                     for (std::size_t oh = oh0; oh < oh1; ++oh) {
                         const float* xrow = x + (oh * G.s_h + kh) * G.in_w * G.channels + i;
-                        detail_gemm::tile_steps<T, V, Last, F, F>(
-                            acc, G.out_w, detail_gemm::strided_rows<F>{xrow, 1, G.s_w * G.channels, nullptr},
+                        tile_steps<T, V, Last, F, F>(
+                            acc, G.out_w, strided_rows<F>{xrow, 1, G.s_w * G.channels, nullptr},
                             dz + oh * G.out_w * F + col);
                     }
-                    detail_gemm::tile_store<T, V, Last>(acc, out, false, detail_gemm::plain{}, col, false);
+                    tile_store<T, V, Last>(acc, out, false, plain{}, col, false);
                 });
             });
     }
 }
 
-} // namespace detail_direct
+} // namespace detail
 
 /// z(P, F) = act(conv(x) + b) for one sample x of geometry G, read in place (conv_path_for<G> is
 /// strided or direct); Act is Linear or Relu (applied as each tile leaves the registers).
@@ -313,10 +311,10 @@ conv_forward_in_place(const float* x, const float* w, const float* b, float* z) 
     constexpr conv_path path = conv_path_for<G>;
     static_assert(path != conv_path::im2col, "conv_forward_in_place: this geometry needs im2col");
     static_assert(std::is_same_v<Act, Linear> || std::is_same_v<Act, Relu>, "fused epilogue: Linear or Relu");
-    using Epi = detail_gemm::bias_epilogue<std::is_same_v<Act, Relu>>;
+    using Epi = detail::bias_epilogue<std::is_same_v<Act, Relu>>;
     const Epi epi{b};
     if constexpr (path == conv_path::strided) {
-        detail_gemm::blocked<F>(G.out_w, G.patch(), x, G.s_w * G.channels, 1, w, z, false, epi);
+        detail::blocked<F>(G.out_w, G.patch(), x, G.s_w * G.channels, 1, w, z, false, epi);
     } else if constexpr (path == conv_path::rows) {
         constexpr std::size_t R = G.k_w * G.channels;   // one window row, contiguous in x
         for (std::size_t oh = 0; oh < G.out_h; ++oh) {
@@ -324,21 +322,21 @@ conv_forward_in_place(const float* x, const float* w, const float* b, float* z) 
             for (std::size_t kh = 0; kh < G.k_h; ++kh) {
                 const float* xr = x + (oh * G.s_h + kh) * G.in_w * G.channels;
                 if (kh + 1 < G.k_h)
-                    detail_gemm::blocked<F>(G.out_w, R, xr, G.s_w * G.channels, 1, w + kh * R * F, zr, kh > 0);
+                    detail::blocked<F>(G.out_w, R, xr, G.s_w * G.channels, 1, w + kh * R * F, zr, kh > 0);
                 else   // the bias and the activation once the last window row is in
-                    detail_gemm::blocked<F>(G.out_w, R, xr, G.s_w * G.channels, 1, w + kh * R * F, zr, kh > 0, epi);
+                    detail::blocked<F>(G.out_w, R, xr, G.s_w * G.channels, 1, w + kh * R * F, zr, kh > 0, epi);
             }
         }
     } else {
-        using P = detail_gemm::plan<F>;
+        using P = detail::plan<F>;
         constexpr std::size_t positions = G.positions();
-        detail_direct::for_each_panel<F>([&]<std::size_t V, std::size_t Last>(std::size_t col) {
+        detail::for_each_panel_unrolled<F>([&]<std::size_t V, std::size_t Last>(std::size_t col) {
             constexpr std::size_t mr = V == P::nv ? P::mr : P::rest_mr;
             std::size_t p = 0;
             for (; p + mr <= positions; p += mr)
-                detail_direct::forward_tile<G, F, mr, V, Last>(x, p, w, z, epi, col);
+                detail::forward_tile<G, F, mr, V, Last>(x, p, w, z, epi, col);
             if constexpr (positions % mr != 0)
-                detail_direct::forward_tile<G, F, positions % mr, V, Last>(x, p, w, z, epi, col);
+                detail::forward_tile<G, F, positions % mr, V, Last>(x, p, w, z, epi, col);
         });
     }
 }
@@ -349,7 +347,7 @@ conv_forward_in_place(const float* x, const float* w, const float* b, float* z) 
 template <window_geometry G, window_geometry PG, std::size_t F>
 inline constexpr bool pools_in_tiles = conv_path_for<G> == conv_path::direct && windows_tile<PG> &&
                                        PG.channels == F && PG.in_h == G.out_h && PG.in_w == G.out_w &&
-                                       detail_direct::pool_panel_vectors<PG.k_h * PG.k_w> > 0;
+                                       detail::pool_panel_vectors<PG.k_h * PG.k_w> > 0;
 
 /// y(PG's output), argmax <- max_pool_forward<PG> of conv_forward_in_place<G, F, Act>(x), the same
 /// bits, without writing the convolution's output: each pooling window's positions are one register
@@ -360,14 +358,14 @@ conv_pool_forward_in_place(const float* x, const float* w, const float* b, float
 {
     static_assert(pools_in_tiles<G, PG, F>, "conv_pool_forward_in_place: these windows do not tile in registers");
     static_assert(std::is_same_v<Act, Linear> || std::is_same_v<Act, Relu>, "fused epilogue: Linear or Relu");
-    using Epi = detail_gemm::bias_epilogue<std::is_same_v<Act, Relu>>;
+    using Epi = detail::bias_epilogue<std::is_same_v<Act, Relu>>;
     const Epi epi{b};
-    constexpr std::size_t W = detail_gemm::W, vectors = (F + W - 1) / W;
-    constexpr std::size_t nv = std::min(vectors, detail_direct::pool_panel_vectors<PG.k_h * PG.k_w>);
+    constexpr std::size_t W = detail::W, vectors = (F + W - 1) / W;
+    constexpr std::size_t nv = std::min(vectors, detail::pool_panel_vectors<PG.k_h * PG.k_w>);
     constexpr std::size_t panels = vectors / nv, rest = vectors % nv, last_lanes = F - (vectors - 1) * W;
     auto panel = [&]<std::size_t V, std::size_t Last>(std::size_t col) {
         for (std::size_t window = 0; window < PG.positions(); ++window)
-            detail_direct::pool_tile<G, PG, F, V, Last>(x, window, w, y, argmax, epi, col);
+            detail::pool_tile<G, PG, F, V, Last>(x, window, w, y, argmax, epi, col);
     };
     [&]<std::size_t... p>(std::index_sequence<p...>) {
         (panel.template operator()<nv, (rest == 0 && p + 1 == panels) ? last_lanes : W>(p * nv * W), ...);
@@ -385,11 +383,11 @@ conv_kernel_gradient_in_place(const float* x, const float* dz, float* dw, bool a
     constexpr conv_path path = conv_path_for<G>;
     static_assert(path != conv_path::im2col, "conv_kernel_gradient_in_place: this geometry needs im2col");
     if constexpr (path == conv_path::strided) {
-        detail_gemm::blocked<F>(G.patch(), G.out_w, x, 1, G.s_w * G.channels, dz, dw, accumulate);
+        detail::blocked<F>(G.patch(), G.out_w, x, 1, G.s_w * G.channels, dz, dw, accumulate);
     } else if constexpr (path == conv_path::rows) {
-        detail_direct::rows_kernel_gradient<G, F>(x, dz, dw, accumulate);   // positions in order, as im2col's GEMM
+        detail::rows_kernel_gradient<G, F>(x, dz, dw, accumulate);   // positions in order, as im2col's GEMM
     } else {
-        detail_direct::gradient_rows<G, F>(x, dz, dw, accumulate, 0, G.out_h);
+        detail::gradient_rows<G, F>(x, dz, dw, accumulate, 0, G.out_h);
     }
 }
 
@@ -415,14 +413,14 @@ conv_pool_kernel_gradient(const float* x, const float* y, const float* dy, const
     constexpr std::size_t covered_h = PG.out_h * PG.k_h;
     alignas(64) float sums[2][F] = {};
     for (std::size_t r = 0; r < PG.out_h; ++r) {
-        detail_pool::backward_through_rows<PG, Act>(y, dy, argmax, dz, sums, r, r + 1);
-        detail_direct::gradient_rows<G, F>(x, dz, dw, accumulate || r > 0, r * PG.k_h, (r + 1) * PG.k_h);
+        detail::backward_through_rows<PG, Act>(y, dy, argmax, dz, sums, r, r + 1);
+        detail::gradient_rows<G, F>(x, dz, dw, accumulate || r > 0, r * PG.k_h, (r + 1) * PG.k_h);
     }
     if constexpr (covered_h < G.out_h) {   // rows no window reads: dZ = 0 there, added as the whole pass adds it
         std::fill_n(dz, (G.out_h - covered_h) * G.out_w * F, 0.0f);
-        detail_direct::gradient_rows<G, F>(x, dz, dw, accumulate || PG.out_h > 0, covered_h, G.out_h);
+        detail::gradient_rows<G, F>(x, dz, dw, accumulate || PG.out_h > 0, covered_h, G.out_h);
     }
-    detail_pool::finish_sums<F>(sums, db, accumulate);
+    detail::finish_sums<F>(sums, db, accumulate);
 }
 
 /// True when the input gradient of a convolution of geometry G is itself a convolution that reads its
@@ -468,16 +466,16 @@ flip_kernel(const float* w, float* wf) noexcept
 {
     constexpr std::size_t C = G.channels, taps = G.k_h * G.k_w;
     for (std::size_t j = 0; j < taps; ++j)
-        detail_gemm::transpose_strided(w + (taps - 1 - j) * C * F, C, F, F, wf + j * F * C, C);
+        detail::transpose_strided(w + (taps - 1 - j) * C * F, C, F, F, wf + j * F * C, C);
 }
 
-/// Wf of W in this thread's transpose buffer (the one transposed_scratch uses): valid until the
-/// thread's next call of either, or of gemm_nt without a `bt`.
+/// Wf of W in this thread's transpose buffer (scratch::transposed_b, the one transposed_scratch uses):
+/// valid until the thread's next call of either, or of gemm_nt without a `bt`.
 template <window_geometry G, std::size_t F>
 [[nodiscard]] inline const float*
 flipped_kernel_scratch(const float* w)
 {
-    float* wf = detail_gemm::scratch_buffer(G.patch() * F, 1);
+    float* wf = detail::scratch_buffer(G.patch() * F, detail::scratch::transposed_b);
     flip_kernel<G, F>(w, wf);
     return wf;
 }
@@ -493,7 +491,7 @@ conv_input_gradient_in_place(const float* dzp, const float* wf, float* dx) noexc
     constexpr std::size_t C = G.channels, FW = G.out_w + 2 * (G.k_w - 1), R = G.k_w * F;
     for (std::size_t h = 0; h < G.in_h; ++h)
         for (std::size_t i = 0; i < G.k_h; ++i)
-            detail_gemm::blocked<C>(G.in_w, R, dzp + (h + i) * FW * F, F, 1, wf + i * R * C, dx + h * G.in_w * C, i > 0);
+            detail::blocked<C>(G.in_w, R, dzp + (h + i) * FW * F, F, 1, wf + i * R * C, dx + h * G.in_w * C, i > 0);
 }
 
 } // namespace tpudsl::kernels

@@ -13,10 +13,7 @@
 
 namespace tpudsl::kernels {
 
-/// y(out_h, out_w, channels) <- the maximum of each window of x, per channel; padded positions are
-/// ignored (TensorFlow's "same" max pooling). `argmax` receives the flat input index of each maximum
-/// (exact in a float up to 2^24), the first one on ties.
-namespace detail_pool {
+namespace detail {
 /// y, argmax <- the window element at `base` where it is larger: xsimd selects over the channels
 /// (real images make a branch here unpredictable).
 template <std::size_t C>
@@ -92,7 +89,7 @@ clear_uncovered(float* dx) noexcept
     clear_uncovered_rows<G>(dx);
 }
 
-} // namespace detail_pool
+} // namespace detail
 
 /// y(out_h, out_w, channels) <- the maximum of each window of x, per channel; padded positions are
 /// ignored (TensorFlow's "same" max pooling). `argmax` receives the flat input index of each maximum
@@ -142,10 +139,10 @@ max_pool_forward(const float* x, float* y, float* argmax) noexcept
                         continue;
                     const std::size_t base = ((ih - G.pad_top) * G.in_w + (iw - G.pad_left)) * C;
                     if (first) {
-                        detail_pool::take_first<C>(x + base, yo, ao, base);
+                        detail::take_first<C>(x + base, yo, ao, base);
                         first = false;
                     } else {
-                        detail_pool::take_larger<C>(x + base, yo, ao, base);
+                        detail::take_larger<C>(x + base, yo, ao, base);
                     }
                 }
             }
@@ -182,7 +179,7 @@ max_pool_backward(const float* dy, const float* argmax, float* dx) noexcept
                 }
             }
         }
-        detail_pool::clear_uncovered<G>(dx);
+        detail::clear_uncovered<G>(dx);
     } else {
         std::memset(dx, 0, G.in_size() * sizeof(float));
         for (std::size_t i = 0; i < G.positions() * C; ++i)
@@ -197,7 +194,7 @@ inline constexpr bool pool_backward_through_act =
     windows_tile<G> && G.channels % tpudsl::detail::simd::vfloat::size == 0 &&
     (std::is_same_v<Act, Relu> || std::is_same_v<Act, Linear>);
 
-namespace detail_pool {
+namespace detail {
 /// Window rows [oh0, oh1) of max_pool_backward_through: g = act'(y) dy added to the running sums
 /// (even windows in sums[0], odd in sums[1]) and routed to each window's argmax, dx holding input
 /// rows [oh0 k_h, oh1 k_h) from its start (the columns past the last window cleared too).
@@ -245,7 +242,7 @@ finish_sums(const float (&sums)[2][C], float* db, bool accumulate) noexcept
         (accumulate ? vfloat::load(db + c) + sum : sum).store(db + c);
     }
 }
-} // namespace detail_pool
+} // namespace detail
 
 /// One pass for the three steps after an activation applied to a max pooling's output y:
 ///   g = act'(y) dy                        (as activation_backward<Act> computes it; dy is not written)
@@ -260,9 +257,9 @@ max_pool_backward_through(const float* y, const float* dy, const float* argmax, 
 {
     static_assert(pool_backward_through_act<G, Act>);
     alignas(64) float sums[2][G.channels] = {};
-    detail_pool::backward_through_rows<G, Act>(y, dy, argmax, dx, sums, 0, G.out_h);
-    detail_pool::clear_uncovered_rows<G>(dx);
-    detail_pool::finish_sums<G.channels>(sums, db, accumulate);
+    detail::backward_through_rows<G, Act>(y, dy, argmax, dx, sums, 0, G.out_h);
+    detail::clear_uncovered_rows<G>(dx);
+    detail::finish_sums<G.channels>(sums, db, accumulate);
 }
 
 } // namespace tpudsl::kernels

@@ -1,0 +1,283 @@
+/// @file Defines gemm_tn_parts, the micro-batch kernel gradient: C = A^T . B over the parts of a batch,
+/// each element one chain over every part's rows in order (the bits of gemm_tn on the parts stacked).
+#ifndef TPUDSL_KERNELS_GEMM_PARTS_HPP
+#define TPUDSL_KERNELS_GEMM_PARTS_HPP
+
+#include <tpudsl/kernels/gemm/toolkit.hpp>
+
+#include <algorithm>
+#include <cstddef>
+#include <cstring>
+
+// GCC 12's -Waggressive-loop-optimizations false alarm in these loops (see toolkit.hpp).
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Waggressive-loop-optimizations"
+#endif
+
+namespace tpudsl::kernels {
+
+/// A part of a batch for gemm_tn_parts: A_p(i, k) = a[k lda + i] and B_p (k, N) row-major, k rows.
+struct gemm_part {
+    const float* a;
+    const float* b;
+    std::size_t k;
+};
+
+namespace detail {
+
+/// A C tile (R rows from i, V vectors at col) of gemm_tn_parts: one chain per element over every part's
+/// rows in order, from zero, in registers. B's panels are read packed one after another (LDB = V W:
+/// `packed` holds each part's panel in turn) or in place (LDB = N).
+template <std::size_t R, std::size_t V, std::size_t Last, std::size_t N, std::size_t LDB, class Parts>
+inline void
+parts_tile(std::size_t i, std::size_t lda, const Parts& parts, std::size_t count, const float* packed, float* c,
+           std::size_t col) noexcept
+{
+    vfloat acc[R][V];
+    const strided_rows<N> out{nullptr, 0, 0, c};
+    tile_start<R, V, Last>(acc, out, false);
+    const float* b = packed;
+    for (std::size_t p = 0; p < count; ++p) {
+        const gemm_part part = parts(p);
+        if constexpr (LDB == N)
+            b = part.b + col;
+        tile_steps<R, V, Last, N, LDB>(acc, part.k, strided_rows<N>{part.a + i, 1, lda, nullptr}, b);
+        if constexpr (LDB != N)
+            b += part.k * LDB;
+    }
+    tile_store<R, V, Last>(acc, out, false, plain{}, col, false);
+}
+
+/// Rows [0, m) of one column panel of gemm_tn_parts' C (parts_tile), `rows` the parts' rows in all. Each
+/// part's panel of B is copied first when at least 48 rows of C share it (its rows N floats apart share
+/// few L1 sets, and a partial last vector would take masked loads): measured 1.3x on the Reuters
+/// model's Dense<46> in blocks of 84 rows, no change for Dense<10> in blocks of 408.
+template <std::size_t MR, std::size_t V, std::size_t Last, std::size_t N, class Parts>
+inline void
+parts_panel(std::size_t m, std::size_t lda, const Parts& parts, std::size_t count, std::size_t rows, float* c,
+            std::size_t col) noexcept
+{
+    constexpr std::size_t LD = V * W;
+    if (m >= 48 && !plan<N>::in_place_packed) {
+        float* packed = scratch_buffer(rows * LD, scratch::packed_b);
+        float* to = packed;
+        for (std::size_t p = 0; p < count; ++p) {
+            const gemm_part part = parts(p);
+            pack_panel<V, N>(part.k, part.b, col, to);
+            to += part.k * LD;
+        }
+        row_tiles<MR>(m, [&]<std::size_t R>(std::size_t i) {
+            parts_tile<R, V, Last, N, LD>(i, lda, parts, count, packed, c + i * N + col, col);
+        });
+    } else {
+        row_tiles<MR>(m, [&]<std::size_t R>(std::size_t i) {
+            parts_tile<R, V, Last, N, N>(i, lda, parts, count, nullptr, c + i * N + col, col);
+        });
+    }
+}
+
+/// gemm_tn_parts for a wide C (tn_packs_both) and at least 48 rows: rows of C in blocks of mc, each
+/// block's rows of every part's A copied into micro-panels of MR rows (element (r, k) of micro-panel t
+/// at t PS + k MR + r, k over the parts' rows in order), then for each column panel every part's panel
+/// of B packed one after another and each row tile one chain over all of them (tile). A^T's rows in
+/// place are lda floats apart: at lda = 512 a part's 16 rows fall in two L1 sets and a tile's lines
+/// are evicted before the next tile reads them (512 x 512 over eight parts of 16 in blocks of 192 rows: 80 -> 93 GFLOP/s, OpenBLAS 83).
+template <std::size_t N, class Parts>
+inline void
+packed_parts(std::size_t m, std::size_t lda, const Parts& parts, std::size_t count, std::size_t rows, float* c) noexcept
+{
+    constexpr std::size_t MR = plan<N>::mr, mc_max = MR * 32;
+    const std::size_t blocks = (m + mc_max - 1) / mc_max, mc = ((m + blocks - 1) / blocks + MR - 1) / MR * MR;
+    const std::size_t ps = MR * rows + W;   // a micro-panel, and the lanes a vector store spills past it
+    float* pa = scratch_buffer(mc / MR * ps, scratch::packed_a);
+    float* pb = scratch_buffer(rows * plan<N>::nv * W, scratch::packed_b);
+    for (std::size_t m0 = 0; m0 < m; m0 += mc) {
+        const std::size_t mb = std::min(mc, m - m0);
+        // Each MR-row piece of a row of A^T is a masked load and one vector store: its spill lands on
+        // the next k, written after it, or on the pad.
+        std::size_t k0 = 0;
+        for (std::size_t p = 0; p < count; ++p) {
+            const gemm_part part = parts(p);
+            for (std::size_t k = 0; k < part.k; ++k) {
+                const float* src = part.a + k * lda + m0;
+                for (std::size_t i = 0; i < mb; i += MR) {
+                    const std::size_t lanes = std::min(MR, mb - i);
+                    float* to = pa + i / MR * ps + (k0 + k) * MR;
+                    if constexpr (MR <= W)
+                        (lanes == W ? vfloat::load(src + i) : vfloat::load_n(src + i, lanes)).store(to);
+                    else
+                        std::copy_n(src + i, lanes, to);
+                }
+            }
+            k0 += part.k;
+        }
+        float* cm = c + m0 * N;
+        auto panel = [&]<std::size_t V, std::size_t Last>(std::size_t col) {
+            float* to = pb;
+            for (std::size_t p = 0; p < count; ++p) {
+                const gemm_part part = parts(p);
+                pack_panel<V, N>(part.k, part.b, col, to);
+                to += part.k * V * W;
+            }
+            row_tiles<MR>(mb, [&]<std::size_t R>(std::size_t i) {
+                tile<R, V, Last, N, V * W>(rows, pa + i / MR * ps + i % MR, 1, MR, pb, cm + i * N + col, false, true,
+                                           plain{}, col);
+            });
+        };
+        for_each_panel<N>(panel);
+    }
+}
+
+/// C^T's tile (R columns of C from j, V vectors of rows of C from i) over one part's k rows, in `sum`
+/// (laid out (R, V W)): each element's chain goes on from `sum`, or from zero when `first` (so that
+/// over the parts in order it is one chain over all their rows). A_p's rows give the vectors, B_p's
+/// elements the broadcasts: per element the scalar operations of parts_tile (fma(a, b, acc) =
+/// fma(b, a, acc)). `span` rows of C are valid (only the vectors below it are read when !Full).
+template <std::size_t R, std::size_t V, bool Full, std::size_t N>
+inline void
+narrow_tile(const float* a, std::size_t lda, const float* b, std::size_t k, std::size_t span, float* sum,
+            bool first) noexcept
+{
+    vfloat acc[R][V];
+#pragma GCC unroll 16
+    for (std::size_t r = 0; r < R; ++r)
+#pragma GCC unroll 4
+        for (std::size_t v = 0; v < V; ++v)
+            acc[r][v] = first ? vfloat::broadcast(0.0f) : vfloat::load(sum + r * V * W + v * W);
+    for (std::size_t kk = 0; kk < k; ++kk) {
+        vfloat av[V];
+#pragma GCC unroll 4
+        for (std::size_t v = 0; v < V; ++v) {
+            if constexpr (Full)
+                av[v] = vfloat::load(a + kk * lda + v * W);
+            else
+                av[v] = vfloat::load_n(a + kk * lda + v * W, std::min(W, span > v * W ? span - v * W : 0));
+        }
+        const float* bk = b + kk * N;
+#pragma GCC unroll 16
+        for (std::size_t r = 0; r < R; ++r) {
+            const vfloat bv = vfloat::broadcast(bk[r]);
+#pragma GCC unroll 4
+            for (std::size_t v = 0; v < V; ++v)
+                acc[r][v] = fma(bv, av[v], acc[r][v]);
+        }
+    }
+#pragma GCC unroll 16
+    for (std::size_t r = 0; r < R; ++r)
+#pragma GCC unroll 4
+        for (std::size_t v = 0; v < V; ++v)
+            acc[r][v].store(sum + r * V * W + v * W);
+}
+
+/// gemm_tn_parts for narrow C: rows of C in blocks of `rows_block`, each block's C^T computed part by
+/// part (each pass reads one part's rows of A, a few sequential streams the prefetcher follows; one
+/// pass per tile over every part's rows measured 8% slower on the Fashion model's step, its A beyond
+/// L2) in this thread's buffer of (rows_block / (V W)) tiles x N columns x V W, then written to C by rows.
+template <std::size_t N, class Parts>
+inline void
+narrow_parts(std::size_t m, std::size_t lda, const Parts& parts, std::size_t count, float* c) noexcept
+{
+    // Columns per tile: as many as the registers hold (plan's rows for V vectors), spread evenly over
+    // the tiles N needs (Dense<10>: 5 + 5, 1.2x faster than 6 + 4).
+    constexpr std::size_t V = plan<N>::max_nv, max_r = plan<N>::rows_for(V), tiles = (N + max_r - 1) / max_r;
+    constexpr std::size_t R = (N + tiles - 1) / tiles, VW = V * W, Rest = N % R;
+    constexpr std::size_t rows_block = 32 * VW;
+    float* sums = scratch_buffer(rows_block * N, scratch::narrow_sums);
+    for (std::size_t i0 = 0; i0 < m; i0 += rows_block) {
+        const std::size_t rows = std::min(rows_block, m - i0);
+        bool first = true;
+        for (std::size_t p = 0; p < count; ++p) {
+            const gemm_part part = parts(p);
+            if (part.k == 0)
+                continue;
+            for (std::size_t t = 0; t * VW < rows; ++t) {
+                const float* a = part.a + i0 + t * VW;
+                const std::size_t span = rows - t * VW;
+                float* s = sums + t * N * VW;
+                const bool full = span >= VW;
+                std::size_t j = 0;
+                for (; j + R <= N; j += R)
+                    (full ? narrow_tile<R, V, true, N> : narrow_tile<R, V, false, N>)(a, lda, part.b + j, part.k, span,
+                                                                                      s + j * VW, first);
+                if constexpr (Rest > 0)
+                    (full ? narrow_tile<Rest, V, true, N> : narrow_tile<Rest, V, false, N>)(a, lda, part.b + j, part.k,
+                                                                                            span, s + j * VW, first);
+            }
+            first = false;
+        }
+        for (std::size_t i = 0; i < rows; ++i) {
+            const float* s = sums + i / VW * N * VW + i % VW;
+            float* ci = c + (i0 + i) * N;
+            for (std::size_t j = 0; j < N; ++j)
+                ci[j] = s[j * VW];
+        }
+    }
+}
+
+} // namespace detail
+
+/// C(m, N) = A^T B over the parts' rows, parts(p) giving part p (a gemm_part) for p < count: each
+/// element one chain over k from zero, part after part in order (the bits of gemm_tn on the parts' rows
+/// stacked, without stacking them: a layer's kernel gradient over every micro-batch of a step). C is
+/// zero when no part has rows. A narrow C (narrow_columns) is computed down its columns, every lane
+/// busy: measured 2.0x faster on the Fashion model's Dense<10> kernel (10816 x 10 over eight parts of 16).
+template <std::size_t N, class Parts>
+inline void
+gemm_tn_parts(std::size_t m, std::size_t lda, const Parts& parts, std::size_t count, float* c) noexcept
+{
+    using P = detail::plan<N>;
+    constexpr std::size_t W = detail::W;
+    std::size_t rows = 0;
+    for (std::size_t p = 0; p < count; ++p)
+        rows += parts(p).k;
+    if (rows == 0) {
+        std::memset(c, 0, m * N * sizeof(float));
+        return;
+    }
+    if constexpr (detail::narrow_columns<N>) {
+        detail::narrow_parts<N>(m, lda, parts, count, c);
+        return;
+    }
+    if constexpr (detail::tn_packs_both<N>)
+        if (m >= 48) {
+            detail::packed_parts<N>(m, lda, parts, count, rows, c);
+            return;
+        }
+    for (std::size_t p = 0; p < P::panels; ++p) {
+        const std::size_t col = p * P::nv * W;
+        if (P::rest == 0 && p + 1 == P::panels)
+            detail::parts_panel<P::mr, P::nv, P::last_lanes, N>(m, lda, parts, count, rows, c, col);
+        else
+            detail::parts_panel<P::mr, P::nv, W, N>(m, lda, parts, count, rows, c, col);
+    }
+    if constexpr (P::rest > 0)
+        detail::parts_panel<P::rest_mr, P::rest, P::last_lanes, N>(m, lda, parts, count, rows, c,
+                                                                   P::panels * P::nv * W);
+}
+
+/// Columns [j0, j1) of row `row` of gemm_tn_parts' C, written to c[j0, j1): the whole row is computed
+/// by the same kernel in this thread's row buffer (the same bits), then the columns are copied.
+template <std::size_t N, class Parts>
+inline void
+gemm_tn_parts_columns(std::size_t row, std::size_t j0, std::size_t j1, std::size_t lda, const Parts& parts,
+                      std::size_t count, float* c) noexcept
+{
+    float* whole = detail::scratch_buffer(N, detail::scratch::parts_row);
+    gemm_tn_parts<N>(
+        1, lda,
+        [&](std::size_t p) {
+            const gemm_part part = parts(p);
+            return gemm_part{part.a + row, part.b, part.k};
+        },
+        count, whole);
+    std::copy(whole + j0, whole + j1, c + j0);
+}
+
+} // namespace tpudsl::kernels
+
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC diagnostic pop
+#endif
+
+#endif // !TPUDSL_KERNELS_GEMM_PARTS_HPP

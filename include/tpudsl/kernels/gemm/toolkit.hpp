@@ -1,0 +1,326 @@
+/// @file Defines the GEMM micro-kernel toolkit (private): the plan, the epilogues, the row sources, the
+/// register tile and its steps, the row tiling of a panel, the packing of B.
+///
+/// One micro-kernel computes an MR x (NV vectors) tile of C in registers over a block of KC steps of the
+/// reduction: per step it loads NV vectors of a row of B and multiplies them by MR broadcast elements of
+/// A (an FMA with a memory operand). The plan (MR, NV, KC, MC) is chosen at compile time from N and the
+/// instruction set: with AVX-512's 32 registers, 6 x 4 vectors (64 columns) when N allows, 8 x 3 or 14 x 2
+/// otherwise; with 16 registers, 6 x 2. The last vector of a row that N does not fill is read and written
+/// with masked loads and stores. B stays in place (its rows are the contiguous panels the kernel reads);
+/// KC keeps a panel of B in L1 across every row tile of an MC-row block of A, which stays in L2.
+#ifndef TPUDSL_KERNELS_GEMM_TOOLKIT_HPP
+#define TPUDSL_KERNELS_GEMM_TOOLKIT_HPP
+
+#include <tpudsl/detail/simd.hpp>
+#include <tpudsl/kernels/scratch.hpp>
+
+#include <algorithm>
+#include <cstddef>
+#include <utility>
+
+// GCC 12 at -O3 reports "iteration N invokes undefined behavior" inside these loops once it has
+// propagated a constant batch size into them. The loops stay in bounds: the kernel tests also run under
+// AddressSanitizer and UBSan.
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Waggressive-loop-optimizations"
+#endif
+
+namespace tpudsl::kernels {
+
+namespace detail {
+
+using tpudsl::detail::simd::vfloat;
+inline constexpr std::size_t W = vfloat::size;
+
+/// The register and cache blocking of a GEMM whose C has N columns.
+template <std::size_t N>
+struct plan {
+    static constexpr std::size_t vectors = (N + W - 1) / W;   // vectors per row of C
+    static constexpr std::size_t regs = tpudsl::detail::simd::registers;
+    static constexpr std::size_t max_nv = regs >= 32 ? 4 : 2;
+    /// Vectors per tile: as wide as the budget allows, but 3 rather than 4 when that leaves no
+    /// narrower remainder panel (48 columns in one pass instead of 32 + 16).
+    static constexpr std::size_t nv = vectors >= max_nv ? (max_nv == 4 && vectors % 4 != 0 && vectors % 3 == 0 ? 3 : max_nv)
+                                                        : vectors;
+    /// Rows per tile: the accumulators, the B vectors of one step and one broadcast fill the registers.
+    /// One vector on 16 registers: 12 rows, not 14 (14 accumulators left GCC none to spare, and the
+    /// spills made a GEMM with N <= 8 run at half the speed: 9.9 -> 4.7 us for 296 x 64 x 7).
+    static constexpr std::size_t rows_for(std::size_t v) noexcept
+    {
+        const std::size_t r = (regs - v - 1) / v;
+        return v == 1 && regs < 32 ? 12 : r > 14 ? 14 : (v == 4 && regs >= 32 ? 6 : r);
+    }
+    static constexpr std::size_t mr = rows_for(nv);
+    static constexpr std::size_t panels = vectors / nv;             // full panels of nv vectors
+    static constexpr std::size_t rest = vectors - panels * nv;      // vectors of the last, narrower panel
+    static constexpr std::size_t rest_mr = rest ? rows_for(rest) : 1;
+    static constexpr std::size_t last_lanes = N - (vectors - 1) * W;   // lanes used in a row's last vector
+    /// A panel of B (kc x nv vectors) takes about 32 KiB: it stays in L1 while the row tiles pass.
+    static constexpr std::size_t kc = std::max<std::size_t>(64, 32768 / (nv * W * sizeof(float)));
+    /// B's rows in place already are a packed panel: one panel of whole vectors (N = 64, or 32 with
+    /// AVX-512), so a copy would only cost (3600 x 64 x 288 and 120 x 64 x 512 forward on one AVX-512
+    /// core measured 3-10% faster without it).
+    static constexpr bool in_place_packed = panels == 1 && rest == 0 && N == nv * W;
+};
+
+/// True when gemm_tn packs A too (blocked_tn): C at least 6 panels of B wide. Below that the packed A
+/// would serve too few panels to repay its copy (288 x 64 x 3600, 4 panels: 0.90x reading it in place;
+/// 288 x 32 x 14400: 0.70x), and blocked_tn_in_place reads A^T where it is.
+template <std::size_t N>
+inline constexpr bool tn_packs_both = plan<N>::vectors >= 6 * plan<N>::nv;
+
+/// True when a row of C fills under 80% of the lanes of its vectors (Dense<10>: 10 of 16): gemm_tn_parts
+/// then runs down C's columns instead (narrow_parts), vectors along the rows of C.
+template <std::size_t N>
+inline constexpr bool narrow_columns = plan<N>::vectors * W * 4 > N * 5;
+
+/// No epilogue: the tile is stored as computed.
+struct plain {
+    static constexpr bool active = false;
+    void apply(vfloat&, std::size_t, std::size_t) const noexcept {}
+};
+
+/// z + bias (then max(., 0) when Relu), by column.
+template <bool Relu>
+struct bias_epilogue {
+    static constexpr bool active = true;
+    const float* bias;
+    void
+    apply(vfloat& acc, std::size_t col, std::size_t lanes) const noexcept
+    {
+        acc = acc + (lanes == W ? vfloat::load(bias + col) : vfloat::load_n(bias + col, lanes));
+        if constexpr (Relu)
+            acc = max(acc, vfloat::broadcast(0.0f));
+    }
+};
+
+/// A tile's rows of A and C at fixed strides: A(r, k) = a[r rs + k cs], C's row r at c + r N.
+template <std::size_t N>
+struct strided_rows {
+    const float* a;
+    std::size_t rs, cs;
+    float* c;
+    float at(std::size_t r, std::size_t k) const noexcept { return a[k * cs + r * rs]; }
+    float* c_row(std::size_t r) const noexcept { return c + r * N; }
+};
+
+/// A tile's R rows anywhere (gemm_nn_rows' rows from several blocks): A(r, k) = a[r][k], C's row r at c[r].
+template <std::size_t R>
+struct pointer_rows {
+    const float* a[R];
+    float* c[R];
+    float at(std::size_t r, std::size_t k) const noexcept { return a[r][k]; }
+    float* c_row(std::size_t r) const noexcept { return c[r]; }
+};
+
+/// A tile's R x V accumulators: zero, or C's rows (`rows.c_row`, the last vector's `Last` lanes).
+template <std::size_t R, std::size_t V, std::size_t Last, class Rows>
+[[gnu::always_inline]] inline void
+tile_start(vfloat (&acc)[R][V], const Rows& rows, bool load_c) noexcept
+{
+#pragma GCC unroll 16
+    for (std::size_t r = 0; r < R; ++r)
+#pragma GCC unroll 4
+        for (std::size_t v = 0; v < V; ++v) {
+            if (!load_c)
+                acc[r][v] = vfloat::broadcast(0.0f);
+            else if (v + 1 < V || Last == W)
+                acc[r][v] = vfloat::load(rows.c_row(r) + v * W);
+            else
+                acc[r][v] = vfloat::load_n(rows.c_row(r) + v * W, Last);
+        }
+}
+
+/// kc steps of a tile's chains: acc(r, .) = fma(A(r, k), B's row k, acc(r, .)), A from `rows` (.at),
+/// B with leading dimension LDB (N in place, V W when packed: its last vector padded with zeros).
+template <std::size_t R, std::size_t V, std::size_t Last, std::size_t N, std::size_t LDB, class Rows>
+[[gnu::always_inline]] inline void
+tile_steps(vfloat (&acc)[R][V], std::size_t kc, const Rows& rows, const float* b) noexcept
+{
+    constexpr bool b_padded = LDB != N;
+    for (std::size_t k = 0; k < kc; ++k) {
+        vfloat bv[V];
+#pragma GCC unroll 4
+        for (std::size_t v = 0; v < V; ++v)
+            bv[v] = v + 1 < V || Last == W || b_padded ? vfloat::load(b + k * LDB + v * W)
+                                                        : vfloat::load_n(b + k * LDB + v * W, Last);
+#pragma GCC unroll 16
+        for (std::size_t r = 0; r < R; ++r) {
+            const vfloat av = vfloat::broadcast(rows.at(r, k));
+#pragma GCC unroll 4
+            for (std::size_t v = 0; v < V; ++v)
+                acc[r][v] = fma(av, bv[v], acc[r][v]);
+        }
+    }
+}
+
+/// Stores a tile's accumulators to C's rows: C + acc when `add_c`, the epilogue when `finish`.
+template <std::size_t R, std::size_t V, std::size_t Last, class Epi, class Rows>
+[[gnu::always_inline]] inline void
+tile_store(vfloat (&acc)[R][V], const Rows& rows, bool finish, const Epi& epi, std::size_t col, bool add_c) noexcept
+{
+#pragma GCC unroll 16
+    for (std::size_t r = 0; r < R; ++r)
+#pragma GCC unroll 4
+        for (std::size_t v = 0; v < V; ++v) {
+            const std::size_t lanes = v + 1 < V ? W : Last;
+            float* c = rows.c_row(r) + v * W;
+            if (add_c)
+                acc[r][v] = acc[r][v] + (lanes == W ? vfloat::load(c) : vfloat::load_n(c, lanes));
+            if constexpr (Epi::active)
+                if (finish)
+                    epi.apply(acc[r][v], col + v * W, lanes);
+            if (lanes == W)
+                acc[r][v].store(c);
+            else
+                acc[r][v].store_n(c, lanes);
+        }
+}
+
+/// C tile (R rows x V vectors, the last with `Last` lanes) over kc steps, its rows of A and C given by
+/// `rows` (strided_rows or pointer_rows), B with leading dimension LDB (N in place, V W when packed).
+/// `load_c`: the chains go on from C; `finish`: this is the last block of K; `add_c`: the chains start
+/// from zero and C + chain is stored.
+template <std::size_t R, std::size_t V, std::size_t Last, std::size_t N, std::size_t LDB, class Epi, class Rows>
+inline void
+tile_on(std::size_t kc, const Rows& rows, const float* b, bool load_c, bool finish, const Epi& epi, std::size_t col,
+        bool add_c = false) noexcept
+{
+    vfloat acc[R][V];
+    tile_start<R, V, Last>(acc, rows, load_c);
+    tile_steps<R, V, Last, N, LDB>(acc, kc, rows, b);
+    tile_store<R, V, Last>(acc, rows, finish, epi, col, add_c);
+}
+
+/// tile_on with A(i, k) = a[i rs + k cs] and C's rows N floats apart from c.
+template <std::size_t R, std::size_t V, std::size_t Last, std::size_t N, std::size_t LDB, class Epi>
+inline void
+tile(std::size_t kc, const float* a, std::size_t rs, std::size_t cs, const float* b, float* c, bool load_c,
+     bool finish, const Epi& epi, std::size_t col, bool add_c = false) noexcept
+{
+    tile_on<R, V, Last, N, LDB>(kc, strided_rows<N>{a, rs, cs, c}, b, load_c, finish, epi, col, add_c);
+}
+
+/// Calls f.template operator()<R>(i) for tiles covering rows [0, m): R = MR, then the remainder in one
+/// tile of its own height when MR <= 8 (in 8, 4, 2 and 1 rows otherwise). A one-row tile's chains
+/// wait on the FMA's latency (2 chains of 4 cycles where 6 x 2 keep both pipes busy): 35 rows as
+/// 5 x 6 + 5 instead of 5 x 6 + 4 + 1 took the Reuters model's 35 x 64 x 4736 gemm_tn from 69.5 to 77
+/// GFLOP/s on one AVX2 core, 9 x 64 x 10816 (6 + 3, was 6 + 2 + 1) from 60 to 76.
+template <std::size_t MR, class F>
+inline void
+row_tiles(std::size_t m, F&& f)
+{
+    std::size_t i = 0;
+    for (; i + MR <= m; i += MR)
+        f.template operator()<MR>(i);
+    if (i == m)
+        return;
+    if constexpr (MR <= 8) {
+        [&]<std::size_t... R>(std::index_sequence<R...>) {   // R + 1 = the rows left, 1 to MR - 1
+            ((m - i == R + 1 ? (f.template operator()<R + 1>(i), 0) : 0), ...);
+        }(std::make_index_sequence<MR - 1>{});
+    } else {   // 8, 4, 2 and 1 rows
+        if (i + 8 <= m) {
+            f.template operator()<8>(i);
+            i += 8;
+        }
+        if (i + 4 <= m) {
+            f.template operator()<4>(i);
+            i += 4;
+        }
+        if (i + 2 <= m) {
+            f.template operator()<2>(i);
+            i += 2;
+        }
+        if (i < m)
+            f.template operator()<1>(i);
+    }
+}
+
+/// Rows [0, m) of one column panel, in tiles of MR rows (row_tiles).
+template <std::size_t MR, std::size_t V, std::size_t Last, std::size_t N, std::size_t LDB, class Epi>
+inline void
+panel(std::size_t m, std::size_t kc, const float* a, std::size_t rs, std::size_t cs, const float* b, float* c,
+      bool load_c, bool finish, const Epi& epi, std::size_t col) noexcept
+{
+    row_tiles<MR>(m, [&]<std::size_t R>(std::size_t i) {
+        tile<R, V, Last, N, LDB>(kc, a + i * rs, rs, cs, b, c + i * N, load_c, finish, epi, col);
+    });
+}
+
+/// Copies the kc x (V vectors) panel of B at column col into `to` (leading dimension V W), the
+/// columns beyond N as zeros.
+template <std::size_t V, std::size_t N>
+inline void
+pack_panel(std::size_t kc, const float* b, std::size_t col, float* to) noexcept
+{
+    constexpr std::size_t LD = V * W;
+    const std::size_t width = std::min(LD, N - col);
+    if (width == LD) {   // vector copies, not a memcpy call per row (which GCC left in where not inlined)
+        for (std::size_t k = 0; k < kc; ++k)
+#pragma GCC unroll 4
+            for (std::size_t v = 0; v < V; ++v)
+                vfloat::load(b + k * N + col + v * W).store(to + k * LD + v * W);
+        return;
+    }
+    for (std::size_t k = 0; k < kc; ++k)
+        for (std::size_t v = 0; v < V; ++v) {
+            const std::size_t c0 = v * W, lanes = width > c0 ? std::min(W, width - c0) : 0;
+            const float* from = b + k * N + col + c0;
+            (lanes == W ? vfloat::load(from) : vfloat::load_n(from, lanes)).store(to + k * LD + c0);
+        }
+}
+
+/// Packs every column panel of B's rows [0, kc) (bk: B's row k0), one after the other: panel p (nv
+/// vectors, the last panel `rest`) at to + p kc nv W.
+template <std::size_t N>
+inline void
+pack_panels(std::size_t kc, const float* bk, float* to) noexcept
+{
+    using P = plan<N>;
+    constexpr std::size_t NVW = P::nv * W;
+    for (std::size_t p = 0; p < P::panels; ++p)
+        pack_panel<P::nv, N>(kc, bk, p * NVW, to + p * kc * NVW);
+    if constexpr (P::rest > 0)
+        pack_panel<P::rest, N>(kc, bk, P::panels * NVW, to + P::panels * kc * NVW);
+}
+
+/// Calls f.template operator()<V, Last>(col) for each column panel of plan<N> in order: V vectors at
+/// column col, the last vector `Last` lanes wide (the remainder panel, if any, last).
+template <std::size_t N, class F>
+inline void
+for_each_panel(F&& f)
+{
+    using P = plan<N>;
+    constexpr std::size_t NVW = P::nv * W;
+    for (std::size_t p = 0; p < P::panels; ++p) {
+        if (P::rest == 0 && p + 1 == P::panels)
+            f.template operator()<P::nv, P::last_lanes>(p * NVW);
+        else
+            f.template operator()<P::nv, W>(p * NVW);
+    }
+    if constexpr (P::rest > 0)
+        f.template operator()<P::rest, P::last_lanes>(P::panels * NVW);
+}
+
+/// Calls f.template operator()<V, Last>(panel, col) for every column panel of C: V vectors from column
+/// col, the last `Last` lanes wide, B's packed panel at `panel` (as pack_panels lays them out).
+template <std::size_t N, class F>
+inline void
+for_panels(std::size_t kc, const float* packed, F&& f)
+{
+    for_each_panel<N>([&]<std::size_t V, std::size_t Last>(std::size_t col) {
+        f.template operator()<V, Last>(packed + col * kc, col);   // panel p starts p kc NVW floats in
+    });
+}
+
+} // namespace detail
+
+} // namespace tpudsl::kernels
+
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC diagnostic pop
+#endif
+
+#endif // !TPUDSL_KERNELS_GEMM_TOOLKIT_HPP
