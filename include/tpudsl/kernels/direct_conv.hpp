@@ -1,8 +1,7 @@
 /// @file Defines the convolutions that read their input in place, without im2col's copy.
 ///
 /// im2col writes every window of a sample out as a row of `patch` floats, and the GEMM reads them back:
-/// for a thin layer (the Fashion-MNIST model's Conv2D reads a 3 x 3 patch of one channel: 9 floats) the
-/// copy costs as much as the arithmetic. Two layouts need no copy when every window lies inside the
+/// for a thin layer (a 3 x 3 patch of one channel: 9 floats) the copy costs as much as the arithmetic. Two layouts need no copy when every window lies inside the
 /// input (no padding):
 ///
 ///   strided: a 1-D convolution. Window p starts at x + p s C and its patch is k C contiguous floats,
@@ -270,9 +269,9 @@ gradient_rows(const float* x, const float* dz, float* dw, bool accumulate, std::
 /// p of window row kh of x(p)^T dZ(p, .), p in order. Output rows in groups of about 128 positions:
 /// for each group and each kh, every tile of dW keeps its chains in registers across the group's
 /// rows (one strided GEMM step run per output row, C read and written once per group), and the
-/// group's rows of x (CIFAR-10's fourth convolution: 10 rows of 15 x 64 floats) stay in L1 across the
-/// tiles. One GEMM per output row and kh had C's tiles read and written every out_w steps (13 for
-/// that layer). The chains are the same: positions in order, carried through dW.
+/// group's rows of x (a 3 x 3 window over 15 x 15 x 64: 10 rows of 15 x 64 floats) stay in L1 across
+/// the tiles. One GEMM per output row and kh would read and write C's tiles every out_w steps (13
+/// there). The chains are the same: positions in order, carried through dW.
 template <window_geometry G, std::size_t F>
 inline void
 rows_kernel_gradient(const float* x, const float* dz, float* dw, bool accumulate) noexcept
@@ -400,9 +399,9 @@ inline constexpr bool pool_gradient_in_bands = conv_path_for<G> == conv_path::di
 /// The kernel and bias gradients of a direct convolution G (F filters, then Act, then the max pooling
 /// PG) over one sample, from the pooled gradient dy: max_pool_backward_through<PG, Act> writing dZ,
 /// then conv_kernel_gradient_in_place<G, F> reading it, the same bits, one band of PG.k_h output rows
-/// at a time, in `dz` (PG.k_h G.out_w F floats at least: the caller's one-sample buffer). The whole dZ (the Fashion
-/// model's 26 x 26 x 64: 173 KB) went through L2, written once and read once per tile of dW; a band
-/// (13 KB) stays in L1. Each element of dW is still one chain over the positions in order, carried
+/// at a time, in `dz` (PG.k_h G.out_w F floats at least: the caller's one-sample buffer). A whole dZ
+/// (26 x 26 x 64: 173 KB) would go through L2, written once and read once per tile of dW; a band
+/// (2 x 26 x 64: 13 KB) stays in L1. Each element of dW is still one chain over the positions in order, carried
 /// from band to band through dw.
 template <window_geometry G, window_geometry PG, std::size_t F, class Act>
 inline void
@@ -435,9 +434,7 @@ conv_pool_kernel_gradient(const float* x, const float* y, const float* dy, const
 /// for window row i reads the k_w F contiguous floats of dZp's row h + i from column t on, rows F
 /// floats apart: the layout the forward reads x in. Against dcols = dZ . W^T, then col2im adding each
 /// window's row back into dX, it writes no window gradients and reads none back, and its C is dX
-/// itself: the Reuters model's second Conv1D (146 positions, 3 x 64 -> 32) 22.8 -> 18.9 us a sample on
-/// one AVX2 core, its first (296 positions, 5 x 7 -> 64: C = 7 fills 7 of 8 lanes, as 35 did) 19.2 ->
-/// 18.4. Each element of dX is one chain over its taps and filters in a window row, the window rows
+/// itself. Each element of dX is one chain over its taps and filters in a window row, the window rows
 /// then added in order (col2im: a chain per window, the windows then added): the same sums in another
 /// order.
 template <window_geometry G>

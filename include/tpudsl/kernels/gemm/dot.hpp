@@ -24,9 +24,9 @@ namespace detail {
 /// The blocking of dot_rows (C = A . B^T, each element a dot product along K) for a C of N columns:
 /// tiles of rb rows x up to max_jb columns, each element one vector of partial sums (lane l: the k = l
 /// mod W), over kc floats of K per pass: B's N rows of a pass and a tile's rows of A (about 24 KiB)
-/// stay in L1 while the row tiles go by. The columns are split as evenly as they go (Dense<10> on
-/// AVX2: 4 + 3 + 3). Measured on one AVX2 core, 16 x 10 x 10816: 3 x 4 tiles 1.15x faster than 2 x 5,
-/// 1.25x than 4 x 2.
+/// stay in L1 while the row tiles go by. A tile's accumulators, a vector of A per row and one of B
+/// fill the registers (3 x 4 + 3 + 1 = 16 on AVX2). The columns are split as evenly as they go
+/// (Dense<10> on AVX2: 4 + 3 + 3).
 template <std::size_t N>
 struct dot_plan {
     static constexpr bool wide_file = tpudsl::detail::simd::registers >= 32;

@@ -49,8 +49,8 @@ blocked(std::size_t M, std::size_t K, const float* a, std::size_t rs, std::size_
         bool accumulate, const Epi& epi = {}) noexcept
 {
     using P = plan<N>;
-    // Packing B from fewer rows (16, a micro-batch of a Dense<512>) looked 10% faster in a lone GEMM
-    // but made the MLP's step 20% slower (the same weights serve eight micro-batches a step).
+    // Not from fewer rows: a micro-batch (16 rows) would pack the same weights again for each of a
+    // step's micro-batches, and its few tiles do not repay the copy.
     constexpr std::size_t pack_rows = 64;
     if (K == 0) {
         if (!accumulate)

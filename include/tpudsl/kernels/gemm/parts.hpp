@@ -51,8 +51,7 @@ parts_tile(std::size_t i, std::size_t lda, const Parts& parts, std::size_t count
 
 /// Rows [0, m) of one column panel of gemm_tn_parts' C (parts_tile), `rows` the parts' rows in all. Each
 /// part's panel of B is copied first when at least 48 rows of C share it (its rows N floats apart share
-/// few L1 sets, and a partial last vector would take masked loads): measured 1.3x on the Reuters
-/// model's Dense<46> in blocks of 84 rows, no change for Dense<10> in blocks of 408.
+/// few L1 sets, and a partial last vector would take masked loads).
 template <std::size_t MR, std::size_t V, std::size_t Last, std::size_t N, class Parts>
 inline void
 parts_panel(std::size_t m, std::size_t lda, const Parts& parts, std::size_t count, std::size_t rows, float* c,
@@ -82,7 +81,7 @@ parts_panel(std::size_t m, std::size_t lda, const Parts& parts, std::size_t coun
 /// at t PS + k MR + r, k over the parts' rows in order), then for each column panel every part's panel
 /// of B packed one after another and each row tile one chain over all of them (tile). A^T's rows in
 /// place are lda floats apart: at lda = 512 a part's 16 rows fall in two L1 sets and a tile's lines
-/// are evicted before the next tile reads them (512 x 512 over eight parts of 16 in blocks of 192 rows: 80 -> 93 GFLOP/s, OpenBLAS 83).
+/// are evicted before the next tile reads them.
 template <std::size_t N, class Parts>
 inline void
 packed_parts(std::size_t m, std::size_t lda, const Parts& parts, std::size_t count, std::size_t rows, float* c) noexcept
@@ -171,15 +170,15 @@ narrow_tile(const float* a, std::size_t lda, const float* b, std::size_t k, std:
 }
 
 /// gemm_tn_parts for narrow C: rows of C in blocks of `rows_block`, each block's C^T computed part by
-/// part (each pass reads one part's rows of A, a few sequential streams the prefetcher follows; one
-/// pass per tile over every part's rows measured 8% slower on the Fashion model's step, its A beyond
+/// part (each pass reads one part's rows of A, a few sequential streams the prefetcher follows, where
+/// one pass per tile over every part's rows would hop between parts for every tile of an A beyond
 /// L2) in this thread's buffer of (rows_block / (V W)) tiles x N columns x V W, then written to C by rows.
 template <std::size_t N, class Parts>
 inline void
 narrow_parts(std::size_t m, std::size_t lda, const Parts& parts, std::size_t count, float* c) noexcept
 {
     // Columns per tile: as many as the registers hold (plan's rows for V vectors), spread evenly over
-    // the tiles N needs (Dense<10>: 5 + 5, 1.2x faster than 6 + 4).
+    // the tiles N needs (Dense<10>: 5 + 5, not 6 + 4).
     constexpr std::size_t V = plan<N>::max_nv, max_r = plan<N>::rows_for(V), tiles = (N + max_r - 1) / max_r;
     constexpr std::size_t R = (N + tiles - 1) / tiles, VW = V * W, Rest = N % R;
     constexpr std::size_t rows_block = 32 * VW;
@@ -221,7 +220,7 @@ narrow_parts(std::size_t m, std::size_t lda, const Parts& parts, std::size_t cou
 /// element one chain over k from zero, part after part in order (the bits of gemm_tn on the parts' rows
 /// stacked, without stacking them: a layer's kernel gradient over every micro-batch of a step). C is
 /// zero when no part has rows. A narrow C (narrow_columns) is computed down its columns, every lane
-/// busy: measured 2.0x faster on the Fashion model's Dense<10> kernel (10816 x 10 over eight parts of 16).
+/// busy, where its rows would fill 10 of 16 lanes (Dense<10>).
 template <std::size_t N, class Parts>
 inline void
 gemm_tn_parts(std::size_t m, std::size_t lda, const Parts& parts, std::size_t count, float* c) noexcept

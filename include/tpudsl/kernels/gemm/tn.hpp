@@ -28,8 +28,7 @@ namespace detail {
 /// K. Per block, every panel of B is packed once (kc x nv vectors, half an L1), one after the other;
 /// per block of mc rows of C, A^T's rows are copied into micro-panels of MR rows, k-major, so that a
 /// tile's broadcasts are one sequential stream and the block (144 KB) stays in L2 while every panel of
-/// B passes over it. Before, A^T was laid out by rows per block of mc rows and each panel of B packed
-/// once per block: 512^3 85 -> 92 GFLOP/s on one AVX2 core (OpenBLAS 0.3.21: 91). The chains are those
+/// B passes over it; B is packed once per block of K, not once per block of rows. The chains are those
 /// of `blocked` (k in order, C carried from block to block): the same bits.
 template <std::size_t N>
 inline void
@@ -82,10 +81,8 @@ blocked_tn(std::size_t M, std::size_t K, const float* a, const float* b, float* 
 /// every panel before the next tile, so that the lines of A^T it reads (one per step of k) are still
 /// in L1 for the next panel.
 /// Blocks of K between 128 and 256 steps (balanced: 146 in one block, 300 in two of 150) keep a
-/// tile's lines of A and a panel of B in L1. Before, each panel ran over all rows, A^T's block came
-/// from L2 or L3 for every panel, and when M was a multiple of 128 it was first transposed: measured
-/// on one AVX2 core, 288 x 64 x 3600 85 -> 95 GFLOP/s, 512 x 64 x 4096 54 -> 85, 384 x 64 x 600
-/// 57 -> 93 (OpenBLAS: 87, 85, 86). The chains are those of `blocked`: the same bits.
+/// tile's lines of A and a panel of B in L1; a panel run over all rows before the next would fetch
+/// A^T's block from L2 or L3 again for every panel. The chains are those of `blocked`: the same bits.
 template <std::size_t N>
 inline void
 blocked_tn_in_place(std::size_t M, std::size_t K, const float* a, const float* b, float* c, bool accumulate) noexcept
@@ -105,8 +102,7 @@ blocked_tn_in_place(std::size_t M, std::size_t K, const float* a, const float* b
         const float* ak = a + k0 * M;
         row_tiles<P::mr>(M, [&]<std::size_t R>(std::size_t i) {
             // The first tile to reach a new line of A^T's rows two lines ahead asks for all kc of them:
-            // the strided misses otherwise stall a tile when A^T is too big for L3 (288 x 32 x 14400,
-            // 16.6 MB: 64 -> 69-75 GFLOP/s; others within 1%).
+            // the strided misses otherwise stall a tile when A^T is too big for L3.
             constexpr std::size_t line = 64 / sizeof(float), ahead = 2 * line;
             if (i + ahead < M && (i + ahead) / line != (i + ahead - R) / line)
                 for (std::size_t k = 0; k < kc; ++k)
@@ -126,9 +122,9 @@ template <std::size_t M, std::size_t N>
 inline void
 gemm_tn(std::size_t K, const float* a, const float* b, float* c, bool accumulate = true) noexcept
 {
-    // From four row tiles up, packing B per block of K repays its copy: 35 x 64 x 4736 77 -> 82
-    // GFLOP/s, 27 x 32 x 16384 77 -> 79; at 9 or 16 rows it costs more than it saves (76 -> 57 at
-    // 9 x 64 x 10816), and `blocked` reads B in place (it also handles K = 0).
+    // From four row tiles up, packing B per block of K repays its copy; under 24 rows (9 or 16) the few
+    // tiles that read a packed panel save less than the copy costs, and `blocked` reads B in place (it
+    // also handles K = 0).
     if (K > 0) {
         if constexpr (M >= 64 && detail::tn_packs_both<N>)
             return detail::blocked_tn<N>(M, K, a, b, c, accumulate);

@@ -44,8 +44,8 @@ struct plan {
     static constexpr std::size_t nv = vectors >= max_nv ? (max_nv == 4 && vectors % 4 != 0 && vectors % 3 == 0 ? 3 : max_nv)
                                                         : vectors;
     /// Rows per tile: the accumulators, the B vectors of one step and one broadcast fill the registers.
-    /// One vector on 16 registers: 12 rows, not 14 (14 accumulators left GCC none to spare, and the
-    /// spills made a GEMM with N <= 8 run at half the speed: 9.9 -> 4.7 us for 296 x 64 x 7).
+    /// One vector on 16 registers: 12 rows, not 14 (14 accumulators leave the compiler no register to
+    /// spare, and its spills land in the innermost loop of every GEMM with N <= 8).
     static constexpr std::size_t rows_for(std::size_t v) noexcept
     {
         const std::size_t r = (regs - v - 1) / v;
@@ -59,14 +59,12 @@ struct plan {
     /// A panel of B (kc x nv vectors) takes about 32 KiB: it stays in L1 while the row tiles pass.
     static constexpr std::size_t kc = std::max<std::size_t>(64, 32768 / (nv * W * sizeof(float)));
     /// B's rows in place already are a packed panel: one panel of whole vectors (N = 64, or 32 with
-    /// AVX-512), so a copy would only cost (3600 x 64 x 288 and 120 x 64 x 512 forward on one AVX-512
-    /// core measured 3-10% faster without it).
+    /// AVX-512), its rows contiguous, so a copy would cost its time and save nothing.
     static constexpr bool in_place_packed = panels == 1 && rest == 0 && N == nv * W;
 };
 
 /// True when gemm_tn packs A too (blocked_tn): C at least 6 panels of B wide. Below that the packed A
-/// would serve too few panels to repay its copy (288 x 64 x 3600, 4 panels: 0.90x reading it in place;
-/// 288 x 32 x 14400: 0.70x), and blocked_tn_in_place reads A^T where it is.
+/// would serve too few panels of B to repay its copy, and blocked_tn_in_place reads A^T where it is.
 template <std::size_t N>
 inline constexpr bool tn_packs_both = plan<N>::vectors >= 6 * plan<N>::nv;
 
@@ -204,9 +202,8 @@ tile(std::size_t kc, const float* a, std::size_t rs, std::size_t cs, const float
 
 /// Calls f.template operator()<R>(i) for tiles covering rows [0, m): R = MR, then the remainder in one
 /// tile of its own height when MR <= 8 (in 8, 4, 2 and 1 rows otherwise). A one-row tile's chains
-/// wait on the FMA's latency (2 chains of 4 cycles where 6 x 2 keep both pipes busy): 35 rows as
-/// 5 x 6 + 5 instead of 5 x 6 + 4 + 1 took the Reuters model's 35 x 64 x 4736 gemm_tn from 69.5 to 77
-/// GFLOP/s on one AVX2 core, 9 x 64 x 10816 (6 + 3, was 6 + 2 + 1) from 60 to 76.
+/// wait on the FMA's latency (2 chains of 4 cycles where 6 x 2 keep both pipes busy), so 35 rows run
+/// as 5 x 6 + 5, not 5 x 6 + 4 + 1, and 9 rows as 6 + 3, not 6 + 2 + 1.
 template <std::size_t MR, class F>
 inline void
 row_tiles(std::size_t m, F&& f)

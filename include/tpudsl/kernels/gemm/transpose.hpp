@@ -37,9 +37,9 @@ transpose_scalar(const float* in, std::size_t r0, std::size_t r1, std::size_t c0
 
 /// out(c, r) = in(r, c) for r < rows, c < cols, rows `in_ld` and `out_ld` floats apart. With AVX2,
 /// 8 x 8 blocks in registers, two blocks of rows per block of columns, so that each row of `out`
-/// receives 16 consecutive floats (a whole line when aligned) before the walk moves on: the MNIST
-/// MLP's 512 x 512 kernel, transposed once a step for its input gradient, 250 -> 90 us on one core
-/// (its rows 2 KB apart fall into a few L1 sets; element by element, each line was fetched twice).
+/// receives 16 consecutive floats (a whole line when aligned) before the walk moves on: the rows of a
+/// wide matrix (2 KB apart for 512 columns) fall into a few L1 sets, and element by element each line
+/// would be fetched twice.
 inline void
 transpose_strided(const float* in, std::size_t rows, std::size_t cols, std::size_t in_ld, float* out,
                   std::size_t out_ld) noexcept
