@@ -553,8 +553,9 @@ private:
         }
     };
 
-    /// A batched Dataset as a batch stream: epoch e is iteration e of the dataset. Each batch's
-    /// values are checked as it arrives (the data comes lazily), without allocating.
+    /// A batched Dataset as a batch stream: epoch e is iteration e of the dataset. Each batch's types
+    /// and shapes are checked as it arrives, its values only when the dataset's value_summary does not
+    /// already show that they fit (after a map); the micro-batches read it where it lies.
     template <class E, std::size_t B>
     struct dataset_source {
         Trainable& model;
