@@ -42,7 +42,7 @@ enum class node_kind {
     pass,         ///< its own forward and backward
     fused_conv,   ///< a convolution that runs with the max pooling after it, one sample at a time
     fused_pool,   ///< that pooling: no pass of its own
-    alias,        ///< its output is its input's block (a Flatten, an absorbed Activation): no pass
+    alias,        ///< its output is its input's block (a layer that aliases its input, an absorbed activation): no pass
 };
 
 /// One layer of the plan.
