@@ -306,7 +306,7 @@ report_kernel(const std::string& model, const char* op, std::size_t m, std::size
 /// nn: Z(M,N) = X(M,K) W(K,N); tn: dW(K,N) = X^T dZ, reduced over M; nt: dX(M,K) = dZ W^T. A narrow
 /// Dense (Dot: kernels::prefers_dot_products) computes Z from W^T as dot products along K (nn_dot). A
 /// Dense whose kernel gradient the step defers (Parts > 1: graph::deferred_kernel) computes dW once over
-/// the step's Parts micro-batches of m rows (tn_parts, as gemm_tn_parts; OpenBLAS: one GEMM over them).
+/// the step's Parts micro-batches of m rows (tn_parts, as gemm_tn_micro_batches; OpenBLAS: one GEMM over them).
 template <std::size_t K, std::size_t N, bool Dot, std::size_t Parts = 1>
 void
 bench_gemms(const std::string& model, std::size_t m, bool input_grad, double peak, std::vector<KernelRow>& rows)
@@ -335,10 +335,10 @@ bench_gemms(const std::string& model, std::size_t m, bool input_grad, double pea
 #endif
     if constexpr (Parts > 1) {
         const auto part = [&](std::size_t p) {
-            return tpudsl::kernels::gemm_part{x.data() + p * m * K, dz.data() + p * m * N, m};
+            return tpudsl::kernels::gemm_micro_batch{x.data() + p * m * K, dz.data() + p * m * N, m};
         };
         report_kernel(model, "tn_parts", K, N, Parts * m, flops * Parts,
-                      best_seconds([&] { tpudsl::kernels::gemm_tn_parts<N>(K, K, part, Parts, dw.data()); }), blas,
+                      best_seconds([&] { tpudsl::kernels::gemm_tn_micro_batches<N>(K, K, part, Parts, dw.data()); }), blas,
                       peak, rows);
     } else {
         report("tn", K, N, m,
@@ -355,7 +355,7 @@ bench_gemms(const std::string& model, std::size_t m, bool input_grad, double pea
 
 /// A dense network's Dense layer as a replica runs it in a step of `parts` micro-batches of `rows`
 /// samples (graph::rows_only): nn_rows Z_p = X_p W and nt_rows dX_p = dZ_p W^T through gemm_nn_rows
-/// (W and W^T read once for all parts), tn_parts dW = sum_p X_p^T dZ_p through gemm_tn_parts; OpenBLAS
+/// (W and W^T read once for all parts), tn_parts dW = sum_p X_p^T dZ_p through gemm_tn_micro_batches; OpenBLAS
 /// runs each as the one GEMM over the parts' parts x rows samples that it computes. A narrow Dense (Dot)
 /// runs its forward through gemm_nt_bias_rows from W^T (nn_rows_dot).
 template <std::size_t K, std::size_t N, bool Dot>
@@ -393,10 +393,10 @@ bench_rows_gemms(const std::string& model, std::size_t parts, std::size_t rows, 
     blas = openblas_seconds(true, false, K, N, m, x.data(), dz.data(), dw.data());
 #endif
     const auto part = [&](std::size_t p) {
-        return tpudsl::kernels::gemm_part{x.data() + p * rows * K, dz.data() + p * rows * N, rows};
+        return tpudsl::kernels::gemm_micro_batch{x.data() + p * rows * K, dz.data() + p * rows * N, rows};
     };
     report("tn_parts", K, N, m,
-           best_seconds([&] { tpudsl::kernels::gemm_tn_parts<N>(K, K, part, parts, dw.data()); }), blas);
+           best_seconds([&] { tpudsl::kernels::gemm_tn_micro_batches<N>(K, K, part, parts, dw.data()); }), blas);
     if (input_grad) {
 #if defined(TPUDSL_BENCH_OPENBLAS)
         blas = openblas_seconds(false, true, m, K, N, dz.data(), w.data(), dx.data());

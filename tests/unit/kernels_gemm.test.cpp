@@ -131,7 +131,7 @@ TEST_CASE("gemm kernels equal the scalar reference", "[kernels]")
     check_gemm<13, 70, 256>();
 }
 
-TEST_CASE("gemm_tn_parts: one chain over every part's rows in order, the bits of gemm_tn on them stacked",
+TEST_CASE("gemm_tn_micro_batches: one chain over every part's rows in order, the bits of gemm_tn on them stacked",
           "[kernels]")
 {
     auto check = []<std::size_t M, std::size_t N>(std::integral_constant<std::size_t, M>,
@@ -149,8 +149,8 @@ TEST_CASE("gemm_tn_parts: one chain over every part's rows in order, the bits of
         std::vector<float> want(M * N);
         kernels::gemm_tn<M, N>(a_all.size() / M, a_all.data(), b_all.data(), want.data(), false);
         std::vector<float> got(M * N, 7.0f);
-        kernels::gemm_tn_parts<N>(
-            M, M, [&](std::size_t p) { return kernels::gemm_part{a[p].data(), b[p].data(), rows[p]}; }, rows.size(),
+        kernels::gemm_tn_micro_batches<N>(
+            M, M, [&](std::size_t p) { return kernels::gemm_micro_batch{a[p].data(), b[p].data(), rows[p]}; }, rows.size(),
             got.data());
         CHECK(got == want);
     };
@@ -176,8 +176,8 @@ TEST_CASE("gemm_tn_parts: one chain over every part's rows in order, the bits of
     check(integral_constant<std::size_t, 37>{}, integral_constant<std::size_t, 3>{}, std::vector<std::size_t>{4, 9});
     check(integral_constant<std::size_t, 70>{}, integral_constant<std::size_t, 17>{}, std::vector<std::size_t>{3, 1});
     std::vector<float> zero(6 * 5, 3.0f);   // no part has rows: C is zero
-    kernels::gemm_tn_parts<5>(
-        6, 6, [](std::size_t) { return kernels::gemm_part{nullptr, nullptr, 0}; }, 2, zero.data());
+    kernels::gemm_tn_micro_batches<5>(
+        6, 6, [](std::size_t) { return kernels::gemm_micro_batch{nullptr, nullptr, 0}; }, 2, zero.data());
     CHECK(std::all_of(zero.begin(), zero.end(), [](float v) { return v == 0.0f; }));
 }
 

@@ -12,7 +12,7 @@
 ///   gemm/nn.hpp          gemm_nn, gemm_nn_bias: the blocked GEMM every family falls back on
 ///   gemm/tn.hpp          gemm_tn: B packed per block of K, A^T read in place or packed too
 ///   gemm/rows.hpp        gemm_nn_rows, gemm_nn_bias_rows: several blocks of rows under one B
-///   gemm/parts.hpp       gemm_tn_parts, gemm_tn_parts_columns: the kernel gradient over micro-batches
+///   gemm/micro_batches.hpp       gemm_tn_micro_batches, gemm_tn_micro_batches_columns: the kernel gradient over micro-batches
 ///   gemm/dot.hpp         gemm_nt_bias, gemm_nt_bias_rows: dot products along K for a narrow C
 ///   gemm/transpose.hpp   transpose, transposed_scratch, gemm_nt
 #ifndef TPUDSL_KERNELS_GEMM_HPP
@@ -26,7 +26,7 @@
 #include <tpudsl/kernels/gemm/transpose.hpp>
 #include <tpudsl/kernels/gemm/rows.hpp>
 #include <tpudsl/kernels/gemm/dot.hpp>
-#include <tpudsl/kernels/gemm/parts.hpp>
+#include <tpudsl/kernels/gemm/micro_batches.hpp>
 #include <tpudsl/kernels/gemm/tn.hpp>
 
 #endif // !TPUDSL_KERNELS_GEMM_HPP

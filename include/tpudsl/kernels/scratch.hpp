@@ -19,8 +19,8 @@ namespace tpudsl::kernels::detail {
 enum class scratch {
     /// Packed panels of B (gemm/): one kc x nv-vector panel in `blocked` (column_panel) and
     /// `blocked_rows`; every panel of a block of K in blocked_tn (kc_max rows) and blocked_tn_in_place
-    /// (up to 2 x 128 rows), N rounded up to whole vectors; every part's panel, one after the other, in
-    /// parts_panel and packed_parts (all the parts' rows x one panel's width). Six users, one at a
+    /// (up to 2 x 128 rows), N rounded up to whole vectors; every micro-batch's panel, one after the other, in
+    /// micro_batches_panel and packed_micro_batches (all the micro-batches' rows x one panel's width). Six users, one at a
     /// time: each packs into it and is done with it before it returns, and none calls another kernel
     /// meanwhile.
     packed_b,
@@ -33,13 +33,13 @@ enum class scratch {
     /// which calls none of the three again.
     transposed_b,
     /// A^T in micro-panels of MR rows (gemm/): in blocked_tn a block of mc rows by kc_max steps of K, in
-    /// packed_parts a block of rows by all the parts' rows, each micro-panel with a vector of pad. Two
+    /// packed_micro_batches a block of rows by all the micro-batches' rows, each micro-panel with a vector of pad. Two
     /// users, one at a time, as packed_b.
     packed_a,
-    /// One whole row of gemm_tn_parts' C, N floats, for gemm_tn_parts_columns (gemm/parts.hpp): it is
-    /// held across its one call of gemm_tn_parts, which uses packed_b, packed_a or narrow_sums.
-    parts_row,
-    /// narrow_parts' block of C^T (gemm/parts.hpp): 32 V W rows of C (V W floats to a vector tile) by N
+    /// One whole row of gemm_tn_micro_batches' C, N floats, for gemm_tn_micro_batches_columns (gemm/micro_batches.hpp): it is
+    /// held across its one call of gemm_tn_micro_batches, which uses packed_b, packed_a or narrow_sums.
+    micro_batches_row,
+    /// narrow_micro_batches' block of C^T (gemm/micro_batches.hpp): 32 V W rows of C (V W floats to a vector tile) by N
     /// columns.
     narrow_sums,
     /// dot_rows' partial sums (gemm/dot.hpp), a vector per element of C when K takes several passes:

@@ -434,12 +434,12 @@ private:
                 return;
             float* g = grads + offset;
             auto part_of = [&](std::size_t p) {
-                return kernels::gemm_part{input<I>(batches[p].x, batches[p].ws, cap), activation(batches[p].ws, cap, I),
+                return kernels::gemm_micro_batch{input<I>(batches[p].x, batches[p].ws, cap), activation(batches[p].ws, cap, I),
                                           batches[p].n};
             };
             // A row cut by the range: the kernel computes the whole row aside, its columns are copied.
             auto cut_row = [&](std::size_t row, std::size_t j0, std::size_t j1) {
-                kernels::gemm_tn_parts_columns<U>(row, j0, j1, In, part_of, count, g + row * U);
+                kernels::gemm_tn_micro_batches_columns<U>(row, j0, j1, In, part_of, count, g + row * U);
             };
             std::size_t e = a - offset;
             const std::size_t end = b - offset;
@@ -450,10 +450,10 @@ private:
             }
             const std::size_t r0 = e / U, r1 = end / U;
             if (r0 < r1) {
-                kernels::gemm_tn_parts<U>(
+                kernels::gemm_tn_micro_batches<U>(
                     r1 - r0, In,
                     [&](std::size_t p) {
-                        kernels::gemm_part rows = part_of(p);
+                        kernels::gemm_micro_batch rows = part_of(p);
                         rows.a += r0;
                         return rows;
                     },

@@ -68,8 +68,8 @@ struct plan {
 template <std::size_t N>
 inline constexpr bool tn_packs_both = plan<N>::vectors >= 6 * plan<N>::nv;
 
-/// True when a row of C fills under 80% of the lanes of its vectors (Dense<10>: 10 of 16): gemm_tn_parts
-/// then runs down C's columns instead (narrow_parts), vectors along the rows of C.
+/// True when a row of C fills under 80% of the lanes of its vectors (Dense<10>: 10 of 16): gemm_tn_micro_batches
+/// then runs down C's columns instead (narrow_micro_batches), vectors along the rows of C.
 template <std::size_t N>
 inline constexpr bool narrow_columns = plan<N>::vectors * W * 4 > N * 5;
 

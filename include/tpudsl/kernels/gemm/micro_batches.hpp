@@ -1,7 +1,7 @@
-/// @file Defines gemm_tn_parts, the micro-batch kernel gradient: C = A^T . B over the parts of a batch,
-/// each element one chain over every part's rows in order (the bits of gemm_tn on the parts stacked).
-#ifndef TPUDSL_KERNELS_GEMM_PARTS_HPP
-#define TPUDSL_KERNELS_GEMM_PARTS_HPP
+/// @file Defines gemm_tn_micro_batches, the micro-batch kernel gradient: C = A^T . B over the micro-batches of a batch,
+/// each element one chain over every micro-batch's rows in order (the bits of gemm_tn on the micro-batches stacked).
+#ifndef TPUDSL_KERNELS_GEMM_MICRO_BATCHES_HPP
+#define TPUDSL_KERNELS_GEMM_MICRO_BATCHES_HPP
 
 #include <tpudsl/kernels/gemm/toolkit.hpp>
 
@@ -17,8 +17,8 @@
 
 namespace tpudsl::kernels {
 
-/// A part of a batch for gemm_tn_parts: A_p(i, k) = a[k lda + i] and B_p (k, N) row-major, k rows.
-struct gemm_part {
+/// A micro-batch of a batch for gemm_tn_micro_batches: A_p(i, k) = a[k lda + i] and B_p (k, N) row-major, k rows.
+struct gemm_micro_batch {
     const float* a;
     const float* b;
     std::size_t k;
@@ -26,12 +26,12 @@ struct gemm_part {
 
 namespace detail {
 
-/// A C tile (R rows from i, V vectors at col) of gemm_tn_parts: one chain per element over every part's
+/// A C tile (R rows from i, V vectors at col) of gemm_tn_micro_batches: one chain per element over every micro-batch's
 /// rows in order, from zero, in registers. B's panels are read packed one after another (LDB = V W:
-/// `packed` holds each part's panel in turn) or in place (LDB = N).
-template <std::size_t R, std::size_t V, std::size_t Last, std::size_t N, std::size_t LDB, class Parts>
+/// `packed` holds each micro-batch's panel in turn) or in place (LDB = N).
+template <std::size_t R, std::size_t V, std::size_t Last, std::size_t N, std::size_t LDB, class Batches>
 inline void
-parts_tile(std::size_t i, std::size_t lda, const Parts& parts, std::size_t count, const float* packed, float* c,
+micro_batches_tile(std::size_t i, std::size_t lda, const Batches& batches, std::size_t count, const float* packed, float* c,
            std::size_t col) noexcept
 {
     vfloat acc[R][V];
@@ -39,22 +39,22 @@ parts_tile(std::size_t i, std::size_t lda, const Parts& parts, std::size_t count
     tile_start<R, V, Last>(acc, out, false);
     const float* b = packed;
     for (std::size_t p = 0; p < count; ++p) {
-        const gemm_part part = parts(p);
+        const gemm_micro_batch mb = batches(p);
         if constexpr (LDB == N)
-            b = part.b + col;
-        tile_steps<R, V, Last, N, LDB>(acc, part.k, strided_rows<N>{part.a + i, 1, lda, nullptr}, b);
+            b = mb.b + col;
+        tile_steps<R, V, Last, N, LDB>(acc, mb.k, strided_rows<N>{mb.a + i, 1, lda, nullptr}, b);
         if constexpr (LDB != N)
-            b += part.k * LDB;
+            b += mb.k * LDB;
     }
     tile_store<R, V, Last>(acc, out, false, plain{}, col, false);
 }
 
-/// Rows [0, m) of one column panel of gemm_tn_parts' C (parts_tile), `rows` the parts' rows in all. Each
-/// part's panel of B is copied first when at least 48 rows of C share it (its rows N floats apart share
+/// Rows [0, m) of one column panel of gemm_tn_micro_batches' C (micro_batches_tile), `rows` the micro-batches' rows in all. Each
+/// micro-batch's panel of B is copied first when at least 48 rows of C share it (its rows N floats apart share
 /// few L1 sets, and a partial last vector would take masked loads).
-template <std::size_t MR, std::size_t V, std::size_t Last, std::size_t N, class Parts>
+template <std::size_t MR, std::size_t V, std::size_t Last, std::size_t N, class Batches>
 inline void
-parts_panel(std::size_t m, std::size_t lda, const Parts& parts, std::size_t count, std::size_t rows, float* c,
+micro_batches_panel(std::size_t m, std::size_t lda, const Batches& batches, std::size_t count, std::size_t rows, float* c,
             std::size_t col) noexcept
 {
     constexpr std::size_t LD = V * W;
@@ -62,29 +62,29 @@ parts_panel(std::size_t m, std::size_t lda, const Parts& parts, std::size_t coun
         float* packed = scratch_buffer(rows * LD, scratch::packed_b);
         float* to = packed;
         for (std::size_t p = 0; p < count; ++p) {
-            const gemm_part part = parts(p);
-            pack_panel<V, N>(part.k, part.b, col, to);
-            to += part.k * LD;
+            const gemm_micro_batch mb = batches(p);
+            pack_panel<V, N>(mb.k, mb.b, col, to);
+            to += mb.k * LD;
         }
         row_tiles<MR>(m, [&]<std::size_t R>(std::size_t i) {
-            parts_tile<R, V, Last, N, LD>(i, lda, parts, count, packed, c + i * N + col, col);
+            micro_batches_tile<R, V, Last, N, LD>(i, lda, batches, count, packed, c + i * N + col, col);
         });
     } else {
         row_tiles<MR>(m, [&]<std::size_t R>(std::size_t i) {
-            parts_tile<R, V, Last, N, N>(i, lda, parts, count, nullptr, c + i * N + col, col);
+            micro_batches_tile<R, V, Last, N, N>(i, lda, batches, count, nullptr, c + i * N + col, col);
         });
     }
 }
 
-/// gemm_tn_parts for a wide C (tn_packs_both) and at least 48 rows: rows of C in blocks of mc, each
-/// block's rows of every part's A copied into micro-panels of MR rows (element (r, k) of micro-panel t
-/// at t PS + k MR + r, k over the parts' rows in order), then for each column panel every part's panel
+/// gemm_tn_micro_batches for a wide C (tn_packs_both) and at least 48 rows: rows of C in blocks of mc, each
+/// block's rows of every micro-batch's A copied into micro-panels of MR rows (element (r, k) of micro-panel t
+/// at t PS + k MR + r, k over the micro-batches' rows in order), then for each column panel every micro-batch's panel
 /// of B packed one after another and each row tile one chain over all of them (tile). A^T's rows in
-/// place are lda floats apart: at lda = 512 a part's 16 rows fall in two L1 sets and a tile's lines
+/// place are lda floats apart: at lda = 512 a micro-batch's 16 rows fall in two L1 sets and a tile's lines
 /// are evicted before the next tile reads them.
-template <std::size_t N, class Parts>
+template <std::size_t N, class Batches>
 inline void
-packed_parts(std::size_t m, std::size_t lda, const Parts& parts, std::size_t count, std::size_t rows, float* c) noexcept
+packed_micro_batches(std::size_t m, std::size_t lda, const Batches& batches, std::size_t count, std::size_t rows, float* c) noexcept
 {
     constexpr std::size_t MR = plan<N>::mr, mc_max = MR * 32;
     const std::size_t blocks = (m + mc_max - 1) / mc_max, mc = ((m + blocks - 1) / blocks + MR - 1) / MR * MR;
@@ -92,16 +92,16 @@ packed_parts(std::size_t m, std::size_t lda, const Parts& parts, std::size_t cou
     float* pa = scratch_buffer(mc / MR * ps, scratch::packed_a);
     float* pb = scratch_buffer(rows * plan<N>::nv * W, scratch::packed_b);
     for (std::size_t m0 = 0; m0 < m; m0 += mc) {
-        const std::size_t mb = std::min(mc, m - m0);
+        const std::size_t block = std::min(mc, m - m0);
         // Each MR-row piece of a row of A^T is a masked load and one vector store: its spill lands on
         // the next k, written after it, or on the pad.
         std::size_t k0 = 0;
         for (std::size_t p = 0; p < count; ++p) {
-            const gemm_part part = parts(p);
-            for (std::size_t k = 0; k < part.k; ++k) {
-                const float* src = part.a + k * lda + m0;
-                for (std::size_t i = 0; i < mb; i += MR) {
-                    const std::size_t lanes = std::min(MR, mb - i);
+            const gemm_micro_batch mb = batches(p);
+            for (std::size_t k = 0; k < mb.k; ++k) {
+                const float* src = mb.a + k * lda + m0;
+                for (std::size_t i = 0; i < block; i += MR) {
+                    const std::size_t lanes = std::min(MR, block - i);
                     float* to = pa + i / MR * ps + (k0 + k) * MR;
                     if constexpr (MR <= W)
                         (lanes == W ? vfloat::load(src + i) : vfloat::load_n(src + i, lanes)).store(to);
@@ -109,17 +109,17 @@ packed_parts(std::size_t m, std::size_t lda, const Parts& parts, std::size_t cou
                         std::copy_n(src + i, lanes, to);
                 }
             }
-            k0 += part.k;
+            k0 += mb.k;
         }
         float* cm = c + m0 * N;
         auto panel = [&]<std::size_t V, std::size_t Last>(std::size_t col) {
             float* to = pb;
             for (std::size_t p = 0; p < count; ++p) {
-                const gemm_part part = parts(p);
-                pack_panel<V, N>(part.k, part.b, col, to);
-                to += part.k * V * W;
+                const gemm_micro_batch mb = batches(p);
+                pack_panel<V, N>(mb.k, mb.b, col, to);
+                to += mb.k * V * W;
             }
-            row_tiles<MR>(mb, [&]<std::size_t R>(std::size_t i) {
+            row_tiles<MR>(block, [&]<std::size_t R>(std::size_t i) {
                 tile<R, V, Last, N, V * W>(rows, pa + i / MR * ps + i % MR, 1, MR, pb, cm + i * N + col, false, true,
                                            plain{}, col);
             });
@@ -128,10 +128,10 @@ packed_parts(std::size_t m, std::size_t lda, const Parts& parts, std::size_t cou
     }
 }
 
-/// C^T's tile (R columns of C from j, V vectors of rows of C from i) over one part's k rows, in `sum`
+/// C^T's tile (R columns of C from j, V vectors of rows of C from i) over one micro-batch's k rows, in `sum`
 /// (laid out (R, V W)): each element's chain goes on from `sum`, or from zero when `first` (so that
-/// over the parts in order it is one chain over all their rows). A_p's rows give the vectors, B_p's
-/// elements the broadcasts: per element the scalar operations of parts_tile (fma(a, b, acc) =
+/// over the micro-batches in order it is one chain over all their rows). A_p's rows give the vectors, B_p's
+/// elements the broadcasts: per element the scalar operations of micro_batches_tile (fma(a, b, acc) =
 /// fma(b, a, acc)). `span` rows of C are valid (only the vectors below it are read when !Full).
 template <std::size_t R, std::size_t V, bool Full, std::size_t N>
 inline void
@@ -169,13 +169,13 @@ narrow_tile(const float* a, std::size_t lda, const float* b, std::size_t k, std:
             acc[r][v].store(sum + r * V * W + v * W);
 }
 
-/// gemm_tn_parts for narrow C: rows of C in blocks of `rows_block`, each block's C^T computed part by
-/// part (each pass reads one part's rows of A, a few sequential streams the prefetcher follows, where
-/// one pass per tile over every part's rows would hop between parts for every tile of an A beyond
+/// gemm_tn_micro_batches for narrow C: rows of C in blocks of `rows_block`, each block's C^T computed micro-batch by
+/// micro-batch (each pass reads one micro-batch's rows of A, a few sequential streams the prefetcher follows, where
+/// one pass per tile over every micro-batch's rows would hop between micro-batches for every tile of an A beyond
 /// L2) in this thread's buffer of (rows_block / (V W)) tiles x N columns x V W, then written to C by rows.
-template <std::size_t N, class Parts>
+template <std::size_t N, class Batches>
 inline void
-narrow_parts(std::size_t m, std::size_t lda, const Parts& parts, std::size_t count, float* c) noexcept
+narrow_micro_batches(std::size_t m, std::size_t lda, const Batches& batches, std::size_t count, float* c) noexcept
 {
     // Columns per tile: as many as the registers hold (plan's rows for V vectors), spread evenly over
     // the tiles N needs (Dense<10>: 5 + 5, not 6 + 4).
@@ -187,20 +187,20 @@ narrow_parts(std::size_t m, std::size_t lda, const Parts& parts, std::size_t cou
         const std::size_t rows = std::min(rows_block, m - i0);
         bool first = true;
         for (std::size_t p = 0; p < count; ++p) {
-            const gemm_part part = parts(p);
-            if (part.k == 0)
+            const gemm_micro_batch mb = batches(p);
+            if (mb.k == 0)
                 continue;
             for (std::size_t t = 0; t * VW < rows; ++t) {
-                const float* a = part.a + i0 + t * VW;
+                const float* a = mb.a + i0 + t * VW;
                 const std::size_t span = rows - t * VW;
                 float* s = sums + t * N * VW;
                 const bool full = span >= VW;
                 std::size_t j = 0;
                 for (; j + R <= N; j += R)
-                    (full ? narrow_tile<R, V, true, N> : narrow_tile<R, V, false, N>)(a, lda, part.b + j, part.k, span,
+                    (full ? narrow_tile<R, V, true, N> : narrow_tile<R, V, false, N>)(a, lda, mb.b + j, mb.k, span,
                                                                                       s + j * VW, first);
                 if constexpr (Rest > 0)
-                    (full ? narrow_tile<Rest, V, true, N> : narrow_tile<Rest, V, false, N>)(a, lda, part.b + j, part.k,
+                    (full ? narrow_tile<Rest, V, true, N> : narrow_tile<Rest, V, false, N>)(a, lda, mb.b + j, mb.k,
                                                                                             span, s + j * VW, first);
             }
             first = false;
@@ -216,58 +216,58 @@ narrow_parts(std::size_t m, std::size_t lda, const Parts& parts, std::size_t cou
 
 } // namespace detail
 
-/// C(m, N) = A^T B over the parts' rows, parts(p) giving part p (a gemm_part) for p < count: each
-/// element one chain over k from zero, part after part in order (the bits of gemm_tn on the parts' rows
+/// C(m, N) = A^T B over the micro-batches' rows, batches(p) giving micro-batch p (a gemm_micro_batch) for p < count: each
+/// element one chain over k from zero, micro-batch after micro-batch in order (the bits of gemm_tn on the micro-batches' rows
 /// stacked, without stacking them: a layer's kernel gradient over every micro-batch of a step). C is
-/// zero when no part has rows. A narrow C (narrow_columns) is computed down its columns, every lane
+/// zero when no micro-batch has rows. A narrow C (narrow_columns) is computed down its columns, every lane
 /// busy, where its rows would fill 10 of 16 lanes (Dense<10>).
-template <std::size_t N, class Parts>
+template <std::size_t N, class Batches>
 inline void
-gemm_tn_parts(std::size_t m, std::size_t lda, const Parts& parts, std::size_t count, float* c) noexcept
+gemm_tn_micro_batches(std::size_t m, std::size_t lda, const Batches& batches, std::size_t count, float* c) noexcept
 {
     using P = detail::plan<N>;
     constexpr std::size_t W = detail::W;
     std::size_t rows = 0;
     for (std::size_t p = 0; p < count; ++p)
-        rows += parts(p).k;
+        rows += batches(p).k;
     if (rows == 0) {
         std::memset(c, 0, m * N * sizeof(float));
         return;
     }
     if constexpr (detail::narrow_columns<N>) {
-        detail::narrow_parts<N>(m, lda, parts, count, c);
+        detail::narrow_micro_batches<N>(m, lda, batches, count, c);
         return;
     }
     if constexpr (detail::tn_packs_both<N>)
         if (m >= 48) {
-            detail::packed_parts<N>(m, lda, parts, count, rows, c);
+            detail::packed_micro_batches<N>(m, lda, batches, count, rows, c);
             return;
         }
     for (std::size_t p = 0; p < P::panels; ++p) {
         const std::size_t col = p * P::nv * W;
         if (P::rest == 0 && p + 1 == P::panels)
-            detail::parts_panel<P::mr, P::nv, P::last_lanes, N>(m, lda, parts, count, rows, c, col);
+            detail::micro_batches_panel<P::mr, P::nv, P::last_lanes, N>(m, lda, batches, count, rows, c, col);
         else
-            detail::parts_panel<P::mr, P::nv, W, N>(m, lda, parts, count, rows, c, col);
+            detail::micro_batches_panel<P::mr, P::nv, W, N>(m, lda, batches, count, rows, c, col);
     }
     if constexpr (P::rest > 0)
-        detail::parts_panel<P::rest_mr, P::rest, P::last_lanes, N>(m, lda, parts, count, rows, c,
+        detail::micro_batches_panel<P::rest_mr, P::rest, P::last_lanes, N>(m, lda, batches, count, rows, c,
                                                                    P::panels * P::nv * W);
 }
 
-/// Columns [j0, j1) of row `row` of gemm_tn_parts' C, written to c[j0, j1): the whole row is computed
+/// Columns [j0, j1) of row `row` of gemm_tn_micro_batches' C, written to c[j0, j1): the whole row is computed
 /// by the same kernel in this thread's row buffer (the same bits), then the columns are copied.
-template <std::size_t N, class Parts>
+template <std::size_t N, class Batches>
 inline void
-gemm_tn_parts_columns(std::size_t row, std::size_t j0, std::size_t j1, std::size_t lda, const Parts& parts,
+gemm_tn_micro_batches_columns(std::size_t row, std::size_t j0, std::size_t j1, std::size_t lda, const Batches& batches,
                       std::size_t count, float* c) noexcept
 {
-    float* whole = detail::scratch_buffer(N, detail::scratch::parts_row);
-    gemm_tn_parts<N>(
+    float* whole = detail::scratch_buffer(N, detail::scratch::micro_batches_row);
+    gemm_tn_micro_batches<N>(
         1, lda,
         [&](std::size_t p) {
-            const gemm_part part = parts(p);
-            return gemm_part{part.a + row, part.b, part.k};
+            const gemm_micro_batch mb = batches(p);
+            return gemm_micro_batch{mb.a + row, mb.b, mb.k};
         },
         count, whole);
     std::copy(whole + j0, whole + j1, c + j0);
@@ -279,4 +279,4 @@ gemm_tn_parts_columns(std::size_t row, std::size_t j0, std::size_t j1, std::size
 #pragma GCC diagnostic pop
 #endif
 
-#endif // !TPUDSL_KERNELS_GEMM_PARTS_HPP
+#endif // !TPUDSL_KERNELS_GEMM_MICRO_BATCHES_HPP
