@@ -477,6 +477,24 @@ flipped_kernel_scratch(const float* w)
     return wf;
 }
 
+/// What flipped_kernel_scratch<G, F> asks of the scratch.
+template <window_geometry G, std::size_t F>
+[[nodiscard]] constexpr scratch_sizes
+flipped_kernel_scratch_sizes() noexcept
+{
+    return scratch_sizes::of(detail::scratch::transposed_b, G.patch() * F);
+}
+
+/// What the in-place convolution kernels of G and F (forward, kernel gradient, input gradient, each
+/// a few `blocked` GEMMs) ask of the scratch.
+template <window_geometry G, std::size_t F>
+[[nodiscard]] constexpr scratch_sizes
+conv_in_place_scratch() noexcept
+{
+    return detail::blocked_scratch<F>(G.out_w) | detail::blocked_scratch<F>(G.patch()) |
+           detail::blocked_scratch<G.channels>(G.in_w);
+}
+
 /// dX (in_h, in_w, C) of one sample = conv(dZp, Wf) (input_gradient_as_conv): `dzp` is dZ in its zero
 /// frame (frame_dz), `wf` from flip_kernel. Output row h: one GEMM per window row, added in order.
 template <window_geometry G, std::size_t F>

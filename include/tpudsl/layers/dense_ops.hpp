@@ -29,31 +29,50 @@ struct dense_ops {
     }
 
     /// This thread's transposed copy of the kernel (Units, I) of the bound layer B, for the input
-    /// gradient dX = dZ . W^T. A training forward makes it again only when the weights (or their
-    /// version) changed: once per step, not per micro-batch. Backward uses the copy that the same
-    /// thread's forward made for the same micro-batch (no update happens between the two).
-    template <class B>
-    struct kernel_copy {
-        std::vector<float> wt;
-        const float* from = nullptr;
-        std::uint64_t version = 0;
-    };
-
+    /// gradient dX = dZ . W^T: in the layer's region of the thread's arena (kept_floats), or, with no
+    /// arena bound, in a buffer of the thread's own. A training forward makes it again only when the
+    /// weights (or their version) changed: once per step, not per micro-batch. Backward uses the copy
+    /// that the same thread's forward made for the same micro-batch (no update happens between the
+    /// two).
     template <class B>
     static const float*
     transposed_kernel(const float* w, std::uint64_t version, bool for_backward) noexcept
     {
         constexpr std::size_t I = B::input_shape::size;
-        thread_local kernel_copy<B> copy;
-        const bool fresh = copy.from == w && copy.version != 0 && (for_backward || copy.version == version);
-        if (copy.wt.size() < Units * I)
-            copy.wt.resize(Units * I);
-        else if (fresh)
-            return copy.wt.data();
-        kernels::transpose(w, I, Units, copy.wt.data());
-        copy.from = w;
-        copy.version = version;
-        return copy.wt.data();
+        float* wt = nullptr;
+        kernels::kept_copy* copy = nullptr;
+        if (kernels::scratch_arena* arena = kernels::detail::bound_arena())
+            if ((wt = arena->layer(B::index, Units * I)))
+                copy = &arena->kept(B::index);
+        if (!wt) {
+            thread_local std::vector<float> own(Units * I);
+            thread_local kernels::kept_copy own_copy;
+            wt = own.data();
+            copy = &own_copy;
+        }
+        if (copy->from == w && copy->version != 0 && (for_backward || copy->version == version))
+            return wt;
+        kernels::transpose(w, I, Units, wt);
+        copy->from = w;
+        copy->version = version;
+        return wt;
+    }
+
+    /// What the layer's kernels ask of a thread's scratch: forward on a micro-batch or a replica's
+    /// micro-batches, backward's kernel gradient (X^T . dZ) and input gradient (dZ . W^T).
+    template <class B>
+    static constexpr kernels::scratch_sizes
+    scratch(const kernels::scratch_rows& rows) noexcept
+    {
+        constexpr std::size_t I = B::input_shape::size;
+        kernels::scratch_sizes s = kernels::gemm_tn_scratch<I, Units>() |
+                                   kernels::gemm_nn_scratch<Units, I>(rows.micro_batch) |
+                                   kernels::gemm_nn_rows_scratch<Units, I>(rows.replica);
+        if constexpr (dot_products<B>)
+            s |= kernels::gemm_nt_bias_rows_scratch<I, Units>(rows.replica);
+        else
+            s |= kernels::gemm_nn_scratch<I, Units>(rows.micro_batch) | kernels::gemm_nn_rows_scratch<I, Units>(rows.replica);
+        return s;
     }
 
     /// A narrow layer (kernels::prefers_dot_products: Dense<10> on AVX2) computes Z = X . W from its
@@ -66,6 +85,10 @@ struct dense_ops {
     /// (dot_products), it makes none and backward transposes afresh (version 0).
     template <class B>
     static constexpr bool keeps_transpose = B::index > 0 || dot_products<B>;
+
+    /// Floats the layer keeps in a thread's arena: its transposed kernel.
+    template <class B>
+    static constexpr std::size_t kept_floats = keeps_transpose<B> ? Units * B::input_shape::size : 0;
 
     template <class B>
     static void

@@ -137,6 +137,44 @@ public:
     {
         return plan.nodes[I].kind == node_kind::fused_conv;
     }
+private:
+    template <std::size_t I>
+    static constexpr kernels::scratch_sizes
+    layer_scratch(const kernels::scratch_rows& rows) noexcept
+    {
+        constexpr plan_node node = plan.nodes[I];
+        kernels::scratch_sizes s;
+        if constexpr (node.kind == node_kind::fused_conv) {
+            s = conv_pool<I>::kernel_scratch();
+            if constexpr (node.dense_above < layers)
+                s |= kernels::gemm_nn_scratch<layer<node.dense_above>::output_shape::size,
+                                              layer<node.dense_above>::input_shape::size>(conv_pool<I>::group);
+        } else if constexpr (node.kind == node_kind::pass) {
+            if constexpr (requires { ops<I>::template scratch<layer<I>>(rows); })
+                s = ops<I>::template scratch<layer<I>>(rows);
+        }
+        if constexpr (node.deferred_kernel) {
+            constexpr std::size_t In = layer<I>::input_shape::size, U = layer<I>::output_shape::size;
+            s |= kernels::gemm_tn_micro_batches_scratch<U>(In, rows.step) |
+                 kernels::gemm_tn_micro_batches_columns_scratch<U>(rows.step);
+        }
+        return s;
+    }
+
+    template <std::size_t I>
+    static consteval std::size_t
+    layer_kept_floats() noexcept
+    {
+        constexpr plan_node node = plan.nodes[I];
+        if constexpr (node.kind == node_kind::fused_conv && node.dense_above < layers)
+            return conv_pool<I>::group_floats;
+        else if constexpr (requires { ops<I>::template kept_floats<layer<I>>; })
+            return ops<I>::template kept_floats<layer<I>>;
+        else
+            return 0;
+    }
+
+public:
     /// True when layer I leaves its kernel gradient to deferred_gradient.
     template <std::size_t I>
     static consteval bool
@@ -152,6 +190,26 @@ public:
     {
         return cap * plan.per_sample + plan.one_sample + (input_gradient ? plan.input_gradient_scratch : 0);
     }
+
+    /// What a step's kernels ask of a thread's scratch (kernels::scratch_sizes) when a micro-batch
+    /// holds up to rows.micro_batch samples: the largest request of every layer's kernels (a fused
+    /// pair's, a pass's own, a deferred kernel gradient's over the step's rows). A Trainable makes
+    /// each of its threads an arena of this size (kernels::scratch_arena) before the first step.
+    [[nodiscard]] static constexpr kernels::scratch_sizes
+    scratch_sizes(const kernels::scratch_rows& rows) noexcept
+    {
+        kernels::scratch_sizes s;
+        [&]<std::size_t... I>(std::index_sequence<I...>) {
+            ((s |= layer_scratch<I>(rows)), ...);
+        }(std::make_index_sequence<layers>{});
+        return s;
+    }
+
+    /// Floats each layer keeps in a thread's arena from one call to the next (a Dense's transposed
+    /// kernel, a fused pair's group buffer), by layer.
+    static constexpr std::array<std::size_t, layers> kept_floats = []<std::size_t... I>(std::index_sequence<I...>) {
+        return std::array<std::size_t, layers>{layer_kept_floats<I>()...};
+    }(std::make_index_sequence<layers>{});
 
     /// True when the last layer ends in Softmax: the loss may then take the fused logits path.
     static constexpr bool softmax_output = tpudsl::detail::has_softmax<spec<layers - 1>>();
@@ -494,7 +552,7 @@ private:
                 const float* dz = activation(ws, cap, D);
                 const float* wt = ops<D>::template transposed_kernel<layer<D>>(
                     params + layer<D>::template weight<0>::offset, 0, ops<D>::template keeps_transpose<layer<D>>);
-                float* group = conv_pool<I>::group_buffer();
+                float* group = conv_pool<I>::group_buffer(I);
                 run([=](std::size_t s0, std::size_t count) {
                     kernels::gemm_nn<U, In>(count, dz + s0 * U, wt, group);
                     return group;

@@ -364,6 +364,7 @@ public:
             const std::size_t n = std::min(options.batch_size, samples - begin);
             split(n);
             auto work = [&](std::size_t t) {
+                const kernels::scratch_scope scratch(arenas_[t]);
                 for_each_micro_batch_of(t, [&](std::size_t c) {
                     micro_batch& k = micro_batches_[c];
                     if (k.n == 0)
@@ -382,6 +383,14 @@ public:
             strategy_.run(work);
         }
         return out;
+    }
+
+    /// Each thread's kernel scratch (kernels::scratch_arena): sized by the model's plan for the largest
+    /// batch so far; `overflows()` counts requests the plan did not foresee (zero when it sized all).
+    [[nodiscard]] const std::vector<kernels::scratch_arena>&
+    scratch_arenas() const noexcept
+    {
+        return arenas_;
     }
 
     /// The flat parameter buffer (Keras' weights in order, each at `layer<I>::weight<J>::offset`).
@@ -438,6 +447,12 @@ public:
             k.sparse_labels.assign(cap, 0);
             k.dense_labels.assign(cap * output_size, 0.0f);
         }
+        const kernels::scratch_sizes sizes =
+            graph::scratch_sizes({.micro_batch = cap, .replica = cap * micro_batches_per_replica, .step = cap * micro_batches});
+        const std::vector<std::size_t> kept(graph::kept_floats.begin(), graph::kept_floats.end());
+        arenas_.clear();
+        for (std::size_t t = 0; t < strategy_.threads(); ++t)
+            arenas_.emplace_back(sizes, kept);
         micro_batch_capacity_ = cap;
     }
 
@@ -941,6 +956,7 @@ private:
     run_thread(std::size_t t, const dataset_ref* data, const std::uint32_t* idx, std::size_t global_n,
                bool training) noexcept
     {
+        const kernels::scratch_scope scratch(arenas_[t]);
         if constexpr (graph::rows_only) {
             strategy_.for_each_replica_of(t, [&](std::size_t r) { run_replica_rows(r, data, idx, global_n, training); });
         } else {
@@ -955,6 +971,7 @@ private:
     void
     reduce_and_update(std::size_t t, std::size_t threads, const Opt& opt, const typename Opt::step_constants& c) noexcept
     {
+        const kernels::scratch_scope scratch(arenas_[t]);
         float* slot_ptrs[4] = {};
         for (std::size_t s = 0; s < Opt::slots; ++s)
             slot_ptrs[s] = slots_.data() + s * Seq::param_buffer_size;
@@ -1050,6 +1067,8 @@ private:
     detail::aligned_floats_buffer slots_;
     std::vector<micro_batch> micro_batches_;
     std::size_t micro_batch_capacity_ = 0;
+    /// Each thread's kernel scratch, sized by the graph's plan for micro_batch_capacity_.
+    std::vector<kernels::scratch_arena> arenas_;
 
     optimizer_type optimizer_;
     loss_type loss_;

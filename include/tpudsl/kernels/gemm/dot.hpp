@@ -152,6 +152,17 @@ gemm_nt_bias_rows(const gemm_rows* blocks, std::size_t count, const float* b, co
     }
 }
 
+/// What gemm_nt_bias_rows<K, N, Act> and gemm_nt_bias ask of the scratch for up to m rows in all: the
+/// row list, and the partial sums when K takes several passes.
+template <std::size_t K, std::size_t N>
+[[nodiscard]] constexpr scratch_sizes
+gemm_nt_bias_rows_scratch(std::size_t m) noexcept
+{
+    return scratch_sizes::of_rows(m) |
+           (K > detail::dot_plan<N>::kc ? scratch_sizes::of(detail::scratch::dot_sums, m * N * detail::W)
+                                        : scratch_sizes{});
+}
+
 /// C(M, N) = act(A(M, K) . B(N, K)^T + bias): gemm_nt_bias_rows on one block.
 template <std::size_t K, std::size_t N, class Act>
 inline void

@@ -82,11 +82,15 @@ micro_batches_panel(std::size_t m, std::size_t lda, const Batches& batches, std:
 /// of B packed one after another and each row tile one chain over all of them (tile). A^T's rows in
 /// place are lda floats apart: at lda = 512 a micro-batch's 16 rows fall in two L1 sets and a tile's lines
 /// are evicted before the next tile reads them.
+/// packed_micro_batches' largest block of rows of C.
+template <std::size_t N>
+inline constexpr std::size_t packed_micro_batches_rows = plan<N>::mr * 32;
+
 template <std::size_t N, class Batches>
 inline void
 packed_micro_batches(std::size_t m, std::size_t lda, const Batches& batches, std::size_t count, std::size_t rows, float* c) noexcept
 {
-    constexpr std::size_t MR = plan<N>::mr, mc_max = MR * 32;
+    constexpr std::size_t MR = plan<N>::mr, mc_max = packed_micro_batches_rows<N>;
     const std::size_t blocks = (m + mc_max - 1) / mc_max, mc = ((m + blocks - 1) / blocks + MR - 1) / MR * MR;
     const std::size_t ps = MR * rows + W;   // a micro-panel, and the lanes a vector store spills past it
     float* pa = scratch_buffer(mc / MR * ps, scratch::packed_a);
@@ -173,6 +177,10 @@ narrow_tile(const float* a, std::size_t lda, const float* b, std::size_t k, std:
 /// micro-batch (each pass reads one micro-batch's rows of A, a few sequential streams the prefetcher follows, where
 /// one pass per tile over every micro-batch's rows would hop between micro-batches for every tile of an A beyond
 /// L2) in this thread's buffer of (rows_block / (V W)) tiles x N columns x V W, then written to C by rows.
+/// narrow_micro_batches' block of rows of C: 32 tiles of max_nv vectors.
+template <std::size_t N>
+inline constexpr std::size_t narrow_rows_block = 32 * plan<N>::max_nv * W;
+
 template <std::size_t N, class Batches>
 inline void
 narrow_micro_batches(std::size_t m, std::size_t lda, const Batches& batches, std::size_t count, float* c) noexcept
@@ -181,7 +189,7 @@ narrow_micro_batches(std::size_t m, std::size_t lda, const Batches& batches, std
     // the tiles N needs (Dense<10>: 5 + 5, not 6 + 4).
     constexpr std::size_t V = plan<N>::max_nv, max_r = plan<N>::rows_for(V), tiles = (N + max_r - 1) / max_r;
     constexpr std::size_t R = (N + tiles - 1) / tiles, VW = V * W, Rest = N % R;
-    constexpr std::size_t rows_block = 32 * VW;
+    constexpr std::size_t rows_block = narrow_rows_block<N>;
     float* sums = scratch_buffer(rows_block * N, scratch::narrow_sums);
     for (std::size_t i0 = 0; i0 < m; i0 += rows_block) {
         const std::size_t rows = std::min(rows_block, m - i0);
@@ -253,6 +261,39 @@ gemm_tn_micro_batches(std::size_t m, std::size_t lda, const Batches& batches, st
     if constexpr (P::rest > 0)
         detail::micro_batches_panel<P::rest_mr, P::rest, P::last_lanes, N>(m, lda, batches, count, rows, c,
                                                                    P::panels * P::nv * W);
+}
+
+/// What gemm_tn_micro_batches<N> asks of the scratch for up to m rows of C over `rows` rows of the
+/// micro-batches in all (a packed panel of every micro-batch, and the packed rows of A).
+template <std::size_t N>
+[[nodiscard]] constexpr scratch_sizes
+gemm_tn_micro_batches_scratch(std::size_t m, std::size_t rows) noexcept
+{
+    using P = detail::plan<N>;
+    using detail::scratch;
+    constexpr std::size_t W = detail::W;
+    if constexpr (detail::narrow_columns<N>) {
+        return scratch_sizes::of(scratch::narrow_sums, detail::narrow_rows_block<N> * N);
+    } else {
+        scratch_sizes s;
+        if (m >= 48 && !P::in_place_packed)
+            s |= scratch_sizes::of(scratch::packed_b, rows * P::nv * W);
+        if constexpr (detail::tn_packs_both<N>)
+            if (m >= 48) {
+                const std::size_t block = std::min(m, detail::packed_micro_batches_rows<N>);
+                s |= scratch_sizes::of(scratch::packed_b, rows * P::nv * W) |
+                     scratch_sizes::of(scratch::packed_a, (block + P::mr - 1) / P::mr * (P::mr * rows + W));
+            }
+        return s;
+    }
+}
+
+/// What gemm_tn_micro_batches_columns<N> asks of the scratch over `rows` rows of the micro-batches.
+template <std::size_t N>
+[[nodiscard]] constexpr scratch_sizes
+gemm_tn_micro_batches_columns_scratch(std::size_t rows) noexcept
+{
+    return scratch_sizes::of(detail::scratch::micro_batches_row, N) | gemm_tn_micro_batches_scratch<N>(1, rows);
 }
 
 /// Columns [j0, j1) of row `row` of gemm_tn_micro_batches' C, written to c[j0, j1): the whole row is computed

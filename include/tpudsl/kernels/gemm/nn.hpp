@@ -43,15 +43,27 @@ column_panel(std::size_t M, std::size_t kc, const float* a, std::size_t rs, std:
 /// offset in a page when N W is a multiple of 1024) and is served from L2. When enough rows of A share a
 /// panel (M >= pack_rows), the panel is first copied to a contiguous buffer that stays in L1; below that,
 /// the copy would cost more than it saves.
+/// Rows of A from which `blocked` packs B's panels (below it reads them in place). Not from fewer: a
+/// micro-batch (16 rows) would pack the same weights again for each of a step's micro-batches, and its
+/// few tiles do not repay the copy.
+inline constexpr std::size_t pack_rows = 64;
+
+/// What `blocked` (gemm_nn, gemm_nn_bias) asks of the scratch for up to M rows: one packed panel.
+template <std::size_t N>
+[[nodiscard]] constexpr scratch_sizes
+blocked_scratch(std::size_t M) noexcept
+{
+    using P = plan<N>;
+    return M >= pack_rows && !P::in_place_packed ? scratch_sizes::of(scratch::packed_b, P::kc * P::nv * W)
+                                                 : scratch_sizes{};
+}
+
 template <std::size_t N, class Epi = plain>
 inline void
 blocked(std::size_t M, std::size_t K, const float* a, std::size_t rs, std::size_t cs, const float* b, float* c,
         bool accumulate, const Epi& epi = {}) noexcept
 {
     using P = plan<N>;
-    // Not from fewer rows: a micro-batch (16 rows) would pack the same weights again for each of a
-    // step's micro-batches, and its few tiles do not repay the copy.
-    constexpr std::size_t pack_rows = 64;
     if (K == 0) {
         if (!accumulate)
             std::memset(c, 0, M * N * sizeof(float));
@@ -85,6 +97,14 @@ inline void
 gemm_nn(std::size_t M, const float* a, const float* b, float* c, bool accumulate = false) noexcept
 {
     detail::blocked<N>(M, K, a, K, 1, b, c, accumulate);
+}
+
+/// What gemm_nn<K, N> and gemm_nn_bias<K, N, Act> ask of the scratch for up to M rows.
+template <std::size_t K, std::size_t N>
+[[nodiscard]] constexpr scratch_sizes
+gemm_nn_scratch(std::size_t M) noexcept
+{
+    return detail::blocked_scratch<N>(M);
 }
 
 /// C(M,N) = act(A(M,K) . B(K,N) + bias), the bias and the activation (Linear or Relu) applied in

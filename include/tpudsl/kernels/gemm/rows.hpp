@@ -29,22 +29,6 @@ struct gemm_rows {
 
 namespace detail {
 
-/// One row of a gemm_nn_rows call: where its row of A and its row of C are.
-struct row_ref {
-    const float* a;
-    float* c;
-};
-
-/// This thread's list of at least n row_refs: grows once, then is reused.
-inline row_ref*
-row_buffer(std::size_t n)
-{
-    thread_local std::vector<row_ref> rows;
-    if (rows.size() < n)
-        rows.resize(n);
-    return rows.data();
-}
-
 /// The rows of all the blocks together (rows of A K floats long, of C N floats), in this thread's row
 /// buffer, block after block.
 inline row_ref*
@@ -97,7 +81,6 @@ inline void
 blocked_rows(const gemm_rows* blocks, std::size_t count, std::size_t K, const float* b, const Epi& epi = {}) noexcept
 {
     using P = plan<N>;
-    constexpr std::size_t pack_rows = 64;
     const std::size_t m = total_rows(blocks, count);
     if (m == 0)
         return;
@@ -147,6 +130,15 @@ inline void
 gemm_nn_rows(const gemm_rows* blocks, std::size_t count, const float* b) noexcept
 {
     detail::blocked_rows<N>(blocks, count, K, b);
+}
+
+/// What gemm_nn_rows<K, N> and gemm_nn_bias_rows<K, N, Act> ask of the scratch for up to m rows in
+/// all: the row list and a packed panel.
+template <std::size_t K, std::size_t N>
+[[nodiscard]] constexpr scratch_sizes
+gemm_nn_rows_scratch(std::size_t m) noexcept
+{
+    return scratch_sizes::of_rows(m) | detail::blocked_scratch<N>(m);
 }
 
 /// gemm_nn_bias over blocks of rows, as gemm_nn_rows: each C_p = act(A_p . B + bias), the bits of

@@ -30,16 +30,30 @@ namespace detail {
 /// tile's broadcasts are one sequential stream and the block (144 KB) stays in L2 while every panel of
 /// B passes over it; B is packed once per block of K, not once per block of rows. The chains are those
 /// of `blocked` (k in order, C carried from block to block): the same bits.
+/// blocked_tn's blocks and buffers: kc_max steps of K, mc rows of C, a micro-panel of MR rows (and
+/// the lanes a vector store spills past it).
+template <std::size_t N>
+struct tn_blocking {
+    using P = plan<N>;
+    static constexpr std::size_t kc_max = std::max<std::size_t>(128, 16384 / (P::nv * W * sizeof(float)));
+    static constexpr std::size_t mc = P::mr * 24;
+    static constexpr std::size_t ps = P::mr * kc_max + W;
+    static constexpr std::size_t packed_b = kc_max * P::vectors * W;
+    static constexpr std::size_t packed_a = mc / P::mr * ps;
+};
+
+/// blocked_tn_in_place's smallest block of K: its blocks take 128 to 255 steps.
+inline constexpr std::size_t tn_in_place_kc_min = 128;
+
 template <std::size_t N>
 inline void
 blocked_tn(std::size_t M, std::size_t K, const float* a, const float* b, float* c, bool accumulate) noexcept
 {
     using P = plan<N>;
-    constexpr std::size_t MR = P::mr;
-    constexpr std::size_t kc_max = std::max<std::size_t>(128, 16384 / (P::nv * W * sizeof(float))), mc = MR * 24;
-    constexpr std::size_t PS = MR * kc_max + W;   // a micro-panel, and the lanes a vector store spills past it
-    float* pb = scratch_buffer(kc_max * P::vectors * W, scratch::packed_b);
-    float* pa = scratch_buffer(mc / MR * PS, scratch::packed_a);
+    using T = tn_blocking<N>;
+    constexpr std::size_t MR = P::mr, kc_max = T::kc_max, mc = T::mc, PS = T::ps;
+    float* pb = scratch_buffer(T::packed_b, scratch::packed_b);
+    float* pa = scratch_buffer(T::packed_a, scratch::packed_a);
     for (std::size_t k0 = 0; k0 < K; k0 += kc_max) {
         const std::size_t kc = std::min(kc_max, K - k0);
         const bool load_c = accumulate || k0 > 0;
@@ -88,7 +102,7 @@ inline void
 blocked_tn_in_place(std::size_t M, std::size_t K, const float* a, const float* b, float* c, bool accumulate) noexcept
 {
     using P = plan<N>;
-    constexpr std::size_t kc_min = 128;
+    constexpr std::size_t kc_min = tn_in_place_kc_min;
     float* pb = scratch_buffer(2 * kc_min * P::vectors * W, scratch::packed_b);
     const std::size_t blocks = std::max<std::size_t>(1, K / kc_min), kc_block = (K + blocks - 1) / blocks;
     for (std::size_t k0 = 0; k0 < K; k0 += kc_block) {
@@ -132,6 +146,22 @@ gemm_tn(std::size_t K, const float* a, const float* b, float* c, bool accumulate
             return detail::blocked_tn_in_place<N>(M, K, a, b, c, accumulate);
     }
     detail::blocked<N>(M, K, a, 1, M, b, c, accumulate);
+}
+
+/// What gemm_tn<M, N> asks of the scratch, whatever K.
+template <std::size_t M, std::size_t N>
+[[nodiscard]] constexpr scratch_sizes
+gemm_tn_scratch() noexcept
+{
+    using T = detail::tn_blocking<N>;
+    if constexpr (M >= 64 && detail::tn_packs_both<N>)
+        return scratch_sizes::of(detail::scratch::packed_b, T::packed_b) |
+               scratch_sizes::of(detail::scratch::packed_a, T::packed_a);
+    else if constexpr (M >= 24)
+        return scratch_sizes::of(detail::scratch::packed_b,
+                                 2 * detail::tn_in_place_kc_min * detail::plan<N>::vectors * detail::W);
+    else
+        return detail::blocked_scratch<N>(M);
 }
 
 } // namespace tpudsl::kernels

@@ -80,6 +80,22 @@ transposed_scratch(const float* b)
     return t;
 }
 
+/// What transposed_scratch<K, N> asks of the scratch.
+template <std::size_t K, std::size_t N>
+[[nodiscard]] constexpr scratch_sizes
+transposed_scratch_sizes() noexcept
+{
+    return scratch_sizes::of(detail::scratch::transposed_b, K * N);
+}
+
+/// What gemm_nt<K, N> asks of the scratch for up to M rows (with_bt: its caller keeps B^T).
+template <std::size_t K, std::size_t N>
+[[nodiscard]] constexpr scratch_sizes
+gemm_nt_scratch(std::size_t M, bool with_bt) noexcept
+{
+    return (with_bt ? scratch_sizes{} : transposed_scratch_sizes<K, N>()) | detail::blocked_scratch<N>(M);
+}
+
 /// C(M,N) = A(M,K) . B(N,K)^T, with `bt` = B^T (K, N) when the caller keeps one (a layer's transposed
 /// kernel, made once per weights update); otherwise B is transposed into this thread's buffer first.
 template <std::size_t K, std::size_t N>

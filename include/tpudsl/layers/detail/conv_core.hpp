@@ -41,6 +41,17 @@ struct conv_core {
         return scratch + n * P * K;
     }
 
+    /// What forward and backward on up to `samples` samples ask of a thread's kernel scratch.
+    static constexpr kernels::scratch_sizes
+    kernel_scratch(std::size_t samples) noexcept
+    {
+        if constexpr (in_place)
+            return kernels::conv_in_place_scratch<G, F>();
+        else
+            return kernels::gemm_nn_scratch<K, F>(samples * P) | kernels::gemm_tn_scratch<K, F>() |
+                   kernels::gemm_nt_scratch<F, K>(samples * P, false);
+    }
+
     /// z(P, F) = act(conv(x) + b) for one sample, in place (the in_place path only).
     static void
     forward_sample(const float* x, const float* w, const float* b, float* z) noexcept
@@ -109,6 +120,13 @@ struct conv_layer_ops {
     logits(float* scratch, std::size_t n) noexcept
     {
         return core<B>::logits(scratch, n);
+    }
+
+    template <class B>
+    static constexpr kernels::scratch_sizes
+    scratch(const kernels::scratch_rows& rows) noexcept
+    {
+        return core<B>::kernel_scratch(rows.micro_batch);
     }
 
     template <class B>

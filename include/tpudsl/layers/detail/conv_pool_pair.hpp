@@ -101,12 +101,35 @@ struct conv_pool_pair {
     /// takes the kernel gradient of each band while it is in L1 (kernels::conv_pool_kernel_gradient).
     static constexpr bool in_bands = Conv::in_place && kernels::pool_gradient_in_bands<CG, PG, F, Act>;
 
-    /// This thread's buffer for one group's pooled gradients, (group, Q F): made once, then reused.
+    /// Floats of one group's pooled gradients, (group, Q F).
+    static constexpr std::size_t group_floats = group * Pool::out;
+
+    /// The buffer for one group's pooled gradients: the region of the pair's layer (`layer`, its index
+    /// in the model) in the thread's arena, or, with no arena bound, a buffer of the thread's own.
     static float*
-    group_buffer()
+    group_buffer(std::size_t layer)
     {
-        thread_local std::vector<float> buffer(group * Pool::out);
+        if (kernels::scratch_arena* arena = kernels::detail::bound_arena())
+            if (float* region = arena->layer(layer, group_floats))
+                return region;
+        thread_local std::vector<float> buffer(group_floats);
         return buffer.data();
+    }
+
+    /// What forward and backward ask of a thread's kernel scratch.
+    static constexpr kernels::scratch_sizes
+    kernel_scratch() noexcept
+    {
+        kernels::scratch_sizes s = kernels::gemm_nn_scratch<F, K>(P);
+        if constexpr (Conv::in_place)
+            s |= kernels::conv_in_place_scratch<CG, F>();
+        else
+            s |= kernels::gemm_nn_scratch<K, F>(P) | kernels::gemm_tn_scratch<K, F>();
+        if constexpr (dx_as_conv)
+            s |= kernels::flipped_kernel_scratch_sizes<CG, F>();
+        else
+            s |= kernels::transposed_scratch_sizes<F, K>();
+        return s;
     }
 
     template <class Pooled>
