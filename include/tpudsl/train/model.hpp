@@ -265,7 +265,7 @@ public:
         std::size_t steps = 0;
         batch_view b;
         while ((options.steps == 0 || steps < options.steps) && source.next(b)) {
-            accumulate(step(b.data, b.idx, b.n, false), b.n);
+            accumulate(step(&b, b.n, false), b.n);
             write_running_logs(logs);
             bar.update(++steps, logs);
         }
@@ -302,7 +302,8 @@ public:
                 throw std::invalid_argument(std::string(e.what()) + " (in batch " + std::to_string(steps) +
                                             " of the validation dataset)");
             }
-            accumulate(step(b, nullptr, b->x.samples(), false), b->x.samples());   // read in place
+            const batch_view view = typed(*b, nullptr, b->x.samples());   // read in place
+            accumulate(step(&view, view.n, false), view.n);
             write_running_logs(logs);
             bar.update(++steps, logs);
         }
@@ -333,13 +334,11 @@ public:
         Logs logs;
         reset_metrics(logs);
         Progbar bar(*options.out, steps, options.verbose, options.out == &std::cout && ::isatty(STDOUT_FILENO));
-        std::vector<std::uint32_t> order(samples);
-        for (std::size_t i = 0; i < samples; ++i)
-            order[i] = static_cast<std::uint32_t>(i);
+        const batch_view all = typed(data, nullptr, samples);
         for (std::size_t s = 0; s < steps; ++s) {
             const std::size_t begin = s * options.batch_size;
-            const std::size_t n = std::min(options.batch_size, samples - begin);
-            accumulate(step(&data, order.data() + begin, n, false), n);
+            const batch_view b = all.samples(begin, std::min(options.batch_size, samples - begin));   // in place
+            accumulate(step(&b, b.n, false), b.n);
             write_running_logs(logs);
             bar.update(s + 1, logs);
         }
@@ -473,7 +472,7 @@ public:
     double
     train_step(std::size_t n) noexcept
     {
-        return step(nullptr, nullptr, n, true);
+        return step(nullptr, n, true);
     }
 
 private:
@@ -527,25 +526,45 @@ private:
     static constexpr distribute::gradient_layout gradient_layout{
         Seq::param_buffer_size, deferred_ranges, graph::accumulating_ranges, marked_table, table};
 
-    /// A batch to train on: samples idx[0..n) of `data`.
+    /// What a step reads, typed: samples and labels (arrays whose types, shapes and values check_data
+    /// accepted where they entered, or a Dataset's batch, typed at compile time), and which of them.
     struct batch_view {
-        const dataset_ref* data = nullptr;
-        const std::uint32_t* idx = nullptr;   // null: samples [0, n) of data in order, read in place
+        const input_type* x = nullptr;
+        const std::int32_t* sparse = nullptr;   // class ids (a sparse loss), or
+        const float* dense = nullptr;           // rows of output_size targets
+        const std::uint32_t* idx = nullptr;     // samples idx[0, n) of them; null: [0, n) in order, read in place
         std::size_t n = 0;
+
+        /// Samples [begin, begin + count) in order, read in place.
+        [[nodiscard]] batch_view
+        samples(std::size_t begin, std::size_t count) const noexcept
+        {
+            return {x + begin * input_size, sparse ? sparse + begin : nullptr,
+                    dense ? dense + begin * output_size : nullptr, nullptr, count};
+        }
     };
+
+    /// Arrays that check_data accepted, typed: y holds int32 class ids or float32 rows (no other
+    /// type passes it).
+    [[nodiscard]] static batch_view
+    typed(const dataset_ref& d, const std::uint32_t* idx, std::size_t n) noexcept
+    {
+        const bool ids = d.y.type == dtype::int32;
+        return {d.x.as<input_type>(), ids ? d.y.as<std::int32_t>() : nullptr, ids ? nullptr : d.y.as<float>(), idx, n};
+    }
 
     /// Arrays as a batch stream: pass p visits the samples in a permutation drawn from (seed, p),
     /// batch by batch (the last one partial). Without steps_per_epoch an epoch is one pass; with it,
     /// the stream runs on across epochs, as Keras' array adapter does.
     struct array_source {
         Trainable& model;
-        const dataset_ref& data;
+        batch_view data;   // all of the arrays
         const FitOptions& options;
         std::vector<std::uint32_t> order;
         std::size_t pass = 0, batch = 0, per_pass;
 
         array_source(Trainable& m, const dataset_ref& d, const FitOptions& o)
-            : model(m), data(d), options(o), order(d.x.samples()),
+            : model(m), data(typed(d, nullptr, d.x.samples())), options(o), order(d.x.samples()),
               per_pass((d.x.samples() + o.batch_size - 1) / o.batch_size)
         {
             model.start_pass(order, pass, options.shuffle);
@@ -563,31 +582,38 @@ private:
             if (batch == per_pass)
                 model.start_pass(order, ++pass, options.shuffle), batch = 0;
             const std::size_t begin = batch++ * options.batch_size;
-            b = {&data, order.data() + begin, std::min(options.batch_size, data.x.samples() - begin)};
+            b = data;
+            b.idx = order.data() + begin;
+            b.n = std::min(options.batch_size, data.n - begin);
             return true;
         }
     };
 
-    /// A batched Dataset as a batch stream: epoch e is iteration e of the dataset. Each batch's types
-    /// and shapes are checked as it arrives, its values only when the dataset's value_summary does not
-    /// already show that they fit (after a map); the micro-batches read it where it lies.
+    /// A batched Dataset as a batch stream: epoch e is iteration e of the dataset. Its types and shapes
+    /// are the model's (checked at compile time) and its labels' kind is checked once, here; its values
+    /// are read again only when the dataset's value_summary does not already show that they fit (after
+    /// a map). The micro-batches read each batch where it lies, typed.
     template <class E, std::size_t B>
     struct dataset_source {
         Trainable& model;
         const Dataset<Batch<E, B>>& data;
         Batch<E, B> batch;
-        dataset_ref ref;
         std::size_t count = 0, first_epoch;
         /// False when the dataset's values were checked where they entered (its value_summary fits the
-        /// model): its batches' values are then not read again, only their types and shapes.
+        /// model): its batches' values are then not read again.
         bool check_values;
 
         dataset_source(Trainable& m, const Dataset<Batch<E, B>>& d, std::size_t first)
             : model(m), data(d), first_epoch(first), check_values(!m.values_fit(d.values()))
         {
-            const std::size_t size = dataset_batch(d);
-            ref.x = {batch.x.data(), dtype_of<typename E::x_type>, {size, E::x_size}};
-            ref.y = {batch.y.data(), dtype_of<typename E::y_type>, {size, E::y_size}};
+            model.check_data(batch_ref(0), "x", "y", false);   // the labels' type and width against the loss
+        }
+        /// The batch as the checks read it (no sample is read through it).
+        [[nodiscard]] dataset_ref
+        batch_ref(std::size_t samples) const
+        {
+            return {{batch.x.data(), dtype_of<typename E::x_type>, {samples, E::x_size}},
+                    {batch.y.data(), dtype_of<typename E::y_type>, {samples, E::y_size}}};
         }
         void
         begin_epoch(std::size_t epoch)
@@ -600,17 +626,20 @@ private:
         {
             if (!data.next(batch))
                 return false;
-            ref.x.data = batch.x.data();   // a batch moved in from a prefetch queue has new storage
-            ref.y.data = batch.y.data();
-            ref.x.shape[0] = ref.y.shape[0] = batch.size;
-            try {
-                model.check_data(ref, "x", "y", check_values);
-            } catch (const std::invalid_argument& e) {
-                throw std::invalid_argument(std::string(e.what()) + " (in batch " + std::to_string(count) +
-                                            " of the dataset)");
+            if (check_values) {
+                try {
+                    model.check_data(batch_ref(batch.size), "x", "y", true);
+                } catch (const std::invalid_argument& e) {
+                    throw std::invalid_argument(std::string(e.what()) + " (in batch " + std::to_string(count) +
+                                                " of the dataset)");
+                }
             }
             ++count;
-            b = {&ref, nullptr, batch.size};   // read where it lies: no copy
+            b = {batch.x.data(), nullptr, nullptr, nullptr, batch.size};   // read where it lies: no copy
+            if constexpr (std::is_same_v<typename E::y_type, std::int32_t>)
+                b.sparse = batch.y.data();
+            else
+                b.dense = batch.y.data();
             return true;
         }
     };
@@ -728,7 +757,7 @@ private:
                     }
                     break;
                 }
-                accumulate(step(b.data, b.idx, b.n, true), b.n);
+                accumulate(step(&b, b.n, true), b.n);
                 write_running_logs(logs);
                 bar.update(++done, logs);
                 for (auto& cb : options.callbacks)
@@ -823,32 +852,29 @@ private:
         });
     }
 
-    /// Points a micro-batch at its samples: when `idx` is null, samples [k.offset, k.offset + k.n) of
-    /// `d` in order, read where they lie (a Dataset's batch: no copy); otherwise it copies the samples
-    /// idx[k.offset..k.offset + k.n) into its own buffers (arrays, in a shuffled order).
+    /// Points a micro-batch at its samples: when `b.idx` is null, samples [k.offset, k.offset + k.n) of
+    /// the batch in order, read where they lie (a Dataset's batch, arrays in order: no copy); otherwise
+    /// it copies the samples idx[k.offset..k.offset + k.n) into its own buffers (arrays, shuffled).
     void
-    gather(const dataset_ref& d, const std::uint32_t* idx, micro_batch& k) const noexcept
+    gather(const batch_view& b, micro_batch& k) const noexcept
     {
-        if (!idx) {
-            k.x = d.x.as<input_type>() + k.offset * input_size;
-            if (d.y.type == dtype::int32)
-                k.sparse = d.y.as<std::int32_t>() + k.offset;
+        if (!b.idx) {
+            k.x = b.x + k.offset * input_size;
+            if (b.sparse)
+                k.sparse = b.sparse + k.offset;
             else
-                k.dense = d.y.as<float>() + k.offset * output_size;
+                k.dense = b.dense + k.offset * output_size;
             return;
         }
-        idx += k.offset;
-        const input_type* x = d.x.as<input_type>();
+        const std::uint32_t* idx = b.idx + k.offset;
         for (std::size_t s = 0; s < k.n; ++s)
-            std::copy_n(x + static_cast<std::size_t>(idx[s]) * input_size, input_size, k.inputs.data() + s * input_size);
-        if (d.y.type == dtype::int32) {
-            const std::int32_t* y = d.y.as<std::int32_t>();
+            std::copy_n(b.x + static_cast<std::size_t>(idx[s]) * input_size, input_size, k.inputs.data() + s * input_size);
+        if (b.sparse) {
             for (std::size_t s = 0; s < k.n; ++s)
-                k.sparse_labels[s] = y[idx[s]];
+                k.sparse_labels[s] = b.sparse[idx[s]];
         } else {
-            const float* y = d.y.as<float>();
             for (std::size_t s = 0; s < k.n; ++s)
-                std::copy_n(y + static_cast<std::size_t>(idx[s]) * output_size, output_size,
+                std::copy_n(b.dense + static_cast<std::size_t>(idx[s]) * output_size, output_size,
                             k.dense_labels.data() + s * output_size);
         }
     }
@@ -856,7 +882,7 @@ private:
     /// Clears a micro-batch's loss and hits (and last step's marks), points it at its samples (gather;
     /// without data, at what its own buffers hold) and marks its token ids. False when it has no samples.
     bool
-    prepare_micro_batch(micro_batch& k, const dataset_ref* data, const std::uint32_t* idx, bool training) noexcept
+    prepare_micro_batch(micro_batch& k, const batch_view* data, bool training) noexcept
     {
         k.loss = 0.0;
         std::fill(k.hits.begin(), k.hits.end(), 0.0);
@@ -869,7 +895,7 @@ private:
         k.sparse = k.sparse_labels.data();
         k.dense = k.dense_labels.data();
         if (data)
-            gather(*data, idx, k);
+            gather(*data, k);
         if constexpr (marked_table)
             if (training)
                 distribute::mark_rows(k.marks.data(), k.x, k.n * input_size);
@@ -913,9 +939,9 @@ private:
     /// Forward, loss and metrics (and backward when training) of one micro-batch; `global_n` scales
     /// the loss, so that the replicas' summed gradients are the gradient of the global batch's mean.
     void
-    run_micro_batch(micro_batch& k, const dataset_ref* data, const std::uint32_t* idx, std::size_t global_n, bool training) noexcept
+    run_micro_batch(micro_batch& k, const batch_view* data, std::size_t global_n, bool training) noexcept
     {
-        if (!prepare_micro_batch(k, data, idx, training))
+        if (!prepare_micro_batch(k, data, training))
             return;
         graph::forward(params_.data(), k.x, k.workspace.data(), micro_batch_capacity_, k.n,
                        context(training, k.offset));
@@ -929,14 +955,13 @@ private:
     /// over them all: each Dense reads its kernel once per replica, not once per micro-batch. The same
     /// bits as run_micro_batch on each.
     void
-    run_replica_rows(std::size_t r, const dataset_ref* data, const std::uint32_t* idx, std::size_t global_n,
-                     bool training) noexcept
+    run_replica_rows(std::size_t r, const batch_view* data, std::size_t global_n, bool training) noexcept
     {
         typename graph::micro_batch batches[micro_batches_per_replica];
         std::size_t count = 0;
         for (std::size_t c = r * micro_batches_per_replica; c < (r + 1) * micro_batches_per_replica; ++c) {
             micro_batch& k = micro_batches_[c];
-            if (prepare_micro_batch(k, data, idx, training))
+            if (prepare_micro_batch(k, data, training))
                 batches[count++] = {k.x, k.workspace.data(), k.n, k.offset, k.grads.data()};
         }
         if (count == 0)
@@ -953,14 +978,13 @@ private:
     /// The micro-batches of the replicas that thread t runs, each through run_micro_batch (or the replica's
     /// all at once, for a dense network).
     void
-    run_thread(std::size_t t, const dataset_ref* data, const std::uint32_t* idx, std::size_t global_n,
-               bool training) noexcept
+    run_thread(std::size_t t, const batch_view* data, std::size_t global_n, bool training) noexcept
     {
         const kernels::scratch_scope scratch(arenas_[t]);
         if constexpr (graph::rows_only) {
-            strategy_.for_each_replica_of(t, [&](std::size_t r) { run_replica_rows(r, data, idx, global_n, training); });
+            strategy_.for_each_replica_of(t, [&](std::size_t r) { run_replica_rows(r, data, global_n, training); });
         } else {
-            for_each_micro_batch_of(t, [&](std::size_t c) { run_micro_batch(micro_batches_[c], data, idx, global_n, training); });
+            for_each_micro_batch_of(t, [&](std::size_t c) { run_micro_batch(micro_batches_[c], data, global_n, training); });
         }
     }
 
@@ -989,21 +1013,21 @@ private:
             [&](float* g0, std::size_t b, std::size_t e) { opt.update(c, params_.data(), g0, slot_ptrs, b, e); });
     }
 
-    /// One step over a global batch of n: optionally gathers samples idx[0..n) from `data` into the
-    /// micro-batches, runs them on the strategy's threads, and when training applies the fused
+    /// One step over a global batch of n: optionally points the micro-batches at `data`'s samples (or
+    /// gathers them), runs them on the strategy's threads, and when training applies the fused
     /// update. Sums losses and hits in micro-batch order (deterministic). Allocates nothing.
     double
-    step(const dataset_ref* data, const std::uint32_t* idx, std::size_t n, bool training) noexcept
+    step(const batch_view* data, std::size_t n, bool training) noexcept
     {
         split(n);
         if (!training) {
-            strategy_.run([&](std::size_t t) { run_thread(t, data, idx, n, false); });
+            strategy_.run([&](std::size_t t) { run_thread(t, data, n, false); });
         } else {
             ++iterations_;
             std::visit(
                 [&](auto& opt) {
                     const auto constants = opt.prepare(iterations_);
-                    strategy_.step([&](std::size_t t) { run_thread(t, data, idx, n, true); },
+                    strategy_.step([&](std::size_t t) { run_thread(t, data, n, true); },
                                    [&](std::size_t t, std::size_t threads) { reduce_and_update(t, threads, opt, constants); });
                     opt.advance(constants);
                     weights_version_ = detail::next_weights_version();
