@@ -7,6 +7,7 @@
 #include <tpudsl/train/history.hpp>
 
 #include <algorithm>
+#include <charconv>
 #include <cmath>
 #include <cstddef>
 #include <concepts>
@@ -20,6 +21,7 @@
 #include <optional>
 #include <stdexcept>
 #include <string>
+#include <string_view>
 #include <type_traits>
 #include <vector>
 
@@ -86,6 +88,32 @@ private:
 enum class monitor_mode { automatic, min, max };
 
 namespace detail {
+/// The shortest text that reads back as `v` ("0.1", "nan", "-inf", "1e+39").
+[[nodiscard]] inline std::string
+number_text(double v)
+{
+    char buf[32];
+    const auto r = std::to_chars(buf, buf + sizeof buf, v);
+    return std::string(buf, r.ptr);
+}
+
+/// Refuses a callback's option outside its domain: std::invalid_argument naming the callback, the
+/// option, its value and the domain.
+[[noreturn]] inline void
+bad_option(std::string_view callback, std::string_view option, double value, std::string_view domain,
+           std::string_view hint)
+{
+    throw std::invalid_argument("tpudsl::" + std::string(callback) + ": " + std::string(option) + " must be " +
+                                std::string(domain) + ", got " + number_text(value) + " (" + std::string(hint) + ")");
+}
+
+inline void
+check_finite_option(std::string_view callback, std::string_view option, double value, std::string_view hint)
+{
+    if (!std::isfinite(value))
+        bad_option(callback, option, value, "finite", hint);
+}
+
 inline bool
 ends_with(const std::string& s, std::string_view tail)
 {
@@ -151,8 +179,14 @@ class EarlyStopping : public Callback {
 public:
     using Options = EarlyStoppingOptions;
 
+    /// Throws std::invalid_argument for a non-finite min_delta or baseline.
     explicit EarlyStopping(Options o = {}, std::ostream& out = std::cout) : options_(std::move(o)), out_(&out)
     {
+        detail::check_finite_option("EarlyStopping", "min_delta", options_.min_delta,
+                                    "Keras' default is 0; its sign is ignored");
+        if (options_.baseline)
+            detail::check_finite_option("EarlyStopping", "baseline", *options_.baseline,
+                                        "leave it unset for no baseline");
         monitor_.name = options_.monitor;
         monitor_.maximize = options_.mode == monitor_mode::max ||
                             (options_.mode == monitor_mode::automatic &&
@@ -245,11 +279,19 @@ class ReduceLROnPlateau : public Callback {
 public:
     using Options = ReduceLROnPlateauOptions;
 
+    /// Throws std::invalid_argument for a factor outside [0, 1) (Keras: "ReduceLROnPlateau does not
+    /// support a factor >= 1.0"), a min_lr or min_delta that is negative or not finite.
     explicit ReduceLROnPlateau(Options o = {}, std::ostream& out = std::cout) : options_(std::move(o)), out_(&out)
     {
-        if (options_.factor >= 1.0)
-            throw std::invalid_argument("tpudsl::ReduceLROnPlateau: factor must be < 1 (got " +
-                                        std::to_string(options_.factor) + ")");
+        if (!(options_.factor >= 0.0 && options_.factor < 1.0))
+            detail::bad_option("ReduceLROnPlateau", "factor", options_.factor, "in [0, 1)",
+                               "the new rate is lr * factor; Keras' default is 0.1");
+        if (!(options_.min_lr >= 0.0 && std::isfinite(options_.min_lr)))
+            detail::bad_option("ReduceLROnPlateau", "min_lr", options_.min_lr, "finite and >= 0",
+                               "Keras' default is 0");
+        if (!(options_.min_delta >= 0.0 && std::isfinite(options_.min_delta)))
+            detail::bad_option("ReduceLROnPlateau", "min_delta", options_.min_delta, "finite and >= 0",
+                               "Keras' default is 1e-4");
         monitor_.name = options_.monitor;
         monitor_.maximize = options_.mode == monitor_mode::max ||
                             (options_.mode == monitor_mode::automatic && monitor_.name.find("acc") != std::string::npos);
@@ -310,18 +352,25 @@ private:
 class LearningRateScheduler : public Callback {
 public:
     using schedule_fn = std::function<double(std::size_t epoch, double lr)>;
+    /// Throws std::invalid_argument for an empty schedule.
     explicit LearningRateScheduler(schedule_fn schedule, int verbose = 0, std::ostream& out = std::cout)
         : schedule_(std::move(schedule)), verbose_(verbose), out_(&out)
     {
+        if (!schedule_)
+            throw std::invalid_argument("tpudsl::LearningRateScheduler: the schedule is empty (give a function "
+                                        "(epoch, lr) -> new lr)");
     }
 
+    /// Sets the schedule's rate; throws std::invalid_argument, naming the epoch, for a rate that is
+    /// NaN, negative or beyond a float's range (the optimizers hold it as a float).
     void
     on_epoch_begin(std::size_t epoch, Logs&, TrainingControl& control) override
     {
         const double lr = schedule_(epoch, control.learning_rate());
-        if (!std::isfinite(lr))
-            throw std::invalid_argument("tpudsl::LearningRateScheduler: the schedule returned a non-finite rate at epoch " +
-                                        std::to_string(epoch));
+        if (!(lr >= 0.0) || !std::isfinite(static_cast<float>(lr)))
+            throw std::invalid_argument("tpudsl::LearningRateScheduler: the schedule returned learning rate " +
+                                        detail::number_text(lr) + " at epoch " + std::to_string(epoch) +
+                                        " (0-based); a learning rate must be a finite float >= 0");
         control.set_learning_rate(lr);
         if (verbose_ > 0) {
             char buf[128];
@@ -424,14 +473,20 @@ class ModelCheckpoint : public Callback {
 public:
     using Options = ModelCheckpointOptions;
 
+    /// Throws std::invalid_argument for a non-finite initial_value_threshold, or an `{epoch:0Nd}`
+    /// whose width is not a number from 1 to 255.
     explicit ModelCheckpoint(std::string filepath, Options o = {}, std::ostream& out = std::cout)
         : filepath_(std::move(filepath)), options_(std::move(o)), out_(&out)
     {
+        if (options_.initial_value_threshold)
+            detail::check_finite_option("ModelCheckpoint", "initial_value_threshold", *options_.initial_value_threshold,
+                                        "leave it unset to save the first epoch");
         monitor_.name = options_.monitor;
         monitor_.maximize =
             options_.mode == monitor_mode::max ||
             (options_.mode == monitor_mode::automatic &&
              (monitor_.name.find("acc") != std::string::npos || monitor_.name.rfind("fmeasure", 0) == 0));
+        (void)format_path(1);   // refuses a bad {epoch:...} now rather than after the first epoch
     }
 
     void
@@ -487,10 +542,17 @@ public:
             } else if (filepath_.compare(i, 7, "{epoch:") == 0 && filepath_.find('}', i) != std::string::npos) {
                 // {epoch:0Nd}: zero-padded to N digits; other format specs print the plain number
                 const std::size_t close = filepath_.find('}', i);
-                const std::string spec = filepath_.substr(i + 7, close - i - 7);
+                const std::string_view spec = std::string_view(filepath_).substr(i + 7, close - i - 7);
                 std::string digits = std::to_string(epoch);
                 if (spec.size() >= 3 && spec.front() == '0' && spec.back() == 'd') {
-                    const std::size_t width = std::stoul(spec.substr(1, spec.size() - 2));
+                    const std::string_view n = spec.substr(1, spec.size() - 2);
+                    std::size_t width = 0;
+                    const auto r = std::from_chars(n.data(), n.data() + n.size(), width);
+                    if (r.ec != std::errc{} || r.ptr != n.data() + n.size() || width < 1 || width > 255)
+                        throw std::invalid_argument("tpudsl::ModelCheckpoint: '{epoch:" + std::string(spec) +
+                                                    "}' in the file path '" + filepath_ +
+                                                    "': the width must be a number from 1 to 255 ({epoch:02d} "
+                                                    "pads the epoch to 2 digits)");
                     if (digits.size() < width)
                         digits.insert(0, width - digits.size(), '0');
                 }
