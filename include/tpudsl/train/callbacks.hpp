@@ -4,6 +4,7 @@
 #ifndef TPUDSL_TRAIN_CALLBACKS_HPP
 #define TPUDSL_TRAIN_CALLBACKS_HPP
 
+#include <tpudsl/io/files.hpp>
 #include <tpudsl/train/history.hpp>
 
 #include <algorithm>
@@ -12,8 +13,7 @@
 #include <cstddef>
 #include <concepts>
 #include <cstdio>
-#include <filesystem>
-#include <fstream>
+#include <cerrno>
 #include <functional>
 #include <iostream>
 #include <limits>
@@ -24,6 +24,9 @@
 #include <string_view>
 #include <type_traits>
 #include <vector>
+
+#include <fcntl.h>
+#include <sys/stat.h>
 
 namespace tpudsl {
 
@@ -392,7 +395,9 @@ private:
 };
 
 /// `CSVLogger(filename, separator=",", append=False)`: a header `epoch` + the sorted log keys, then
-/// one row per epoch. Each row is flushed as it is written.
+/// one row per epoch. Each row goes to the file as it is written. A file name that is a directory,
+/// a FIFO or a device is refused (std::runtime_error) and left as it is; a failed open or write
+/// throws std::system_error with the system's reason and the file's name.
 class CSVLogger : public Callback {
 public:
     explicit CSVLogger(std::string filename, char separator = ',', bool append = false)
@@ -403,56 +408,70 @@ public:
     void
     on_train_begin(TrainingControl&) override
     {
-        const bool had_rows = append_ && std::filesystem::exists(filename_) && std::filesystem::file_size(filename_) > 0;
-        file_.open(filename_, append_ ? std::ios::app : std::ios::trunc);
-        if (!file_)
-            throw std::runtime_error("tpudsl::CSVLogger: cannot open '" + filename_ + "' for writing");
+        constexpr std::string_view who = "tpudsl::CSVLogger";
+        constexpr std::string_view then = "it is left as it is (give the path of a file)";
+        struct stat st {};
+        if (::stat(filename_.c_str(), &st) == 0)
+            detail::require_regular(st.st_mode, who, filename_, then);
+        // O_NONBLOCK: should a FIFO appear at the name meanwhile, opening it does not wait for a reader
+        detail::unique_fd fd(::open(filename_.c_str(),
+                                    O_WRONLY | O_CREAT | O_CLOEXEC | O_NONBLOCK | (append_ ? O_APPEND : O_TRUNC), 0666));
+        if (!fd)
+            detail::throw_errno(errno, "tpudsl::CSVLogger: cannot open '" + filename_ + "' for writing");
+        if (::fstat(fd.get(), &st) != 0)
+            detail::throw_errno(errno, "tpudsl::CSVLogger: cannot examine '" + filename_ + "'");
+        detail::require_regular(st.st_mode, who, filename_, then);
+        file_ = std::move(fd);
         keys_.clear();
-        header_written_ = had_rows;
+        header_written_ = append_ && st.st_size > 0;
     }
 
     void
     on_epoch_end(std::size_t epoch, Logs& logs, TrainingControl&) override
     {
+        std::string text;
         if (keys_.empty()) {
             for (const auto& [k, v] : logs)
                 keys_.push_back(k);
             std::sort(keys_.begin(), keys_.end());
             if (!header_written_) {
-                file_ << "epoch";
+                text += "epoch";
                 for (const auto& k : keys_)
-                    file_ << separator_ << k;
-                file_ << '\n';
+                    (text += separator_) += k;
+                text += '\n';
                 header_written_ = true;
             }
         }
-        file_ << epoch;
+        text += std::to_string(epoch);
         for (const auto& k : keys_) {
-            file_ << separator_;
+            text += separator_;
             if (const auto v = logs.get(k)) {
                 char buf[32];
                 std::snprintf(buf, sizeof buf, "%.17g", *v);
-                file_ << buf;
+                text += buf;
             } else {
-                file_ << "NA";
+                text += "NA";
             }
         }
-        file_ << '\n' << std::flush;
+        text += '\n';
         if (!file_)
-            throw std::runtime_error("tpudsl::CSVLogger: writing '" + filename_ + "' failed");
+            throw std::logic_error("tpudsl::CSVLogger: '" + filename_ + "' is not open (on_train_begin opens it)");
+        if (!detail::write_all(file_.get(), text.data(), text.size()))
+            detail::throw_errno(errno, "tpudsl::CSVLogger: writing '" + filename_ + "' failed");
     }
 
     void
     on_train_end(TrainingControl&) override
     {
-        file_.close();
+        if (const int err = file_.close())
+            detail::throw_errno(err, "tpudsl::CSVLogger: closing '" + filename_ + "' failed");
     }
 
 private:
     std::string filename_;
     char separator_;
     bool append_;
-    std::ofstream file_;
+    detail::unique_fd file_;
     std::vector<std::string> keys_;
     bool header_written_ = false;
 };
