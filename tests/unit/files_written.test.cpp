@@ -158,6 +158,23 @@ struct saving_control : TrainingControl {
     void set_weights(const std::vector<float>& w) override { weights = w; }
 };
 
+void
+epoch_end(Callback& cb, TrainingControl& c, std::size_t epoch, double val_loss)
+{
+    Logs logs;
+    logs.set("val_loss", val_loss);
+    cb.on_epoch_end(epoch, logs, c);
+}
+
+std::size_t
+count(const std::string& text, const std::string& what)
+{
+    std::size_t n = 0;
+    for (auto i = text.find(what); i != std::string::npos; i = text.find(what, i + 1))
+        ++n;
+    return n;
+}
+
 } // namespace
 
 TEST_CASE("save_weights refuses a directory or a FIFO as its target and leaves it as it is", "[io][files]")
@@ -373,4 +390,83 @@ TEST_CASE("CSVLogger refuses a directory or a FIFO and says why a write failed",
     more.on_epoch_end(1, logs, c);
     more.on_train_end(c);
     CHECK(read_text(path) == "epoch,accuracy,loss\n0,0.25,0.5\n1,0.25,0.5\n");
+}
+
+TEST_CASE("ModelCheckpoint never replaces a checkpoint with non-finite weights, and says so once",
+          "[io][files][callbacks][non_finite]")
+{
+    scratch_dir dir("checkpoint");
+    const std::string path = dir / "ck.bin";
+    std::ostringstream out;
+    saving_control c;
+    ModelCheckpoint every(path, {}, out);
+    every.on_train_begin(c);
+    epoch_end(every, c, 0, 0.5);
+    const auto good = c.weights;
+    REQUIRE(load<Tiny>(path) == good);
+
+    c.weights[3] = std::numeric_limits<float>::quiet_NaN();
+    epoch_end(every, c, 1, 0.4);
+    c.weights[3] = std::numeric_limits<float>::infinity();
+    epoch_end(every, c, 2, 0.3);
+    CHECK(load<Tiny>(path) == good);
+    CHECK(out.str() == "WARNING: tpudsl::ModelCheckpoint: epoch 2: the weights hold nan (parameter 3); not saving "
+                       "to '" + path + "' (a file already there is kept as it is). The training has diverged: lower "
+                       "the learning rate, or add TerminateOnNaN to stop at the first non-finite loss. Said once "
+                       "per fit.\n");
+
+    // finite again: saved; a new fit warns again
+    c.weights[3] = 7.0f;
+    epoch_end(every, c, 3, 0.2);
+    CHECK(load<Tiny>(path) == c.weights);
+    every.on_train_begin(c);
+    c.weights[0] = -std::numeric_limits<float>::infinity();
+    epoch_end(every, c, 0, 0.2);
+    CHECK(count(out.str(), "WARNING: tpudsl::ModelCheckpoint") == 2);
+    CHECK_THAT(out.str(), Catch::Contains("epoch 1: the weights hold -inf (parameter 0)"));
+    CHECK(temporaries(dir.path).empty());
+}
+
+TEST_CASE("ModelCheckpoint with save_best_only never takes a NaN monitored value as the best", "[callbacks][non_finite]")
+{
+    scratch_dir dir("best");
+    const std::string path = dir / "best.bin";
+    std::ostringstream out;
+    saving_control c;
+    ModelCheckpoint best(path, {.save_best_only = true}, out);
+    best.on_train_begin(c);
+    epoch_end(best, c, 0, 0.5);
+    REQUIRE(load<Tiny>(path) == c.weights);
+
+    c.weights = pattern<Tiny>(2.0f);   // finite weights, but the monitored loss is NaN
+    epoch_end(best, c, 1, std::numeric_limits<double>::quiet_NaN());
+    epoch_end(best, c, 2, std::numeric_limits<double>::quiet_NaN());
+    CHECK(load<Tiny>(path) == pattern<Tiny>(1.0f));
+    CHECK(count(out.str(), "WARNING") == 1);
+    CHECK_THAT(out.str(), Catch::Contains("epoch 2: val_loss is nan, which is never the best; not saving to '" + path));
+
+    c.weights = pattern<Tiny>(3.0f);   // 0.45 improves on 0.5: NaN did not become the best
+    epoch_end(best, c, 3, 0.45);
+    CHECK(load<Tiny>(path) == pattern<Tiny>(3.0f));
+}
+
+TEST_CASE("fit with ModelCheckpoint: a model whose weights went non-finite keeps its last good checkpoint",
+          "[io][files][callbacks][non_finite]")
+{
+    scratch_dir dir("fit");
+    const std::string path = dir / "model.bin";
+    Trainable<Tiny> model(3);
+    model.compile(optimizers::SGD{}, losses::SparseCategoricalCrossentropy{});
+    xt::xtensor<float, 2> x = {{0.0f, 1.0f}, {1.0f, 0.0f}};
+    xt::xtensor<std::int32_t, 1> y = {1, 0};
+    std::ostringstream out;
+    ModelCheckpoint ck(path, {}, out);
+    model.fit(x, y, {.verbose = 0, .callbacks = {ck}});
+    std::vector<float> good(model.parameters(), model.parameters() + Tiny::param_buffer_size);
+    REQUIRE(load<Tiny>(path) == good);
+
+    model.parameters()[0] = std::numeric_limits<float>::quiet_NaN();
+    model.fit(x, y, {.verbose = 0, .callbacks = {ck}});
+    CHECK(load<Tiny>(path) == good);
+    CHECK_THAT(out.str(), Catch::Contains("WARNING: tpudsl::ModelCheckpoint: epoch 1: the weights hold nan"));
 }

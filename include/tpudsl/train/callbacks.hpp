@@ -488,6 +488,10 @@ struct ModelCheckpointOptions {
 /// `ModelCheckpoint(filepath, monitor="val_loss", verbose=0, save_best_only=False, mode="auto")`:
 /// saves the weights at each epoch's end (or only on improvement), atomically. `{epoch}` in the path
 /// becomes the 1-based epoch number (`{epoch:02d}` pads it).
+///
+/// Unlike Keras, it never saves weights that hold a NaN or an infinity (a checkpoint of a diverged
+/// model would replace the last good one), and with save_best_only a non-finite monitored value is
+/// never the best; it skips such an epoch and says so once per `fit`.
 class ModelCheckpoint : public Callback {
 public:
     using Options = ModelCheckpointOptions;
@@ -512,41 +516,54 @@ public:
     on_train_begin(TrainingControl&) override
     {
         monitor_.reset(options_.initial_value_threshold);
+        warned_ = false;
     }
 
     void
     on_epoch_end(std::size_t epoch, Logs& logs, TrainingControl& control) override
     {
         const std::string path = format_path(epoch + 1);
-        if (!options_.save_best_only) {
-            control.save_weights(path);
-            if (options_.verbose > 0) {
-                char buf[64];
-                std::snprintf(buf, sizeof buf, "\nEpoch %05zu: saving model to ", epoch + 1);
-                *out_ << buf << path << '\n';
+        std::optional<double> current;
+        if (options_.save_best_only) {
+            current = logs.get(monitor_.name);
+            if (!current) {
+                *out_ << "Can save best model only with " << monitor_.name << " available, skipping.\n";
+                return;
             }
+            if (!std::isfinite(*current)) {
+                skip(epoch, path, monitor_.name + " is " + detail::number_text(*current) + ", which is never the best");
+                return;
+            }
+            if (!monitor_.improved(*current)) {
+                if (options_.verbose > 0) {
+                    char buf[256];
+                    std::snprintf(buf, sizeof buf, "\nEpoch %05zu: %s did not improve from %.5f\n", epoch + 1,
+                                  monitor_.name.c_str(), monitor_.best);
+                    *out_ << buf;
+                }
+                return;
+            }
+        }
+        const std::vector<float> weights = control.get_weights();
+        const auto bad = std::find_if(weights.begin(), weights.end(), [](float w) { return !std::isfinite(w); });
+        if (bad != weights.end()) {
+            skip(epoch, path,
+                 "the weights hold " + detail::number_text(*bad) + " (parameter " +
+                     std::to_string(bad - weights.begin()) + ")");
             return;
         }
-        const auto current = logs.get(monitor_.name);
-        if (!current) {
-            *out_ << "Can save best model only with " << monitor_.name << " available, skipping.\n";
-            return;
-        }
-        if (monitor_.improved(*current)) {
-            if (options_.verbose > 0) {
-                char buf[256];
-                std::snprintf(buf, sizeof buf, "\nEpoch %05zu: %s improved from %.5f to %.5f, saving model to %s\n",
-                              epoch + 1, monitor_.name.c_str(), monitor_.best, *current, path.c_str());
-                *out_ << buf;
-            }
-            monitor_.best = *current;
-            control.save_weights(path);
-        } else if (options_.verbose > 0) {
+        if (options_.verbose > 0) {
             char buf[256];
-            std::snprintf(buf, sizeof buf, "\nEpoch %05zu: %s did not improve from %.5f\n", epoch + 1,
-                          monitor_.name.c_str(), monitor_.best);
-            *out_ << buf;
+            if (current)
+                std::snprintf(buf, sizeof buf, "\nEpoch %05zu: %s improved from %.5f to %.5f, saving model to ",
+                              epoch + 1, monitor_.name.c_str(), monitor_.best, *current);
+            else
+                std::snprintf(buf, sizeof buf, "\nEpoch %05zu: saving model to ", epoch + 1);
+            *out_ << buf << path << '\n';
         }
+        if (current)
+            monitor_.best = *current;
+        control.save_weights(path);
     }
 
     /// The path for a 1-based epoch: `{epoch}` -> "3", `{epoch:02d}` -> "03".
@@ -585,10 +602,24 @@ public:
     }
 
 private:
+    /// Skips this epoch's save, saying why the first time in a fit.
+    void
+    skip(std::size_t epoch, const std::string& path, const std::string& why)
+    {
+        if (warned_)
+            return;
+        warned_ = true;
+        *out_ << "WARNING: tpudsl::ModelCheckpoint: epoch " << epoch + 1 << ": " << why << "; not saving to '"
+              << path << "' (a file already there is kept as it is). The training has diverged: lower the "
+                         "learning rate, or add TerminateOnNaN to stop at the first non-finite loss. Said once "
+                         "per fit.\n";
+    }
+
     std::string filepath_;
     Options options_;
     std::ostream* out_;
     detail::monitor monitor_;
+    bool warned_ = false;
 };
 
 } // namespace tpudsl
