@@ -226,6 +226,7 @@ TEST_CASE("a save that cannot be made says why (errno) and names the path", "[io
                                  Catch::EndsWith("' to write '" + (dir / "missing/weights.bin") +
                                                  "': No such file or directory"));
     }
+    CHECK(error_of([&] { save_weights<Tiny>("", w.data()); }) == "tpudsl::save_weights: the path is empty");
     CHECK(temporaries(dir.path).empty());
 }
 

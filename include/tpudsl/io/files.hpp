@@ -146,6 +146,14 @@ read_full(int fd, void* p, std::size_t n) noexcept
     return static_cast<std::ptrdiff_t>(got);
 }
 
+/// A number no other temporary of this process has had (one counter for every caller).
+[[nodiscard]] inline std::uint64_t
+next_temporary_number() noexcept
+{
+    static std::atomic<std::uint64_t> counter{0};
+    return counter.fetch_add(1, std::memory_order_relaxed);
+}
+
 /// Writes a new file in place of `path`, atomically: `fill(sink)` calls `sink(bytes, n)` with the
 /// content, which goes to a temporary `<path>.tmp.<pid>.<n>` created (exclusively) beside the
 /// target; the temporary is flushed to disk (fsync), then renamed over `path`, and the directory is
@@ -160,6 +168,8 @@ replace_file(std::string_view who, const std::string& path, Fill&& fill)
 {
     namespace fs = std::filesystem;
     const std::string w(who);
+    if (path.empty())
+        throw std::invalid_argument(w + ": the path is empty");
     std::string target = path;
     mode_t mode = 0666;   // a new file: what the umask leaves of rw for everyone, as fopen gives
     bool keep_mode = false;
@@ -182,11 +192,10 @@ replace_file(std::string_view who, const std::string& path, Fill&& fill)
 
     // A name no other writer uses: the process id and a per-process counter; O_EXCL makes sure
     // (a stale temporary of a process whose id came back is stepped over).
-    static std::atomic<std::uint64_t> counter{0};
     std::string tmp;
     unique_fd fd;
     for (int attempt = 0; !fd; ++attempt) {
-        tmp = target + ".tmp." + std::to_string(::getpid()) + "." + std::to_string(counter.fetch_add(1));
+        tmp = target + ".tmp." + std::to_string(::getpid()) + "." + std::to_string(next_temporary_number());
         fd = unique_fd(::open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666));
         if (!fd && (errno != EEXIST || attempt == 100))
             throw_errno(errno, w + ": cannot create the temporary file '" + tmp + "' to write '" + path + "'");
