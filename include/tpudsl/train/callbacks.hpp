@@ -8,12 +8,12 @@
 #include <tpudsl/train/history.hpp>
 
 #include <algorithm>
+#include <cerrno>
 #include <charconv>
 #include <cmath>
 #include <cstddef>
 #include <concepts>
 #include <cstdio>
-#include <cerrno>
 #include <functional>
 #include <iostream>
 #include <limits>
