@@ -1,27 +1,33 @@
 /// @file Saves and loads a model's flat parameter buffer in a small versioned binary format,
-/// atomically (a temporary file beside the target, then a rename), with a checksum.
+/// atomically (a unique temporary file beside the target, flushed, then renamed), with a checksum.
 ///
 ///   "TPUDSLW1" | u64 param_count | u64 buffer floats | u64 layout fingerprint | floats | u64 FNV-1a
-/// All integers and floats are little-endian. A file written for another model type, truncated or
-/// corrupted is refused with a message naming the file and what differs.
+/// All integers and floats are little-endian. A file written for another model type, truncated, with
+/// bytes after its checksum or corrupted is refused with a message naming the file and what differs.
 #ifndef TPUDSL_IO_WEIGHTS_HPP
 #define TPUDSL_IO_WEIGHTS_HPP
 
+#include <tpudsl/io/files.hpp>
+
+#include <cerrno>
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
-#include <filesystem>
-#include <fstream>
 #include <stdexcept>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
+
+#include <fcntl.h>
+#include <sys/stat.h>
 
 namespace tpudsl {
 
 namespace detail {
 
 inline constexpr char weights_magic[8] = {'T', 'P', 'U', 'D', 'S', 'L', 'W', '1'};
+inline constexpr std::uint64_t fnv1a_offset = 0xcbf29ce484222325ULL;
 
 [[nodiscard]] constexpr std::uint64_t
 fnv1a(std::uint64_t h, const unsigned char* p, std::size_t n) noexcept
@@ -56,7 +62,7 @@ template <class Model>
 [[nodiscard]] constexpr std::uint64_t
 layout_fingerprint() noexcept
 {
-    std::uint64_t h = 0xcbf29ce484222325ULL;
+    std::uint64_t h = fnv1a_offset;
     [&]<std::size_t... I>(std::index_sequence<I...>) {
         ((h = mix_layer<typename Model::template layer<I>>(h)), ...);
     }(std::make_index_sequence<Model::layer_count>{});
@@ -64,104 +70,137 @@ layout_fingerprint() noexcept
 }
 
 inline void
-put_u64(std::ofstream& out, std::uint64_t v)
+put_u64(unsigned char* b, std::uint64_t v) noexcept
 {
-    unsigned char b[8];
     for (int i = 0; i < 8; ++i)
         b[i] = static_cast<unsigned char>(v >> (8 * i));
-    out.write(reinterpret_cast<const char*>(b), 8);
 }
 
-inline bool
-get_u64(std::ifstream& in, std::uint64_t& v)
+[[nodiscard]] inline std::uint64_t
+get_u64(const unsigned char* b) noexcept
 {
-    unsigned char b[8];
-    if (!in.read(reinterpret_cast<char*>(b), 8))
-        return false;
-    v = 0;
+    std::uint64_t v = 0;
     for (int i = 0; i < 8; ++i)
         v |= static_cast<std::uint64_t>(b[i]) << (8 * i);
-    return true;
+    return v;
 }
 
+/// The sizes of a weights file's parts, in bytes.
+inline constexpr std::size_t weights_header_bytes = 8 + 3 * 8;   // magic, count, size, fingerprint
+inline constexpr std::size_t weights_trailer_bytes = 8;          // the FNV-1a checksum of the floats
 static_assert(sizeof(float) == 4, "tpudsl: weights files store IEEE-754 binary32 floats");
 
 } // namespace detail
 
-/// Writes the parameters of `Model` to `path` atomically.
+/// Writes the parameters of `Model` to `path` atomically: a unique temporary file beside it,
+/// flushed to disk, then renamed over it (detail::replace_file). Throws std::system_error with the
+/// system's reason when a step fails (the temporary is removed, `path` is left as it was), and
+/// std::runtime_error when `path` is a directory, a FIFO, a device or a socket.
 template <class Model>
 void
 save_weights(const std::string& path, const float* params)
 {
-    namespace fs = std::filesystem;
-    const fs::path target(path);
-    const fs::path tmp = target.string() + ".tmp";
-    {
-        std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-        if (!out)
-            throw std::runtime_error("tpudsl::save_weights: cannot open '" + tmp.string() + "' for writing");
-        out.write(detail::weights_magic, sizeof detail::weights_magic);
-        detail::put_u64(out, Model::param_count);
-        detail::put_u64(out, Model::param_buffer_size);
-        detail::put_u64(out, detail::layout_fingerprint<Model>());
-        std::uint64_t sum = 0xcbf29ce484222325ULL;
+    detail::replace_file("tpudsl::save_weights", path, [&](auto&& sink) {
+        unsigned char header[detail::weights_header_bytes];
+        std::memcpy(header, detail::weights_magic, sizeof detail::weights_magic);
+        detail::put_u64(header + 8, Model::param_count);
+        detail::put_u64(header + 16, Model::param_buffer_size);
+        detail::put_u64(header + 24, detail::layout_fingerprint<Model>());
+        sink(header, sizeof header);
+        std::uint64_t sum = detail::fnv1a_offset;
+        unsigned char chunk[4096];
+        std::size_t used = 0;
         for (std::size_t i = 0; i < Model::param_buffer_size; ++i) {
             std::uint32_t bits;
             std::memcpy(&bits, params + i, 4);
-            unsigned char b[4] = {static_cast<unsigned char>(bits), static_cast<unsigned char>(bits >> 8),
-                                  static_cast<unsigned char>(bits >> 16), static_cast<unsigned char>(bits >> 24)};
-            out.write(reinterpret_cast<const char*>(b), 4);
+            unsigned char* b = chunk + used;
+            b[0] = static_cast<unsigned char>(bits);
+            b[1] = static_cast<unsigned char>(bits >> 8);
+            b[2] = static_cast<unsigned char>(bits >> 16);
+            b[3] = static_cast<unsigned char>(bits >> 24);
             sum = detail::fnv1a(sum, b, 4);
+            used += 4;
+            if (used == sizeof chunk) {
+                sink(chunk, used);
+                used = 0;
+            }
         }
-        detail::put_u64(out, sum);
-        out.flush();
-        if (!out)
-            throw std::runtime_error("tpudsl::save_weights: writing '" + tmp.string() + "' failed");
-    }
-    std::error_code ec;
-    fs::rename(tmp, target, ec);
-    if (ec) {
-        fs::remove(tmp);
-        throw std::runtime_error("tpudsl::save_weights: cannot move '" + tmp.string() + "' to '" + path +
-                                 "': " + ec.message());
-    }
+        detail::put_u64(chunk + used, sum);   // sizeof chunk is a multiple of 4 and > 8: room left
+        sink(chunk, used + detail::weights_trailer_bytes);
+    });
 }
 
 /// Reads parameters written by save_weights<Model> into `params` (left untouched on any error).
+/// The file must be a regular file of exactly the size this model's weights take: a file of another
+/// model layout, truncated, with bytes after its checksum, or corrupted is refused with
+/// std::runtime_error naming it and what differs; a file that cannot be opened or read, with
+/// std::system_error and the system's reason.
 template <class Model>
 void
 load_weights(const std::string& path, float* params)
 {
-    std::ifstream in(path, std::ios::binary);
-    if (!in)
-        throw std::runtime_error("tpudsl::load_weights: cannot open '" + path + "'");
-    char magic[8];
-    if (!in.read(magic, 8) || std::memcmp(magic, detail::weights_magic, 8) != 0)
-        throw std::runtime_error("tpudsl::load_weights: '" + path + "' is not a tpudsl weights file (bad magic)");
-    std::uint64_t count = 0, size = 0, fingerprint = 0;
-    if (!detail::get_u64(in, count) || !detail::get_u64(in, size) || !detail::get_u64(in, fingerprint))
-        throw std::runtime_error("tpudsl::load_weights: '" + path + "' is truncated in its header");
+    constexpr std::string_view who = "tpudsl::load_weights";
+    const std::string w(who);
+    // O_NONBLOCK: opening a FIFO must not wait for a writer (it is refused just below)
+    detail::unique_fd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK));
+    if (!fd)
+        detail::throw_errno(errno, w + ": cannot open '" + path + "'");
+    struct stat st {};
+    if (::fstat(fd.get(), &st) != 0)
+        detail::throw_errno(errno, w + ": cannot examine '" + path + "'");
+    detail::require_regular(st.st_mode, who, path, "a weights file is a regular file");
+    const auto file_bytes = static_cast<std::uint64_t>(st.st_size);
+
+    auto read_exactly = [&](unsigned char* p, std::size_t n) {
+        const std::ptrdiff_t got = detail::read_full(fd.get(), p, n);
+        if (got < 0)
+            detail::throw_errno(errno, w + ": reading '" + path + "' failed");
+        return static_cast<std::size_t>(got);
+    };
+
+    unsigned char header[detail::weights_header_bytes];
+    const std::size_t header_got = read_exactly(header, sizeof header);
+    if (header_got < sizeof detail::weights_magic ||
+        std::memcmp(header, detail::weights_magic, sizeof detail::weights_magic) != 0)
+        throw std::runtime_error(w + ": '" + path + "' is not a tpudsl weights file (bad magic)");
+    if (header_got < sizeof header)
+        throw std::runtime_error(w + ": '" + path + "' is truncated in its header");
+    const std::uint64_t count = detail::get_u64(header + 8), size = detail::get_u64(header + 16),
+                        fingerprint = detail::get_u64(header + 24);
     if (count != Model::param_count || size != Model::param_buffer_size ||
         fingerprint != detail::layout_fingerprint<Model>())
-        throw std::runtime_error("tpudsl::load_weights: '" + path + "' holds " + std::to_string(count) +
+        throw std::runtime_error(w + ": '" + path + "' holds " + std::to_string(count) +
                                  " parameters of another model layout; this model has " +
                                  std::to_string(Model::param_count));
+
+    // The header matches this model, so the body's size is known: read exactly that much (never a
+    // size taken from the file), then look for anything after it.
+    constexpr std::size_t body_bytes = 4 * Model::param_buffer_size + detail::weights_trailer_bytes;
+    std::vector<unsigned char> body(body_bytes + 1);
+    const std::size_t got = read_exactly(body.data(), body.size());
+    if (got < 4 * Model::param_buffer_size)
+        throw std::runtime_error(w + ": '" + path + "' is truncated at float " + std::to_string(got / 4) + " of " +
+                                 std::to_string(Model::param_buffer_size));
+    if (got < body_bytes)
+        throw std::runtime_error(w + ": '" + path + "' is truncated before its checksum");
+    if (got > body_bytes) {
+        const std::uint64_t expected = detail::weights_header_bytes + body_bytes;
+        throw std::runtime_error(w + ": '" + path + "' has " +
+                                 (file_bytes > expected ? std::to_string(file_bytes - expected) : std::string("some")) +
+                                 " bytes after its checksum; a weights file of this model is " +
+                                 std::to_string(expected) + " bytes");
+    }
+    std::uint64_t sum = detail::fnv1a_offset;
     std::vector<float> buffer(Model::param_buffer_size);
-    std::uint64_t sum = 0xcbf29ce484222325ULL;
     for (std::size_t i = 0; i < buffer.size(); ++i) {
-        unsigned char b[4];
-        if (!in.read(reinterpret_cast<char*>(b), 4))
-            throw std::runtime_error("tpudsl::load_weights: '" + path + "' is truncated at float " + std::to_string(i) +
-                                     " of " + std::to_string(buffer.size()));
+        const unsigned char* b = body.data() + 4 * i;
         sum = detail::fnv1a(sum, b, 4);
-        const std::uint32_t bits = b[0] | (b[1] << 8) | (b[2] << 16) | (static_cast<std::uint32_t>(b[3]) << 24);
+        const std::uint32_t bits = static_cast<std::uint32_t>(b[0]) | (static_cast<std::uint32_t>(b[1]) << 8) |
+                                   (static_cast<std::uint32_t>(b[2]) << 16) | (static_cast<std::uint32_t>(b[3]) << 24);
         std::memcpy(&buffer[i], &bits, 4);
     }
-    std::uint64_t stored = 0;
-    if (!detail::get_u64(in, stored))
-        throw std::runtime_error("tpudsl::load_weights: '" + path + "' is truncated before its checksum");
-    if (stored != sum)
-        throw std::runtime_error("tpudsl::load_weights: '" + path + "' is corrupt (checksum mismatch)");
+    if (detail::get_u64(body.data() + 4 * Model::param_buffer_size) != sum)
+        throw std::runtime_error(w + ": '" + path + "' is corrupt (checksum mismatch)");
     std::memcpy(params, buffer.data(), buffer.size() * sizeof(float));
 }
 

@@ -4,15 +4,16 @@
 #ifndef TPUDSL_TRAIN_CALLBACKS_HPP
 #define TPUDSL_TRAIN_CALLBACKS_HPP
 
+#include <tpudsl/io/files.hpp>
 #include <tpudsl/train/history.hpp>
 
 #include <algorithm>
+#include <cerrno>
+#include <charconv>
 #include <cmath>
 #include <cstddef>
 #include <concepts>
 #include <cstdio>
-#include <filesystem>
-#include <fstream>
 #include <functional>
 #include <iostream>
 #include <limits>
@@ -20,8 +21,12 @@
 #include <optional>
 #include <stdexcept>
 #include <string>
+#include <string_view>
 #include <type_traits>
 #include <vector>
+
+#include <fcntl.h>
+#include <sys/stat.h>
 
 namespace tpudsl {
 
@@ -86,6 +91,32 @@ private:
 enum class monitor_mode { automatic, min, max };
 
 namespace detail {
+/// The shortest text that reads back as `v` ("0.1", "nan", "-inf", "1e+39").
+[[nodiscard]] inline std::string
+number_text(double v)
+{
+    char buf[32];
+    const auto r = std::to_chars(buf, buf + sizeof buf, v);
+    return std::string(buf, r.ptr);
+}
+
+/// Refuses a callback's option outside its domain: std::invalid_argument naming the callback, the
+/// option, its value and the domain.
+[[noreturn]] inline void
+bad_option(std::string_view callback, std::string_view option, double value, std::string_view domain,
+           std::string_view hint)
+{
+    throw std::invalid_argument("tpudsl::" + std::string(callback) + ": " + std::string(option) + " must be " +
+                                std::string(domain) + ", got " + number_text(value) + " (" + std::string(hint) + ")");
+}
+
+inline void
+check_finite_option(std::string_view callback, std::string_view option, double value, std::string_view hint)
+{
+    if (!std::isfinite(value))
+        bad_option(callback, option, value, "finite", hint);
+}
+
 inline bool
 ends_with(const std::string& s, std::string_view tail)
 {
@@ -151,8 +182,14 @@ class EarlyStopping : public Callback {
 public:
     using Options = EarlyStoppingOptions;
 
+    /// Throws std::invalid_argument for a non-finite min_delta or baseline.
     explicit EarlyStopping(Options o = {}, std::ostream& out = std::cout) : options_(std::move(o)), out_(&out)
     {
+        detail::check_finite_option("EarlyStopping", "min_delta", options_.min_delta,
+                                    "Keras' default is 0; its sign is ignored");
+        if (options_.baseline)
+            detail::check_finite_option("EarlyStopping", "baseline", *options_.baseline,
+                                        "leave it unset for no baseline");
         monitor_.name = options_.monitor;
         monitor_.maximize = options_.mode == monitor_mode::max ||
                             (options_.mode == monitor_mode::automatic &&
@@ -245,11 +282,19 @@ class ReduceLROnPlateau : public Callback {
 public:
     using Options = ReduceLROnPlateauOptions;
 
+    /// Throws std::invalid_argument for a factor outside [0, 1) (Keras: "ReduceLROnPlateau does not
+    /// support a factor >= 1.0"), a min_lr or min_delta that is negative or not finite.
     explicit ReduceLROnPlateau(Options o = {}, std::ostream& out = std::cout) : options_(std::move(o)), out_(&out)
     {
-        if (options_.factor >= 1.0)
-            throw std::invalid_argument("tpudsl::ReduceLROnPlateau: factor must be < 1 (got " +
-                                        std::to_string(options_.factor) + ")");
+        if (!(options_.factor >= 0.0 && options_.factor < 1.0))
+            detail::bad_option("ReduceLROnPlateau", "factor", options_.factor, "in [0, 1)",
+                               "the new rate is lr * factor; Keras' default is 0.1");
+        if (!(options_.min_lr >= 0.0 && std::isfinite(options_.min_lr)))
+            detail::bad_option("ReduceLROnPlateau", "min_lr", options_.min_lr, "finite and >= 0",
+                               "Keras' default is 0");
+        if (!(options_.min_delta >= 0.0 && std::isfinite(options_.min_delta)))
+            detail::bad_option("ReduceLROnPlateau", "min_delta", options_.min_delta, "finite and >= 0",
+                               "Keras' default is 1e-4");
         monitor_.name = options_.monitor;
         monitor_.maximize = options_.mode == monitor_mode::max ||
                             (options_.mode == monitor_mode::automatic && monitor_.name.find("acc") != std::string::npos);
@@ -310,18 +355,25 @@ private:
 class LearningRateScheduler : public Callback {
 public:
     using schedule_fn = std::function<double(std::size_t epoch, double lr)>;
+    /// Throws std::invalid_argument for an empty schedule.
     explicit LearningRateScheduler(schedule_fn schedule, int verbose = 0, std::ostream& out = std::cout)
         : schedule_(std::move(schedule)), verbose_(verbose), out_(&out)
     {
+        if (!schedule_)
+            throw std::invalid_argument("tpudsl::LearningRateScheduler: the schedule is empty (give a function "
+                                        "(epoch, lr) -> new lr)");
     }
 
+    /// Sets the schedule's rate; throws std::invalid_argument, naming the epoch, for a rate that is
+    /// NaN, negative or beyond a float's range (the optimizers hold it as a float).
     void
     on_epoch_begin(std::size_t epoch, Logs&, TrainingControl& control) override
     {
         const double lr = schedule_(epoch, control.learning_rate());
-        if (!std::isfinite(lr))
-            throw std::invalid_argument("tpudsl::LearningRateScheduler: the schedule returned a non-finite rate at epoch " +
-                                        std::to_string(epoch));
+        if (!(lr >= 0.0) || !std::isfinite(static_cast<float>(lr)))
+            throw std::invalid_argument("tpudsl::LearningRateScheduler: the schedule returned learning rate " +
+                                        detail::number_text(lr) + " at epoch " + std::to_string(epoch) +
+                                        " (0-based); a learning rate must be a finite float >= 0");
         control.set_learning_rate(lr);
         if (verbose_ > 0) {
             char buf[128];
@@ -343,7 +395,9 @@ private:
 };
 
 /// `CSVLogger(filename, separator=",", append=False)`: a header `epoch` + the sorted log keys, then
-/// one row per epoch. Each row is flushed as it is written.
+/// one row per epoch. Each row goes to the file as it is written. A file name that is a directory,
+/// a FIFO or a device is refused (std::runtime_error) and left as it is; a failed open or write
+/// throws std::system_error with the system's reason and the file's name.
 class CSVLogger : public Callback {
 public:
     explicit CSVLogger(std::string filename, char separator = ',', bool append = false)
@@ -354,56 +408,70 @@ public:
     void
     on_train_begin(TrainingControl&) override
     {
-        const bool had_rows = append_ && std::filesystem::exists(filename_) && std::filesystem::file_size(filename_) > 0;
-        file_.open(filename_, append_ ? std::ios::app : std::ios::trunc);
-        if (!file_)
-            throw std::runtime_error("tpudsl::CSVLogger: cannot open '" + filename_ + "' for writing");
+        constexpr std::string_view who = "tpudsl::CSVLogger";
+        constexpr std::string_view then = "it is left as it is (give the path of a file)";
+        struct stat st {};
+        if (::stat(filename_.c_str(), &st) == 0)
+            detail::require_regular(st.st_mode, who, filename_, then);
+        // O_NONBLOCK: should a FIFO appear at the name meanwhile, opening it does not wait for a reader
+        detail::unique_fd fd(::open(filename_.c_str(),
+                                    O_WRONLY | O_CREAT | O_CLOEXEC | O_NONBLOCK | (append_ ? O_APPEND : O_TRUNC), 0666));
+        if (!fd)
+            detail::throw_errno(errno, "tpudsl::CSVLogger: cannot open '" + filename_ + "' for writing");
+        if (::fstat(fd.get(), &st) != 0)
+            detail::throw_errno(errno, "tpudsl::CSVLogger: cannot examine '" + filename_ + "'");
+        detail::require_regular(st.st_mode, who, filename_, then);
+        file_ = std::move(fd);
         keys_.clear();
-        header_written_ = had_rows;
+        header_written_ = append_ && st.st_size > 0;
     }
 
     void
     on_epoch_end(std::size_t epoch, Logs& logs, TrainingControl&) override
     {
+        std::string text;
         if (keys_.empty()) {
             for (const auto& [k, v] : logs)
                 keys_.push_back(k);
             std::sort(keys_.begin(), keys_.end());
             if (!header_written_) {
-                file_ << "epoch";
+                text += "epoch";
                 for (const auto& k : keys_)
-                    file_ << separator_ << k;
-                file_ << '\n';
+                    (text += separator_) += k;
+                text += '\n';
                 header_written_ = true;
             }
         }
-        file_ << epoch;
+        text += std::to_string(epoch);
         for (const auto& k : keys_) {
-            file_ << separator_;
+            text += separator_;
             if (const auto v = logs.get(k)) {
                 char buf[32];
                 std::snprintf(buf, sizeof buf, "%.17g", *v);
-                file_ << buf;
+                text += buf;
             } else {
-                file_ << "NA";
+                text += "NA";
             }
         }
-        file_ << '\n' << std::flush;
+        text += '\n';
         if (!file_)
-            throw std::runtime_error("tpudsl::CSVLogger: writing '" + filename_ + "' failed");
+            throw std::logic_error("tpudsl::CSVLogger: '" + filename_ + "' is not open (on_train_begin opens it)");
+        if (!detail::write_all(file_.get(), text.data(), text.size()))
+            detail::throw_errno(errno, "tpudsl::CSVLogger: writing '" + filename_ + "' failed");
     }
 
     void
     on_train_end(TrainingControl&) override
     {
-        file_.close();
+        if (const int err = file_.close())
+            detail::throw_errno(err, "tpudsl::CSVLogger: closing '" + filename_ + "' failed");
     }
 
 private:
     std::string filename_;
     char separator_;
     bool append_;
-    std::ofstream file_;
+    detail::unique_fd file_;
     std::vector<std::string> keys_;
     bool header_written_ = false;
 };
@@ -420,59 +488,82 @@ struct ModelCheckpointOptions {
 /// `ModelCheckpoint(filepath, monitor="val_loss", verbose=0, save_best_only=False, mode="auto")`:
 /// saves the weights at each epoch's end (or only on improvement), atomically. `{epoch}` in the path
 /// becomes the 1-based epoch number (`{epoch:02d}` pads it).
+///
+/// Unlike Keras, it never saves weights that hold a NaN or an infinity (a checkpoint of a diverged
+/// model would replace the last good one), and with save_best_only a non-finite monitored value is
+/// never the best; it skips such an epoch and says so once per `fit`.
 class ModelCheckpoint : public Callback {
 public:
     using Options = ModelCheckpointOptions;
 
+    /// Throws std::invalid_argument for a non-finite initial_value_threshold, or an `{epoch:0Nd}`
+    /// whose width is not a number from 1 to 255.
     explicit ModelCheckpoint(std::string filepath, Options o = {}, std::ostream& out = std::cout)
         : filepath_(std::move(filepath)), options_(std::move(o)), out_(&out)
     {
+        if (options_.initial_value_threshold)
+            detail::check_finite_option("ModelCheckpoint", "initial_value_threshold", *options_.initial_value_threshold,
+                                        "leave it unset to save the first epoch");
         monitor_.name = options_.monitor;
         monitor_.maximize =
             options_.mode == monitor_mode::max ||
             (options_.mode == monitor_mode::automatic &&
              (monitor_.name.find("acc") != std::string::npos || monitor_.name.rfind("fmeasure", 0) == 0));
+        (void)format_path(1);   // refuses a bad {epoch:...} now rather than after the first epoch
     }
 
     void
     on_train_begin(TrainingControl&) override
     {
         monitor_.reset(options_.initial_value_threshold);
+        warned_ = false;
     }
 
     void
     on_epoch_end(std::size_t epoch, Logs& logs, TrainingControl& control) override
     {
         const std::string path = format_path(epoch + 1);
-        if (!options_.save_best_only) {
-            control.save_weights(path);
-            if (options_.verbose > 0) {
-                char buf[64];
-                std::snprintf(buf, sizeof buf, "\nEpoch %05zu: saving model to ", epoch + 1);
-                *out_ << buf << path << '\n';
+        std::optional<double> current;
+        if (options_.save_best_only) {
+            current = logs.get(monitor_.name);
+            if (!current) {
+                *out_ << "Can save best model only with " << monitor_.name << " available, skipping.\n";
+                return;
             }
+            if (!std::isfinite(*current)) {
+                skip(epoch, path, monitor_.name + " is " + detail::number_text(*current) + ", which is never the best");
+                return;
+            }
+            if (!monitor_.improved(*current)) {
+                if (options_.verbose > 0) {
+                    char buf[256];
+                    std::snprintf(buf, sizeof buf, "\nEpoch %05zu: %s did not improve from %.5f\n", epoch + 1,
+                                  monitor_.name.c_str(), monitor_.best);
+                    *out_ << buf;
+                }
+                return;
+            }
+        }
+        const std::vector<float> weights = control.get_weights();
+        const auto bad = std::find_if(weights.begin(), weights.end(), [](float w) { return !std::isfinite(w); });
+        if (bad != weights.end()) {
+            skip(epoch, path,
+                 "the weights hold " + detail::number_text(*bad) + " (parameter " +
+                     std::to_string(bad - weights.begin()) + ")");
             return;
         }
-        const auto current = logs.get(monitor_.name);
-        if (!current) {
-            *out_ << "Can save best model only with " << monitor_.name << " available, skipping.\n";
-            return;
-        }
-        if (monitor_.improved(*current)) {
-            if (options_.verbose > 0) {
-                char buf[256];
-                std::snprintf(buf, sizeof buf, "\nEpoch %05zu: %s improved from %.5f to %.5f, saving model to %s\n",
-                              epoch + 1, monitor_.name.c_str(), monitor_.best, *current, path.c_str());
-                *out_ << buf;
-            }
-            monitor_.best = *current;
-            control.save_weights(path);
-        } else if (options_.verbose > 0) {
+        if (options_.verbose > 0) {
             char buf[256];
-            std::snprintf(buf, sizeof buf, "\nEpoch %05zu: %s did not improve from %.5f\n", epoch + 1,
-                          monitor_.name.c_str(), monitor_.best);
-            *out_ << buf;
+            if (current)
+                std::snprintf(buf, sizeof buf, "\nEpoch %05zu: %s improved from %.5f to %.5f, saving model to ",
+                              epoch + 1, monitor_.name.c_str(), monitor_.best, *current);
+            else
+                std::snprintf(buf, sizeof buf, "\nEpoch %05zu: saving model to ", epoch + 1);
+            *out_ << buf << path << '\n';
         }
+        if (current)
+            monitor_.best = *current;
+        control.save_weights(path);
     }
 
     /// The path for a 1-based epoch: `{epoch}` -> "3", `{epoch:02d}` -> "03".
@@ -487,10 +578,17 @@ public:
             } else if (filepath_.compare(i, 7, "{epoch:") == 0 && filepath_.find('}', i) != std::string::npos) {
                 // {epoch:0Nd}: zero-padded to N digits; other format specs print the plain number
                 const std::size_t close = filepath_.find('}', i);
-                const std::string spec = filepath_.substr(i + 7, close - i - 7);
+                const std::string_view spec = std::string_view(filepath_).substr(i + 7, close - i - 7);
                 std::string digits = std::to_string(epoch);
                 if (spec.size() >= 3 && spec.front() == '0' && spec.back() == 'd') {
-                    const std::size_t width = std::stoul(spec.substr(1, spec.size() - 2));
+                    const std::string_view n = spec.substr(1, spec.size() - 2);
+                    std::size_t width = 0;
+                    const auto r = std::from_chars(n.data(), n.data() + n.size(), width);
+                    if (r.ec != std::errc{} || r.ptr != n.data() + n.size() || width < 1 || width > 255)
+                        throw std::invalid_argument("tpudsl::ModelCheckpoint: '{epoch:" + std::string(spec) +
+                                                    "}' in the file path '" + filepath_ +
+                                                    "': the width must be a number from 1 to 255 ({epoch:02d} "
+                                                    "pads the epoch to 2 digits)");
                     if (digits.size() < width)
                         digits.insert(0, width - digits.size(), '0');
                 }
@@ -504,10 +602,24 @@ public:
     }
 
 private:
+    /// Skips this epoch's save, saying why the first time in a fit.
+    void
+    skip(std::size_t epoch, const std::string& path, const std::string& why)
+    {
+        if (warned_)
+            return;
+        warned_ = true;
+        *out_ << "WARNING: tpudsl::ModelCheckpoint: epoch " << epoch + 1 << ": " << why << "; not saving to '"
+              << path << "' (a file already there is kept as it is). The training has diverged: lower the "
+                         "learning rate, or add TerminateOnNaN to stop at the first non-finite loss. Said once "
+                         "per fit.\n";
+    }
+
     std::string filepath_;
     Options options_;
     std::ostream* out_;
     detail::monitor monitor_;
+    bool warned_ = false;
 };
 
 } // namespace tpudsl

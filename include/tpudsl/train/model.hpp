@@ -192,6 +192,7 @@ public:
     void
     compile(Optimizer optimizer, Loss loss, Metrics... metrics)
     {
+        optimizers::check(optimizer);   // hyperparameters in their domains, before any state changes
         optimizer_ = optimizer;
         loss_ = loss;
         metrics_ = {detail::make_metric_entry(metrics)...};
@@ -411,6 +412,7 @@ public:
     }
     void set_learning_rate(double lr) override
     {
+        optimizers::check_learning_rate(lr, "tpudsl::Trainable::set_learning_rate");
         std::visit([&](auto& o) { o.learning_rate = static_cast<float>(lr); }, optimizer_);
     }
     void save_weights(const std::string& path) const override { tpudsl::save_weights<Seq>(path, params_.data()); }

@@ -9,15 +9,23 @@
 /// `advance(c)` then commits per-step state (Nadam's momentum product), once per step.
 /// Every element goes through the same vector operations (the last vector of a shard with masked
 /// loads and stores), so the bits do not depend on where the shards begin and end.
+///
+/// `check(opt)` refuses hyperparameters outside their domain (std::invalid_argument naming the
+/// optimizer, the field, its value and the domain); compile calls it, and the model's learning-rate
+/// setter calls `check_learning_rate`.
 #ifndef TPUDSL_TRAIN_OPTIMIZERS_HPP
 #define TPUDSL_TRAIN_OPTIMIZERS_HPP
 
 #include <tpudsl/detail/simd.hpp>
 
 #include <algorithm>
+#include <charconv>
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
+#include <limits>
+#include <stdexcept>
+#include <string>
 #include <string_view>
 
 namespace tpudsl::optimizers {
@@ -273,6 +281,121 @@ struct RMSprop {
         });
     }
 };
+
+/// @name Domains of the hyperparameters
+/// Keras checks only SGD's momentum (in [0, 1]); tpudsl also refuses the values that make an update
+/// divide by zero or turn the weights into NaN: a negative or non-finite learning rate, betas of 1
+/// (Adam's bias correction 1 - beta_1^t is 0), a zero epsilon (0 / 0 where a gradient and its
+/// moments are 0), and NaN anywhere (every comparison with NaN is false, so no rule below lets it
+/// through).
+/// @{
+namespace detail {
+/// The shortest text that reads back as `v` ("0.9" for 0.9f, "nan", "inf", "1e+39").
+template <class T>
+[[nodiscard]] inline std::string
+shortest(T v)
+{
+    char buf[32];
+    const auto r = std::to_chars(buf, buf + sizeof buf, v);
+    return std::string(buf, r.ptr);
+}
+
+[[noreturn]] inline void
+out_of_domain(std::string_view where, std::string_view field, const std::string& value, std::string_view domain,
+              std::string_view hint)
+{
+    throw std::invalid_argument(std::string(where) + ": " + std::string(field) + " must be " + std::string(domain) +
+                                ", got " + value + " (" + std::string(hint) + ")");
+}
+
+/// A learning rate: finite and >= 0, and finite once held as a float.
+template <class T>
+inline void
+check_learning_rate(T lr, std::string_view where, std::string_view hint)
+{
+    if (!(lr >= T{0}) || !std::isfinite(static_cast<float>(lr)))
+        out_of_domain(where, "learning_rate", shortest(lr), "a finite float >= 0", hint);
+}
+
+/// 0 <= v < 1.
+inline void
+check_unit_open(float v, std::string_view where, std::string_view field, std::string_view keras_default)
+{
+    if (!(v >= 0.0f && v < 1.0f))
+        out_of_domain(where, field, shortest(v), "in [0, 1)", "Keras' default is " + std::string(keras_default));
+}
+
+/// 0 <= v <= 1.
+inline void
+check_unit_closed(float v, std::string_view where, std::string_view field, std::string_view keras_default)
+{
+    if (!(v >= 0.0f && v <= 1.0f))
+        out_of_domain(where, field, shortest(v), "in [0, 1]", "Keras' default is " + std::string(keras_default));
+}
+
+/// 0 < v < infinity.
+inline void
+check_epsilon(float v, std::string_view where)
+{
+    if (!(v > 0.0f && std::isfinite(v)))
+        out_of_domain(where, "epsilon", shortest(v), "finite and > 0", "Keras' default is 1e-07");
+}
+} // namespace detail
+
+/// Refuses a learning rate that is NaN, negative, or beyond a float's range (the optimizers hold it
+/// as a float): std::invalid_argument naming `where` and the value.
+inline void
+check_learning_rate(double lr, std::string_view where)
+{
+    detail::check_learning_rate(lr, where, "0 leaves the weights unchanged");
+}
+
+/// SGD: learning_rate finite and >= 0; momentum in [0, 1] (Keras' rule).
+inline void
+check(const SGD& o)
+{
+    constexpr std::string_view where = "tpudsl::optimizers::SGD";
+    detail::check_learning_rate(o.learning_rate, where, "Keras' default is 0.01");
+    detail::check_unit_closed(o.momentum, where, "momentum", "0");
+}
+
+/// Adam: learning_rate finite and >= 0; beta_1 and beta_2 in [0, 1); epsilon finite and > 0.
+inline void
+check(const Adam& o)
+{
+    constexpr std::string_view where = "tpudsl::optimizers::Adam";
+    detail::check_learning_rate(o.learning_rate, where, "Keras' default is 0.001");
+    detail::check_unit_open(o.beta_1, where, "beta_1", "0.9");
+    detail::check_unit_open(o.beta_2, where, "beta_2", "0.999");
+    detail::check_epsilon(o.epsilon, where);
+}
+
+/// Nadam: as Adam; its momentum product (a state, 1 for a fresh optimizer) in [0, 1].
+inline void
+check(const Nadam& o)
+{
+    constexpr std::string_view where = "tpudsl::optimizers::Nadam";
+    detail::check_learning_rate(o.learning_rate, where, "Keras' default is 0.001");
+    detail::check_unit_open(o.beta_1, where, "beta_1", "0.9");
+    detail::check_unit_open(o.beta_2, where, "beta_2", "0.999");
+    detail::check_epsilon(o.epsilon, where);
+    if (!(o.momentum_product >= 0.0 && o.momentum_product <= 1.0))
+        detail::out_of_domain(where, "momentum_product", detail::shortest(o.momentum_product), "in [0, 1]",
+                              "1 for a fresh optimizer");
+}
+
+/// RMSprop: learning_rate finite and >= 0; rho in [0, 1); momentum in [0, 1] (SGD's rule);
+/// epsilon finite and > 0.
+inline void
+check(const RMSprop& o)
+{
+    constexpr std::string_view where = "tpudsl::optimizers::RMSprop";
+    detail::check_learning_rate(o.learning_rate, where, "Keras' default is 0.001");
+    detail::check_unit_open(o.rho, where, "rho", "0.9");
+    detail::check_unit_closed(o.momentum, where, "momentum", "0");
+    detail::check_epsilon(o.epsilon, where);
+}
+/// @}
 
 } // namespace tpudsl::optimizers
 

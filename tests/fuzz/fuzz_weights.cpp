@@ -1,0 +1,226 @@
+// libFuzzer harness for the weights loader (tpudsl::load_weights): the input is a file's bytes, loaded
+// as the weights of a small fixed model. What a load must do with any input:
+//   - succeed only for a file that save_weights would write: saving the loaded weights again gives
+//     the input byte for byte (so nothing in the file is ignored and nothing is invented);
+//   - otherwise throw std::runtime_error (std::system_error included) naming the file, and leave
+//     the weights as they were;
+//   - never crash, hang, allocate beyond the model's size, or throw anything else.
+//
+// Build and run (clang 14, from the repository root):
+//   clang++-14 -std=c++20 -O1 -g -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all
+//       -Iinclude tests/fuzz/fuzz_weights.cpp -lz -o fuzz_weights
+//   ./fuzz_weights -max_total_time=30 tests/fuzz/corpus/weights
+// Seed corpus: tests/fuzz/corpus/weights/, written by this file built with TPUDSL_FUZZ_WRITE_SEEDS
+// (GCC, which also checks that the model below has the layout of the real Sequential it stands for):
+//   g++ -std=c++20 -DTPUDSL_FUZZ_WRITE_SEEDS -Iinclude tests/fuzz/fuzz_weights.cpp -lz -o write_seeds
+//   ./write_seeds tests/fuzz/corpus/weights
+#include <tpudsl/io/weights.hpp>
+
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <stdexcept>
+#include <string>
+#include <tuple>
+#include <vector>
+
+#include <fcntl.h>
+#include <unistd.h>
+
+namespace fuzz {
+
+template <std::size_t... D>
+struct dims_of {
+    static constexpr std::array<std::size_t, sizeof...(D)> dims{D...};
+};
+template <std::size_t Offset, class Shape>
+struct weight_at {
+    static constexpr std::size_t offset = Offset;
+    using shape = Shape;
+};
+template <class... W>
+struct layer_of {
+    static constexpr std::size_t weight_count = sizeof...(W);
+    template <std::size_t J>
+    using weight = std::tuple_element_t<J, std::tuple<W...>>;
+};
+
+/// The weight layout of Sequential<Input<Shape<3>>, Dense<4, Relu>, Dense<2>>: 26 parameters in a
+/// buffer of 64 floats (each weight starts on a 64-byte boundary), a file of 296 bytes. Written out
+/// because clang 14 cannot compile the layers themselves (they take float template arguments);
+/// the seed writer checks it against the real model with GCC.
+struct model {
+    static constexpr std::size_t param_count = 26;
+    static constexpr std::size_t param_buffer_size = 64;
+    static constexpr std::size_t layer_count = 2;
+    template <std::size_t I>
+    using layer = std::tuple_element_t<I, std::tuple<layer_of<weight_at<0, dims_of<3, 4>>, weight_at<16, dims_of<4>>>,
+                                                     layer_of<weight_at<32, dims_of<4, 2>>, weight_at<48, dims_of<2>>>>>;
+};
+
+/// A file of this process for the input and one for the weights saved again (in /dev/shm when it
+/// exists: a file system in memory).
+std::string
+scratch(const char* what)
+{
+    const char* dir = ::access("/dev/shm", W_OK) == 0 ? "/dev/shm" : "/tmp";
+    return std::string(dir) + "/tpudsl_fuzz_weights_" + what + "." + std::to_string(::getpid());
+}
+
+[[noreturn]] void
+fail(const char* why, const std::string& detail = {})
+{
+    std::fprintf(stderr, "fuzz_weights: %s%s%s\n", why, detail.empty() ? "" : ": ", detail.c_str());
+    std::abort();
+}
+
+void
+write_file(const std::string& path, const std::uint8_t* data, std::size_t size)
+{
+    const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    if (fd < 0)
+        fail("cannot write the input file", path);
+    for (std::size_t done = 0; done < size;) {
+        const ssize_t w = ::write(fd, data + done, size - done);
+        if (w <= 0)
+            fail("cannot write the input file", path);
+        done += static_cast<std::size_t>(w);
+    }
+    ::close(fd);
+}
+
+std::vector<std::uint8_t>
+read_file(const std::string& path)
+{
+    std::vector<std::uint8_t> out;
+    FILE* f = std::fopen(path.c_str(), "rb");
+    if (!f)
+        fail("cannot read the saved file", path);
+    std::uint8_t buf[4096];
+    for (std::size_t n; (n = std::fread(buf, 1, sizeof buf, f)) > 0;)
+        out.insert(out.end(), buf, buf + n);
+    std::fclose(f);
+    return out;
+}
+
+} // namespace fuzz
+
+#ifndef TPUDSL_FUZZ_WRITE_SEEDS
+
+namespace fuzz {
+const std::string input = scratch("input"), again = scratch("again");
+} // namespace fuzz
+
+extern "C" int
+LLVMFuzzerInitialize(int*, char***)
+{
+    std::atexit([] {
+        ::unlink(fuzz::input.c_str());
+        ::unlink(fuzz::again.c_str());
+    });
+    return 0;
+}
+
+extern "C" int
+LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size)
+{
+    using fuzz::again;
+    using fuzz::input;
+    fuzz::write_file(input, data, size);
+
+    // weights that a failed load must leave as they are: a NaN with a payload no file is likely to hold
+    constexpr std::uint32_t sentinel_bits = 0x7fc0'5a5aU;
+    float sentinel;
+    std::memcpy(&sentinel, &sentinel_bits, 4);
+    std::vector<float> params(fuzz::model::param_buffer_size, sentinel);
+
+    bool loaded = false;
+    try {
+        tpudsl::load_weights<fuzz::model>(input, params.data());
+        loaded = true;
+    } catch (const std::runtime_error& e) {
+        if (std::string(e.what()).find("'" + input + "'") == std::string::npos)
+            fuzz::fail("an error that does not name the file", e.what());
+        for (float p : params)
+            if (std::memcmp(&p, &sentinel, 4) != 0)
+                fuzz::fail("a refused file changed the weights", e.what());
+    }
+    if (loaded) {
+        tpudsl::save_weights<fuzz::model>(again, params.data());
+        const std::vector<std::uint8_t> saved = fuzz::read_file(again);
+        if (saved.size() != size || std::memcmp(saved.data(), data, size) != 0)
+            fuzz::fail("a file was accepted, but its weights saved again differ from it",
+                       std::to_string(size) + " bytes in, " + std::to_string(saved.size()) + " bytes out");
+    }
+    return 0;
+}
+
+#else   // the seed corpus, written by the library
+
+#include <tpudsl/tpudsl.hpp>
+
+#include <cmath>
+#include <filesystem>
+#include <limits>
+
+namespace {
+using Real = tpudsl::Sequential<tpudsl::Input<tpudsl::Shape<3>>, tpudsl::Dense<4, tpudsl::Relu>, tpudsl::Dense<2>>;
+static_assert(fuzz::model::param_count == Real::param_count);
+static_assert(fuzz::model::param_buffer_size == Real::param_buffer_size);
+static_assert(tpudsl::detail::layout_fingerprint<fuzz::model>() == tpudsl::detail::layout_fingerprint<Real>(),
+              "fuzz::model must have the weight layout of the model it stands for");
+
+/// Another model's file, whose header must be refused.
+using Other = tpudsl::Sequential<tpudsl::Input<tpudsl::Shape<2>>, tpudsl::Dense<2>>;
+
+void
+put(const std::filesystem::path& path, std::vector<std::uint8_t> bytes)
+{
+    fuzz::write_file(path.string(), bytes.data(), bytes.size());
+}
+} // namespace
+
+int
+main(int argc, char** argv)
+{
+    namespace fs = std::filesystem;
+    if (argc != 2) {
+        std::fprintf(stderr, "usage: %s <corpus directory>\n", argv[0]);
+        return 2;
+    }
+    const fs::path dir = argv[1];
+    fs::create_directories(dir);
+    std::vector<float> w(Real::param_buffer_size, 0.0f);
+
+    tpudsl::save_weights<Real>((dir / "valid_zeros").string(), w.data());
+    for (std::size_t i = 0; i < w.size(); ++i)
+        w[i] = static_cast<float>(i) * 0.25f - 3.0f;
+    tpudsl::save_weights<Real>((dir / "valid_pattern").string(), w.data());
+    const std::vector<std::uint8_t> valid = fuzz::read_file((dir / "valid_pattern").string());
+    w[0] = std::numeric_limits<float>::quiet_NaN();
+    w[1] = std::numeric_limits<float>::infinity();
+    w[2] = -0.0f;
+    w[3] = std::numeric_limits<float>::denorm_min();
+    tpudsl::save_weights<Real>((dir / "valid_specials").string(), w.data());
+    std::vector<float> o(Other::param_buffer_size, 1.0f);
+    tpudsl::save_weights<Other>((dir / "other_model").string(), o.data());
+
+    for (std::size_t cut : {0, 5, 8, 20, 32, 100, 288, 295})
+        put(dir / ("truncated_" + std::to_string(cut)), {valid.begin(), valid.begin() + static_cast<long>(cut)});
+    // one flipped bit in the magic, the count, the buffer size, the fingerprint, a float, the checksum
+    for (std::size_t at : {3, 9, 17, 30, 100, 290}) {
+        auto b = valid;
+        b[at] ^= 0x10;
+        put(dir / ("bitflip_" + std::to_string(at)), b);
+    }
+    auto longer = valid;
+    for (char c : std::string("junk"))
+        longer.push_back(static_cast<std::uint8_t>(c));
+    put(dir / "trailing_bytes", longer);
+    return 0;
+}
+
+#endif
