@@ -73,7 +73,7 @@ using SameConv = tpudsl::Sequential<tpudsl::Input<tpudsl::Shape<8, 8, 3>>, tpuds
 
 } // namespace
 
-TEST_CASE("a training step allocates nothing, the first one included; the plan sized every kernel's scratch",
+TEST_CASE("a training step allocates nothing, the first one included, the plan sized every kernel's scratch",
           "[alloc]")
 {
     CHECK(allocations_in_steps<seeds::FashionCnn>(tpudsl::optimizers::Adam{}, 16, 5) == 0);

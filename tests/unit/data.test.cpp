@@ -103,7 +103,7 @@ TEST_CASE("pad_sequences follows Keras' documented examples", "[data][preprocess
     // [pad_sequences]
 }
 
-TEST_CASE("to_categorical: one-hot rows; a label out of range is an error", "[data][preprocessing]")
+TEST_CASE("to_categorical: one-hot rows, a label out of range is an error", "[data][preprocessing]")
 {
     const std::vector<int> y = {0, 2, 1};
     const auto c = to_categorical<3>(y);
@@ -161,7 +161,7 @@ TEST_CASE("Fashion-MNIST loader: counts must agree, labels must be classes, a mi
                       Catch::Contains("no data set in") && Catch::Contains("dataset-fashion-mnist"));
 }
 
-TEST_CASE("CIFAR-10 binary batches: planar RGB to channels-last; broken files refused", "[data][cifar10]")
+TEST_CASE("CIFAR-10 binary batches: planar RGB to channels-last, broken files refused", "[data][cifar10]")
 {
     temp_dir dir;
     auto record = [](unsigned char label, unsigned char r, unsigned char g, unsigned char b) {

@@ -114,7 +114,7 @@ TEST_CASE("shuffle: a permutation, the same for the same seed, different on each
     CHECK(late_first);
 }
 
-TEST_CASE("shuffle().cache() replays the first iteration; cache().shuffle() reshuffles", "[dataset]")
+TEST_CASE("shuffle().cache() replays the first iteration, cache().shuffle() reshuffles", "[dataset]")
 {
     const auto frozen = numbers(30).shuffle(30, 1).cache();
     const auto epoch1 = labels_of(frozen, 0);
@@ -257,7 +257,7 @@ TEST_CASE("values are checked where they enter: from_tensor_slices summarises th
     CHECK(h.epoch.size() == 2);
 }
 
-TEST_CASE("validation_data: one spelling for arrays and Datasets; a Dataset that does not fit is named",
+TEST_CASE("validation_data: one spelling for arrays and Datasets, a Dataset that does not fit is named",
           "[dataset][fit]")
 {
     using Toy = Sequential<Input<Shape<2>>, Dense<2, Softmax>>;
@@ -337,7 +337,7 @@ TEST_CASE("a batch size chosen at run time trains as the same size fixed at comp
     CHECK_THROWS_WITH(Dataset<E>::from_tensor_slices(x, y).batch(0), Catch::Contains("batch_size must be at least 1"));
 }
 
-TEST_CASE("a dataset's bad batch is reported with its place; one that runs dry stops training",
+TEST_CASE("a dataset's bad batch is reported with its place, one that runs dry stops training",
           "[dataset][fit]")
 {
     using Toy = Sequential<Input<Shape<2>>, Dense<2, Softmax>>;

@@ -80,7 +80,7 @@ TEST_CASE("progress line: Keras' bar, ETA, step time and values", "[fit][format]
     CHECK(progbar_line(281, 0, 5.6, 0.02, Logs{}) == "    281/Unknown - 6s 20ms/step");
 }
 
-TEST_CASE("fit prints Epoch i/N and one Keras line per epoch; History holds val_* only when validated",
+TEST_CASE("fit prints Epoch i/N and one Keras line per epoch, History holds val_* only when validated",
           "[fit][format]")
 {
     const auto train = make_toy(256, 1);
@@ -133,7 +133,7 @@ TEST_CASE("fit prints Epoch i/N and one Keras line per epoch; History holds val_
                                               Catch::Contains("loss, sparse_categorical_accuracy"));
 }
 
-TEST_CASE("the trained model reads as Keras' Model; a user's own Model alias stays free", "[fit]")
+TEST_CASE("the trained model reads as Keras' Model, a user's own Model alias stays free", "[fit]")
 {
     STATIC_REQUIRE(std::is_same_v<keras::Model<Toy>, Trainable<Toy, OneDeviceStrategy>>);
     STATIC_REQUIRE(std::is_same_v<keras::Model<Toy, TpuStrategy<2>>, decltype(TpuStrategy<2>{}.scope<Toy>())>);
@@ -154,7 +154,7 @@ TEST_CASE("compile's warnings go to the model's output stream", "[fit]")
     CHECK(&model.output() == &out);
 }
 
-TEST_CASE("callbacks written in place belong to the list; named ones are read after fit", "[fit][callbacks]")
+TEST_CASE("callbacks written in place belong to the list, named ones are read after fit", "[fit][callbacks]")
 {
     const auto train = make_toy(64, 8);
     Trainable<Toy> model(5);
@@ -175,7 +175,7 @@ TEST_CASE("callbacks written in place belong to the list; named ones are read af
     CHECK(history.epoch.size() == 1);
 }
 
-TEST_CASE("verbose=2 prints one line per epoch; verbose=0 prints nothing", "[fit][format]")
+TEST_CASE("verbose=2 prints one line per epoch, verbose=0 prints nothing", "[fit][format]")
 {
     const auto train = make_toy(100, 4);
     Trainable<Toy> model;
@@ -371,7 +371,7 @@ TEST_CASE("TerminateOnNaN stops on a non-finite loss", "[callbacks]")
     CHECK(out.str() == "Batch 7: Invalid loss, terminating training\n");
 }
 
-TEST_CASE("CSVLogger and ModelCheckpoint write real files; weights round-trip", "[callbacks][io]")
+TEST_CASE("CSVLogger and ModelCheckpoint write real files, weights round-trip", "[callbacks][io]")
 {
     const auto dir = std::filesystem::temp_directory_path() / "tpudsl_fit_test";
     std::filesystem::create_directories(dir);
@@ -461,7 +461,7 @@ TEST_CASE("Keras' initializers: glorot_uniform kernels, zero biases, uniform(-0.
     CHECK(bias[1] == 0.0);
 }
 
-TEST_CASE("predict returns the outputs; evaluate's accuracy agrees with them", "[fit]")
+TEST_CASE("predict returns the outputs, evaluate's accuracy agrees with them", "[fit]")
 {
     const auto data = make_toy(50, 10);
     Trainable<Toy> model(2);

@@ -177,7 +177,7 @@ TEST_CASE("LearningRateScheduler refuses an empty schedule and a rate that is ne
     CHECK(model.learning_rate() == 0.25);
 }
 
-TEST_CASE("ReduceLROnPlateau refuses a factor outside [0, 1), a negative or non-finite min_lr or min_delta",
+TEST_CASE("ReduceLROnPlateau refuses a factor outside 0 to 1 (1 excluded), a negative or non-finite min_lr or min_delta",
           "[hyperparameters][callbacks]")
 {
     CHECK(refusal([] { ReduceLROnPlateau r({.factor = nan_d}); }) ==

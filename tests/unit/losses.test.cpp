@@ -126,7 +126,7 @@ TEST_CASE("binary crossentropy and mean squared error", "[losses]")
     CHECK(evaluate(losses::MeanSquaredError{}, v, 1.0f, g.data()) == Approx(want).epsilon(1e-6));
 }
 
-TEST_CASE("accuracy metrics; top-k counts ties at the boundary as hits", "[metrics]")
+TEST_CASE("accuracy metrics, top-k counts ties at the boundary as hits", "[metrics]")
 {
     const std::vector<float> out = {0.1f, 0.5f, 0.2f, 0.2f,    // argmax 1
                                     0.3f, 0.3f, 0.3f, 0.1f,    // tie: first max is 0

@@ -67,7 +67,7 @@ TEST_CASE("Nadam: tf.keras >= 2.11 schedule and the legacy 0.004 schedule", "[op
     CHECK(optimizers::Nadam{}.mu(10) == Approx(0.600825).margin(1e-6));
 }
 
-TEST_CASE("RMSprop: epsilon inside the square root; momentum and centered", "[optimizers]")
+TEST_CASE("RMSprop: epsilon inside the square root, momentum and centered", "[optimizers]")
 {
     check(run(optimizers::RMSprop{}), {0.496837880, 0.499694994, 0.497104365});
     check(run(optimizers::RMSprop{.momentum = 0.9f, .centered = true}), {0.496666852, 0.496560075, 0.493833418});
