@@ -1,14 +1,44 @@
 /// @file The seed examples' command line: --epochs --batch --steps --data --seed (and --train-samples).
+/// Numbers are parsed strictly (digits only, within range: "--batch -1" is an error, not 2^64 - 1);
+/// a bad flag or value ends in a message with the usage line.
 #ifndef TPUDSL_EXAMPLES_COMMON_ARGS_HPP
 #define TPUDSL_EXAMPLES_COMMON_ARGS_HPP
 
+#include <charconv>
 #include <cstddef>
 #include <cstdint>
+#include <cstdlib>
+#include <iostream>
+#include <limits>
 #include <stdexcept>
 #include <string>
 #include <string_view>
 
 namespace seeds {
+
+/// A command line that cannot be run: what is wrong, then the usage line.
+class usage_error : public std::invalid_argument {
+public:
+    usage_error(const std::string& what, const std::string& usage) : std::invalid_argument(what + "\n" + usage) {}
+};
+
+/// The value of `flag` as a whole number in [lowest, highest], or a usage_error saying why not.
+inline std::uint64_t
+parse_number(std::string_view flag, std::string_view value, std::uint64_t lowest, std::uint64_t highest,
+             const std::string& usage)
+{
+    std::uint64_t v = 0;
+    const auto [end, ec] = std::from_chars(value.data(), value.data() + value.size(), v);
+    const std::string quoted = std::string(flag) + " '" + std::string(value) + "'";
+    if (ec == std::errc::result_out_of_range)
+        throw usage_error(quoted + " is too large (at most " + std::to_string(highest) + ")", usage);
+    if (value.empty() || ec != std::errc{} || end != value.data() + value.size())
+        throw usage_error(quoted + ": expected a whole number of decimal digits", usage);
+    if (v < lowest || v > highest)
+        throw usage_error(quoted + " is outside [" + std::to_string(lowest) + ", " + std::to_string(highest) + "]",
+                          usage);
+    return v;
+}
 
 struct Args {
     std::size_t epochs;
@@ -19,34 +49,40 @@ struct Args {
     std::string data;
 };
 
-/// Parses the flags over the seed's defaults.
+/// Parses the flags over the seed's defaults; --help prints the usage line and exits.
 inline Args
 parse_args(int argc, char** argv, Args defaults)
 {
+    const std::string program = argc > 0 ? std::string(argv[0]).substr(std::string(argv[0]).find_last_of('/') + 1)
+                                         : std::string("seed");
+    const std::string usage = "usage: " + program +
+                              " [--epochs N] [--batch N] [--steps N] [--data DIR] [--seed S] [--train-samples N]";
+    constexpr std::uint64_t many = std::uint64_t{1} << 40;   // no run asks for more; beyond is a typo
     Args a = defaults;
     for (int i = 1; i < argc; ++i) {
         const std::string_view flag = argv[i];
+        if (flag == "--help" || flag == "-h") {
+            std::cout << usage << '\n';
+            std::exit(0);
+        }
         if (i + 1 >= argc)
-            throw std::invalid_argument("missing value after " + std::string(flag));
-        const std::string value = argv[++i];
+            throw usage_error("missing value after " + std::string(flag), usage);
+        const std::string_view value = argv[++i];
         if (flag == "--epochs")
-            a.epochs = std::stoul(value);
+            a.epochs = parse_number(flag, value, 1, many, usage);
         else if (flag == "--batch")
-            a.batch = std::stoul(value);
+            a.batch = parse_number(flag, value, 1, many, usage);
         else if (flag == "--steps")
-            a.steps = std::stoul(value);
+            a.steps = parse_number(flag, value, 0, many, usage);
         else if (flag == "--train-samples")
-            a.train_samples = std::stoul(value);
+            a.train_samples = parse_number(flag, value, 0, many, usage);
         else if (flag == "--seed")
-            a.seed = std::stoull(value);
+            a.seed = parse_number(flag, value, 0, std::numeric_limits<std::uint64_t>::max(), usage);
         else if (flag == "--data")
             a.data = value;
         else
-            throw std::invalid_argument("unknown flag " + std::string(flag) +
-                                        " (flags: --epochs --batch --steps --data --seed --train-samples)");
+            throw usage_error("unknown flag " + std::string(flag), usage);
     }
-    if (a.epochs == 0 || a.batch == 0)
-        throw std::invalid_argument("--epochs and --batch must be at least 1");
     return a;
 }
 

@@ -8,6 +8,7 @@
 // Fashion-MNIST is the real data set when it is installed; CIFAR-10 here is a synthetic stand-in of
 // the same shapes with a learnable signal (announced on the first line), until its loader lands.
 #include "cifar10_cnn/model.hpp"
+#include "common/args.hpp"
 #include "fashion_mnist_cnn/model.hpp"
 
 #include <tpudsl/tpudsl.hpp>
@@ -15,6 +16,7 @@
 #include <xtensor/xtensor.hpp>
 
 #include <chrono>
+#include <cstdint>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -43,7 +45,7 @@ struct Row {
 
 template <class M>
 struct Split {
-    xt::xtensor<float, 2> x;
+    xt::xtensor<float, 4> x;   // (samples, height, width, channels), as the model's Input
     xt::xtensor<std::int32_t, 1> y;
 };
 
@@ -51,7 +53,8 @@ template <class M>
 Split<M>
 make_split(std::size_t n)
 {
-    return {xt::xtensor<float, 2>(std::array<std::size_t, 2>{n, M::input_shape::size}),
+    constexpr auto d = M::input_shape::dims;
+    return {xt::xtensor<float, 4>(std::array<std::size_t, 4>{n, d[0], d[1], d[2]}),
             xt::xtensor<std::int32_t, 1>(std::array<std::size_t, 1>{n})};
 }
 
@@ -70,7 +73,7 @@ synthetic(std::size_t n, std::uint32_t seed)
         for (std::size_t h = 0; h < H; ++h)
             for (std::size_t w = 0; w < W; ++w)
                 for (std::size_t c = 0; c < C; ++c)
-                    s.x(i, (h * W + w) * C + c) =
+                    s.x(i, h, w, c) =
                         noise(gen) + ((h * 10 / H) == std::size_t(label) && c == std::size_t(label) % C ? 0.4f : 0.0f);
     }
     return s;
@@ -83,11 +86,12 @@ fashion(const Args& a, bool& real)
     try {
         const auto d = tpudsl::data::fashion_mnist::load_data(a.data);
         auto convert = [](const tpudsl::data::image_split& sp, std::size_t limit) {
-            return Split<M>{sp.x<M::input_shape::size>({.limit = limit}), sp.y(limit)};
+            constexpr auto d = M::input_shape::dims;
+            return Split<M>{sp.x<d[0], d[1], d[2]>({.limit = limit}), sp.y(limit)};
         };
         real = true;
         return {convert(d.train, a.fashion_samples), convert(d.test, 10000)};
-    } catch (const std::exception&) {
+    } catch (const tpudsl::data::missing_data_set&) {   // present but unreadable is an error
         real = false;
         return {synthetic<M>(a.fashion_samples, 1), synthetic<M>(2000, 2)};
     }
@@ -172,14 +176,24 @@ int
 main(int argc, char** argv)
 try {
     Args a;
-    for (int i = 1; i + 1 < argc; i += 2) {
-        const std::string flag = argv[i], value = argv[i + 1];
+    const std::string usage = "usage: tpu_vs_cpu [--epochs N] [--batches 32,64,...] [--fashion-samples N] "
+                              "[--cifar-samples N] [--data DIR] [--out DIR]";
+    constexpr std::uint64_t many = std::uint64_t{1} << 40;
+    for (int i = 1; i < argc; i += 2) {
+        const std::string flag = argv[i];
+        if (flag == "--help" || flag == "-h") {
+            std::cout << usage << '\n';
+            return 0;
+        }
+        if (i + 1 >= argc)
+            throw seeds::usage_error("missing value after " + flag, usage);
+        const std::string value = argv[i + 1];
         if (flag == "--epochs")
-            a.epochs = std::stoul(value);
+            a.epochs = seeds::parse_number(flag, value, 1, many, usage);
         else if (flag == "--fashion-samples")
-            a.fashion_samples = std::stoul(value);
+            a.fashion_samples = seeds::parse_number(flag, value, 1, 60000, usage);   // the data set's size
         else if (flag == "--cifar-samples")
-            a.cifar_samples = std::stoul(value);
+            a.cifar_samples = seeds::parse_number(flag, value, 1, 50000, usage);
         else if (flag == "--data")
             a.data = value;
         else if (flag == "--out")
@@ -188,10 +202,11 @@ try {
             a.batches.clear();
             std::stringstream ss(value);
             for (std::string b; std::getline(ss, b, ',');)
-                a.batches.push_back(std::stoul(b));
+                a.batches.push_back(seeds::parse_number(flag, b, 1, many, usage));
+            if (a.batches.empty())
+                throw seeds::usage_error("--batches '" + value + "': expected batch sizes separated by commas", usage);
         } else {
-            throw std::invalid_argument("unknown flag " + flag +
-                                        " (--epochs --batches --fashion-samples --cifar-samples --data --out)");
+            throw seeds::usage_error("unknown flag " + flag, usage);
         }
     }
     bool real = false;

@@ -217,7 +217,7 @@ TEST_CASE("token sequences: the plain-text format, and every way a line can be w
     CHECK_THROWS_WITH(data::read_sequences(dir / "t.txt"), Catch::Contains("line 3: expected a token id, found 'x3'"));
     write_text(dir / "n.txt", "tpudsl-sequences 1\ncount 2\n1\t2 -4\n");
     CHECK_THROWS_WITH(data::read_sequences(dir / "n.txt"), Catch::Contains("line 3: token id -4 is outside"));
-    write_text(dir / "c.txt", "tpudsl-sequences 1\ncount 3\n1\t2\n");
+    write_text(dir / "c.txt", "tpudsl-sequences 1\ncount 3\n1\t2 3 4 5 6 7 8\n");
     CHECK_THROWS_WITH(data::read_sequences(dir / "c.txt"), Catch::Contains("announces 3 samples but holds 1"));
     write_text(dir / "tab.txt", "tpudsl-sequences 1\ncount 1\n1 2 3\n");
     CHECK_THROWS_WITH(data::read_sequences(dir / "tab.txt"), Catch::Contains("line 3: expected 'label<TAB>tokens'"));

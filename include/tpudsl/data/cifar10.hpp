@@ -31,37 +31,43 @@ default_directory()
 }
 
 /// Reads one batch file; appends its images (channels-last) and labels to `split`. Refuses a file
-/// whose size is not a whole number of records, or a label above 9, naming the file and record.
+/// whose size is not a whole number of records, or a label above 9, naming the file and record, and
+/// a directory or device where the file should be; `split` is left as it was on any error.
 inline void
 read_batch(const std::string& path, image_split& split)
 {
+    const auto size = static_cast<std::size_t>(detail::regular_file_size(path));
+    if (split.count > 0 && (split.rows != 32 || split.cols != 32))
+        throw std::invalid_argument("tpudsl::data::cifar10::read_batch: the split holds " + std::to_string(split.rows) +
+                                    " x " + std::to_string(split.cols) + " images, not CIFAR-10's 32 x 32");
     std::ifstream in(path, std::ios::binary);
     if (!in)
         throw std::runtime_error("tpudsl: cannot open '" + path + "'");
-    const auto size = static_cast<std::size_t>(std::filesystem::file_size(path));
     if (size == 0 || size % record_bytes != 0)
         throw std::runtime_error("tpudsl: '" + path + "' holds " + std::to_string(size) +
                                  " bytes, not a whole number of 3,073-byte records (expected " +
                                  std::to_string(records_per_file * record_bytes) + ")");
     const std::size_t n = size / record_bytes;
     std::vector<unsigned char> record(record_bytes);
-    split.rows = split.cols = 32;
-    const std::size_t first = split.count;
-    split.images.resize((first + n) * 3072);
-    split.labels.resize(first + n);
+    std::vector<std::uint8_t> images(n * 3072), labels(n);   // appended only once all of it is read
     for (std::size_t r = 0; r < n; ++r) {
         if (!in.read(reinterpret_cast<char*>(record.data()), record_bytes))
             throw std::runtime_error("tpudsl: '" + path + "' is truncated at record " + std::to_string(r));
         if (record[0] > 9)
             throw std::runtime_error("tpudsl: '" + path + "': label " + std::to_string(record[0]) + " at record " +
                                      std::to_string(r) + " is outside [0, 10)");
-        split.labels[first + r] = record[0];
-        std::uint8_t* img = split.images.data() + (first + r) * 3072;
+        labels[r] = record[0];
+        std::uint8_t* img = images.data() + r * 3072;
         for (std::size_t p = 0; p < 1024; ++p)       // planar RGB -> (32, 32, 3)
             for (std::size_t c = 0; c < 3; ++c)
                 img[p * 3 + c] = record[1 + c * 1024 + p];
     }
-    split.count = first + n;
+    split.images.reserve(split.images.size() + images.size());
+    split.labels.reserve(split.labels.size() + labels.size());
+    split.images.insert(split.images.end(), images.begin(), images.end());
+    split.labels.insert(split.labels.end(), labels.begin(), labels.end());
+    split.rows = split.cols = 32;
+    split.count += n;
 }
 
 /// `cifar10.load_data()`: 50,000 training images from data_batch_1..5.bin, 10,000 test images

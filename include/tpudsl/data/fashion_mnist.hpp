@@ -73,10 +73,16 @@ struct image_dataset {
 };
 
 namespace detail {
+/// One split of an MNIST-format data set (`name`: "Fashion-MNIST", "MNIST"): 28x28 images, labels
+/// 0-9, as many of each.
 inline image_split
-load_split(const std::string& images_path, const std::string& labels_path)
+load_split(const std::string& name, const std::string& images_path, const std::string& labels_path)
 {
     idx_array images = read_idx(images_path, 3);
+    if (images.dims[1] != 28 || images.dims[2] != 28)
+        throw std::runtime_error("tpudsl: '" + images_path + "' holds images of " + std::to_string(images.dims[1]) +
+                                 " x " + std::to_string(images.dims[2]) + " pixels; " + name +
+                                 " images are 28 x 28");
     idx_array labels = read_idx(labels_path, 1);
     if (images.dims[0] != labels.dims[0])
         throw std::runtime_error("tpudsl: '" + images_path + "' holds " + std::to_string(images.dims[0]) +
@@ -88,20 +94,18 @@ load_split(const std::string& images_path, const std::string& labels_path)
                                      " at record " + std::to_string(i) + " is outside [0, 10)");
     return {images.dims[0], images.dims[1], images.dims[2], std::move(images.bytes), std::move(labels.bytes)};
 }
-} // namespace detail
 
-namespace detail {
 /// The four IDX files of an MNIST-format data set in `dir`, plain or .gz.
 inline image_dataset
-load_idx_dataset(const std::string& dir, const std::string& how_to_get)
+load_idx_dataset(const std::string& name, const std::string& dir, const std::string& how_to_get)
 {
     auto file = [&](const char* base) {
         const std::string gz = std::string(base) + ".gz";
         return find_file(dir, {gz.c_str(), base}, how_to_get);
     };
     image_dataset d;
-    d.train = load_split(file("train-images-idx3-ubyte"), file("train-labels-idx1-ubyte"));
-    d.test = load_split(file("t10k-images-idx3-ubyte"), file("t10k-labels-idx1-ubyte"));
+    d.train = load_split(name, file("train-images-idx3-ubyte"), file("train-labels-idx1-ubyte"));
+    d.test = load_split(name, file("t10k-images-idx3-ubyte"), file("t10k-labels-idx1-ubyte"));
     return d;
 }
 } // namespace detail
@@ -122,7 +126,7 @@ default_directory()
 inline image_dataset
 load_data(const std::string& dir = default_directory())
 {
-    return detail::load_idx_dataset(dir, "install the Debian package dataset-fashion-mnist, or point "
+    return detail::load_idx_dataset("Fashion-MNIST", dir, "install the Debian package dataset-fashion-mnist, or point "
                                          "TPUDSL_FASHION_MNIST_DIR (or --data) at a directory with the four IDX files");
 }
 
@@ -143,7 +147,7 @@ default_directory()
 inline image_dataset
 load_data(const std::string& dir = default_directory())
 {
-    return detail::load_idx_dataset(dir, "download the four MNIST IDX files (train-images-idx3-ubyte.gz, ...) and point "
+    return detail::load_idx_dataset("MNIST", dir, "download the four MNIST IDX files (train-images-idx3-ubyte.gz, ...) and point "
                                          "TPUDSL_MNIST_DIR (or --data) at their directory");
 }
 

@@ -6,10 +6,14 @@
 #include <xtensor/xtensor.hpp>
 
 #include <array>
+#include <cmath>
 #include <cstddef>
 #include <cstdint>
+#include <sstream>
 #include <stdexcept>
 #include <string>
+#include <type_traits>
+#include <utility>
 #include <vector>
 
 namespace tpudsl {
@@ -43,7 +47,9 @@ pad_sequences(const std::vector<std::vector<std::int32_t>>& sequences, PadOption
     return out;
 }
 
-/// `to_categorical(y, num_classes=N)`: one float row per label with a 1 at the label.
+/// `to_categorical(y, num_classes=N)`: one float row per label with a 1 at the label. Labels of any
+/// integer type are compared as they are (an unsigned 2^64 - 1 is not -1); floating-point labels must
+/// be whole numbers.
 template <std::size_t N, class Labels>
 [[nodiscard]] xt::xtensor<float, 2>
 to_categorical(const Labels& labels)
@@ -53,11 +59,24 @@ to_categorical(const Labels& labels)
     xt::xtensor<float, 2> out(std::array<std::size_t, 2>{n, N}, 0.0f);
     auto it = labels.begin();
     for (std::size_t i = 0; i < n; ++i, ++it) {
-        const auto y = static_cast<long long>(*it);
-        if (y < 0 || y >= static_cast<long long>(N))
-            throw std::invalid_argument("tpudsl::to_categorical<" + std::to_string(N) + ">: label " +
-                                        std::to_string(y) + " at sample " + std::to_string(i) + " is outside [0, " +
-                                        std::to_string(N) + ")");
+        const auto y = *it;
+        using T = std::remove_cvref_t<decltype(y)>;
+        bool inside;
+        std::string text;
+        if constexpr (std::is_integral_v<T>) {
+            inside = std::cmp_greater_equal(y, 0) && std::cmp_less(y, N);
+            text = std::to_string(y);
+        } else {
+            const auto d = static_cast<double>(y);
+            inside = d >= 0 && d < static_cast<double>(N) && d == std::floor(d);
+            std::ostringstream os;
+            os << d;
+            text = os.str();
+        }
+        if (!inside)
+            throw std::invalid_argument("tpudsl::to_categorical<" + std::to_string(N) + ">: label " + text +
+                                        " at sample " + std::to_string(i) + " is outside [0, " + std::to_string(N) +
+                                        ")" + (std::is_integral_v<T> ? "" : " or not a whole number"));
         out(i, static_cast<std::size_t>(y)) = 1.0f;
     }
     return out;

@@ -6,17 +6,20 @@
 ///
 /// `tools/export_keras_dataset.py` writes Keras' reuters and imdb data sets in it (Keras' own
 /// preprocessing: start char 1, OOV char 2, index_from 3, seed 113). Every malformed line raises an
-/// exception naming the file, the line and what was expected.
+/// exception naming the file, the line and what was expected (the text found shown with control
+/// characters as \xHH).
 #ifndef TPUDSL_DATA_SEQUENCES_HPP
 #define TPUDSL_DATA_SEQUENCES_HPP
 
 #include <tpudsl/data/idx.hpp>
 
+#include <algorithm>
 #include <charconv>
 #include <cstddef>
 #include <cstdint>
 #include <cstdlib>
 #include <fstream>
+#include <istream>
 #include <stdexcept>
 #include <string>
 #include <string_view>
@@ -45,40 +48,66 @@ parse_int(std::string_view s, const std::string& path, std::size_t line, const c
 {
     std::int64_t v = 0;
     const auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
+    if (ec == std::errc::result_out_of_range)
+        bad_line(path, line, std::string(what) + " '" + shown(s) + "' does not fit in 64 bits");
     if (ec != std::errc{} || end != s.data() + s.size() || s.empty())
-        bad_line(path, line, std::string("expected ") + what + ", found '" + std::string(s) + "'");
+        bad_line(path, line, std::string("expected ") + what + ", found '" + shown(s) + "'");
     return v;
+}
+
+/// One line without its end: "\n" or "\r\n" (a file written on Windows reads the same).
+inline bool
+next_line(std::istream& in, std::string& line)
+{
+    if (!std::getline(in, line))
+        return false;
+    if (!line.empty() && line.back() == '\r')
+        line.pop_back();
+    return true;
 }
 } // namespace detail
 
-/// Reads one file of the format above.
+/// Reads one file of the format above. Line ends may be "\n" or "\r\n"; labels and token ids must
+/// lie in [0, 2^31) (read as 64-bit numbers first, never truncated).
 inline sequence_split
 read_sequences(const std::string& path)
 {
-    std::ifstream in(path);
+    const std::uint64_t size = detail::regular_file_size(path);
+    std::ifstream in(path, std::ios::binary);
     if (!in)
         throw std::runtime_error("tpudsl: cannot open '" + path + "'");
     std::string line;
     std::size_t number = 1;
-    if (!std::getline(in, line) || line != "tpudsl-sequences 1")
-        detail::bad_line(path, 1, "expected the header 'tpudsl-sequences 1', found '" + line + "'");
+    if (!detail::next_line(in, line) || line != "tpudsl-sequences 1")
+        detail::bad_line(path, 1, "expected the header 'tpudsl-sequences 1', found '" + detail::shown(line) + "'");
     ++number;
-    if (!std::getline(in, line) || line.rfind("count ", 0) != 0)
-        detail::bad_line(path, 2, "expected 'count N', found '" + line + "'");
+    if (!detail::next_line(in, line) || line.rfind("count ", 0) != 0)
+        detail::bad_line(path, 2, "expected 'count N', found '" + detail::shown(line) + "'");
     const auto count = detail::parse_int(std::string_view(line).substr(6), path, 2, "a sample count");
     if (count < 0)
-        detail::bad_line(path, 2, "negative sample count");
+        detail::bad_line(path, 2, "negative sample count " + std::to_string(count));
+    // Each sample takes at least three bytes ("label<TAB>" and a line end, but the last): a count
+    // beyond that is a broken header, refused before anything is reserved for it.
+    const auto pos = static_cast<std::uint64_t>(std::max<std::streamoff>(0, in.tellg()));
+    const std::uint64_t most = (size - std::min(size, pos) + 1) / 3;
+    if (static_cast<std::uint64_t>(count) > most)
+        detail::bad_line(path, 2, "the header announces " + std::to_string(count) + " samples, but the " +
+                                      std::to_string(size) + "-byte file can hold at most " + std::to_string(most));
     sequence_split s;
-    s.x.reserve(static_cast<std::size_t>(count));
-    while (std::getline(in, line)) {
+    const auto reserved = static_cast<std::size_t>(std::min<std::int64_t>(count, 1 << 16));
+    s.x.reserve(reserved);
+    s.y.reserve(reserved);
+    while (detail::next_line(in, line)) {
         ++number;
         if (line.empty())
             continue;
         const auto tab = line.find('\t');
         if (tab == std::string::npos)
-            detail::bad_line(path, number, "expected 'label<TAB>tokens', found no tab");
-        s.y.push_back(static_cast<std::int32_t>(
-            detail::parse_int(std::string_view(line).substr(0, tab), path, number, "an integer label")));
+            detail::bad_line(path, number, "expected 'label<TAB>tokens', found no tab in '" + detail::shown(line) + "'");
+        const auto label = detail::parse_int(std::string_view(line).substr(0, tab), path, number, "an integer label");
+        if (label < 0 || label > INT32_MAX)
+            detail::bad_line(path, number, "label " + std::to_string(label) + " is outside [0, 2^31)");
+        s.y.push_back(static_cast<std::int32_t>(label));
         std::vector<std::int32_t> tokens;
         std::string_view rest = std::string_view(line).substr(tab + 1);
         while (!rest.empty()) {
@@ -89,9 +118,13 @@ read_sequences(const std::string& path)
                 detail::bad_line(path, number, "token id " + std::to_string(v) + " is outside [0, 2^31)");
             tokens.push_back(static_cast<std::int32_t>(v));
             rest = space == std::string_view::npos ? std::string_view{} : rest.substr(space + 1);
+            if (space != std::string_view::npos && rest.empty())
+                detail::bad_line(path, number, "expected a token id after the last space, found the end of the line");
         }
         s.x.push_back(std::move(tokens));
     }
+    if (in.bad())
+        throw std::runtime_error("tpudsl: cannot read '" + path + "' to its end");
     if (s.x.size() != static_cast<std::size_t>(count))
         throw std::runtime_error("tpudsl: '" + path + "' announces " + std::to_string(count) + " samples but holds " +
                                  std::to_string(s.x.size()));

@@ -1,0 +1,291 @@
+// Hostile files for the loaders and hostile command lines for the examples: headers whose sizes
+// overflow, wrap to zero or exceed the file; corrupt, cut-off and padded gzip streams; directories
+// where files belong; CRLF and control characters in text; labels beyond 32 bits; data sets of the
+// wrong shape; an unreadable data set an example must not replace by its stand-in.
+#include <tpudsl/data/cifar10.hpp>
+#include <tpudsl/data/fashion_mnist.hpp>
+#include <tpudsl/data/idx.hpp>
+#include <tpudsl/data/preprocessing.hpp>
+#include <tpudsl/data/sequences.hpp>
+
+#include "common/args.hpp"
+#include "common/data.hpp"
+
+#include <catch2/catch.hpp>
+
+#include <unistd.h>
+#include <zlib.h>
+
+#include <array>
+#include <cstdint>
+#include <filesystem>
+#include <fstream>
+#include <limits>
+#include <string>
+#include <vector>
+
+using namespace tpudsl;
+namespace fs = std::filesystem;
+
+namespace {
+
+struct scratch_dir {
+    fs::path path = fs::temp_directory_path() / ("tpudsl_loaders_test_" + std::to_string(::getpid()));
+    scratch_dir() { fs::create_directories(path); }
+    ~scratch_dir() { fs::remove_all(path); }
+    [[nodiscard]] std::string operator/(const std::string& name) const { return (path / name).string(); }
+};
+
+using bytes = std::vector<unsigned char>;
+
+bytes
+idx(std::uint32_t rank, const std::vector<std::uint32_t>& dims, const bytes& data)
+{
+    bytes out;
+    auto be32 = [&](std::uint32_t v) {
+        for (int s = 24; s >= 0; s -= 8)
+            out.push_back(static_cast<unsigned char>(v >> s));
+    };
+    be32(0x800u | rank);
+    for (auto d : dims)
+        be32(d);
+    out.insert(out.end(), data.begin(), data.end());
+    return out;
+}
+
+/// One gzip member of `in`, as gzip writes it (header, deflate data, CRC-32, length).
+bytes
+gzip(const bytes& in)
+{
+    z_stream z{};
+    REQUIRE(deflateInit2(&z, 6, Z_DEFLATED, 16 + MAX_WBITS, 8, Z_DEFAULT_STRATEGY) == Z_OK);
+    bytes out(deflateBound(&z, static_cast<uLong>(in.size())) + 32);
+    z.next_in = const_cast<unsigned char*>(in.data());
+    z.avail_in = static_cast<uInt>(in.size());
+    z.next_out = out.data();
+    z.avail_out = static_cast<uInt>(out.size());
+    REQUIRE(deflate(&z, Z_FINISH) == Z_STREAM_END);
+    out.resize(z.total_out);
+    deflateEnd(&z);
+    return out;
+}
+
+void
+write(const std::string& path, const bytes& b)
+{
+    std::ofstream f(path, std::ios::binary | std::ios::trunc);
+    f.write(reinterpret_cast<const char*>(b.data()), static_cast<std::streamsize>(b.size()));
+}
+
+void
+write(const std::string& path, const std::string& text)
+{
+    write(path, bytes(text.begin(), text.end()));
+}
+
+bytes
+operator+(bytes a, const bytes& b)
+{
+    a.insert(a.end(), b.begin(), b.end());
+    return a;
+}
+
+} // namespace
+
+TEST_CASE("IDX headers whose sizes overflow, wrap to zero or exceed the file are refused before allocating",
+          "[data][idx][hostile]")
+{
+    scratch_dir dir;
+    // (2^32 - 1)^3 does not fit in 64 bits.
+    write(dir / "overflow", idx(3, {0xffffffffu, 0xffffffffu, 0xffffffffu}, {1, 2, 3}));
+    CHECK_THROWS_WITH(data::read_idx(dir / "overflow", 3),
+                      Catch::Contains("announces 4294967295 x 4294967295 x 4294967295 = more than 2^64 bytes"));
+    // 65536^4 = 2^64 wraps to 0 in 64-bit arithmetic: an empty array must not come out of it.
+    write(dir / "wraps", idx(4, {65536, 65536, 65536, 65536}, {}));
+    CHECK_THROWS_WITH(data::read_idx(dir / "wraps", 4), Catch::Contains("more than 2^64 bytes"));
+    // A dimension of 0 makes an empty array, even after others whose product passed 2^64.
+    write(dir / "empty", idx(4, {0xffffffffu, 0xffffffffu, 0xffffffffu, 0}, {}));
+    CHECK(data::read_idx(dir / "empty", 4).bytes.empty());
+    // 2^30 labels announced in a file of 12 bytes: refused by the file's size, not by a failed read
+    // of a gigabyte buffer.
+    write(dir / "big", idx(1, {1u << 30}, {1, 2, 3, 4}));
+    CHECK_THROWS_WITH(data::read_idx(dir / "big", 1),
+                      Catch::Contains("announces 1073741824 = 1073741824 bytes, more than the file can hold (12 bytes)"));
+    // Compressed: more than deflate's largest ratio can give from the file's size.
+    write(dir / "big.gz", gzip(idx(1, {0xffffffffu}, {1, 2, 3})));
+    CHECK_THROWS_WITH(data::read_idx(dir / "big.gz", 1), Catch::Contains("more than the file can hold") &&
+                                                             Catch::Contains("bytes compressed)"));
+    // Within the ratio but not really there: grown as data arrives, then reported as truncated.
+    bytes noise(1000);
+    for (std::size_t i = 0; i < noise.size(); ++i)
+        noise[i] = static_cast<unsigned char>((i * 2654435761u) >> 13);
+    write(dir / "short.gz", gzip(idx(1, {1u << 19}, noise)));
+    CHECK_THROWS_WITH(data::read_idx(dir / "short.gz", 1),
+                      Catch::Contains("is truncated: 524288 records needs 524288 bytes, found 1000"));
+}
+
+TEST_CASE("IDX of rank 0 is one byte, a rank beyond the magic's byte is refused", "[data][idx][hostile]")
+{
+    scratch_dir dir;
+    write(dir / "scalar", idx(0, {}, {42}));
+    const auto a = data::read_idx(dir / "scalar", 0);
+    CHECK(a.dims.empty());
+    CHECK(a.bytes == std::vector<std::uint8_t>{42});
+    write(dir / "scalar2", idx(0, {}, {42, 43}));
+    CHECK_THROWS_WITH(data::read_idx(dir / "scalar2", 0), Catch::Contains("holds more data than its header's its one byte") ||
+                                                              Catch::Contains("holds more data"));
+    CHECK_THROWS_WITH(data::read_idx(dir / "scalar", 256), Catch::Contains("at most 255"));
+}
+
+TEST_CASE("gzip streams: corrupt data, a wrong CRC, a missing trailer and trailing garbage are corrupt files",
+          "[data][idx][hostile]")
+{
+    scratch_dir dir;
+    const bytes plain = idx(1, {6}, {1, 2, 3, 4, 5, 6});
+    const bytes gz = gzip(plain);
+    write(dir / "ok.gz", gz);
+    CHECK(data::read_idx(dir / "ok.gz", 1).bytes == std::vector<std::uint8_t>{1, 2, 3, 4, 5, 6});
+    // Two members joined (as `cat a.gz b.gz` makes them) are one stream.
+    const bytes half1(plain.begin(), plain.begin() + 9), half2(plain.begin() + 9, plain.end());
+    write(dir / "two.gz", gzip(half1) + gzip(half2));
+    CHECK(data::read_idx(dir / "two.gz", 1).bytes == std::vector<std::uint8_t>{1, 2, 3, 4, 5, 6});
+
+    bytes crc = gz;
+    crc[crc.size() - 6] ^= 0x40;   // inside the CRC-32 of the trailer: the data reads, the check fails
+    write(dir / "crc.gz", crc);
+    CHECK_THROWS_WITH(data::read_idx(dir / "crc.gz", 1),
+                      Catch::Contains("is not a valid gzip file: incorrect data check"));
+    write(dir / "no_trailer.gz", bytes(gz.begin(), gz.end() - 8));
+    CHECK_THROWS_WITH(data::read_idx(dir / "no_trailer.gz", 1),
+                      Catch::Contains("is not a valid gzip file: the stream is cut off before its end"));
+    write(dir / "garbage.gz", gz + bytes{'j', 'u', 'n', 'k'});
+    CHECK_THROWS_WITH(data::read_idx(dir / "garbage.gz", 1),
+                      Catch::Contains("4 bytes of trailing garbage follow the end of the gzip stream"));
+    bytes flipped = gz;
+    flipped[12] ^= 0xff;           // inside the deflate data
+    write(dir / "flipped.gz", flipped);
+    CHECK_THROWS_WITH(data::read_idx(dir / "flipped.gz", 1), Catch::Contains("is not a valid gzip file") ||
+                                                                 Catch::Contains("is truncated"));
+    CHECK_THROWS_WITH(data::read_idx(dir / "flipped.gz", 1), !Catch::Contains("holds more data"));
+}
+
+TEST_CASE("a directory where a data file belongs is reported as such", "[data][hostile]")
+{
+    scratch_dir dir;
+    fs::create_directories(dir / "train-images-idx3-ubyte.gz");
+    CHECK_THROWS_WITH(data::read_idx(dir / "train-images-idx3-ubyte.gz", 3),
+                      Catch::Contains("train-images-idx3-ubyte.gz' is a directory, expected a file"));
+    // A refused CIFAR-10 file leaves the split it was appended to as it was.
+    bytes records(2 * 3073, 5);
+    records[0] = 3;
+    records[3073] = 10;   // the second record's label
+    write(dir / "bad_label.bin", records);
+    data::image_split kept;
+    records[3073] = 4;
+    write(dir / "good.bin", records);
+    data::cifar10::read_batch(dir / "good.bin", kept);
+    CHECK_THROWS_WITH(data::cifar10::read_batch(dir / "bad_label.bin", kept),
+                      Catch::Contains("label 10 at record 1 is outside [0, 10)"));
+    CHECK(kept.count == 2);
+    CHECK(kept.images.size() == 2 * 3072);
+    CHECK(kept.labels == std::vector<std::uint8_t>{3, 4});
+    fs::create_directories(dir / "batch.bin");
+    data::image_split split;
+    CHECK_THROWS_WITH(data::cifar10::read_batch(dir / "batch.bin", split),
+                      Catch::Contains("batch.bin' is a directory, expected a file"));
+    fs::create_directories(dir / "reuters_train.txt");
+    CHECK_THROWS_WITH(data::read_sequences(dir / "reuters_train.txt"),
+                      Catch::Contains("reuters_train.txt' is a directory, expected a file"));
+    CHECK_THROWS_WITH(data::read_sequences(dir / "absent.txt"), Catch::Contains("cannot open"));
+}
+
+TEST_CASE("Fashion-MNIST and MNIST images must be 28 x 28", "[data][idx][hostile]")
+{
+    scratch_dir dir;
+    for (const char* split : {"train", "t10k"}) {
+        write(dir / (std::string(split) + "-images-idx3-ubyte.gz"), gzip(idx(3, {2, 27, 28}, bytes(2 * 27 * 28, 7))));
+        write(dir / (std::string(split) + "-labels-idx1-ubyte.gz"), gzip(idx(1, {2}, {3, 9})));
+    }
+    CHECK_THROWS_WITH(data::fashion_mnist::load_data(dir.path.string()),
+                      Catch::Contains("holds images of 27 x 28 pixels; Fashion-MNIST images are 28 x 28"));
+    CHECK_THROWS_WITH(data::mnist::load_data(dir.path.string()), Catch::Contains("MNIST images are 28 x 28"));
+}
+
+TEST_CASE("token sequences: CRLF lines read, control characters shown, labels beyond 32 bits and counts beyond "
+          "the file refused",
+          "[data][sequences][hostile]")
+{
+    scratch_dir dir;
+    write(dir / "crlf.txt", std::string("tpudsl-sequences 1\r\ncount 2\r\n3\t1 2\r\n0\t\r\n"));
+    const auto s = data::read_sequences(dir / "crlf.txt");
+    CHECK(s.y == std::vector<std::int32_t>{3, 0});
+    CHECK(s.x[0] == std::vector<std::int32_t>{1, 2});
+    CHECK(s.x[1].empty());
+
+    write(dir / "ctl.txt", std::string("tpudsl-sequences 1\ncount 1\n3\t1 2\x01\n"));
+    CHECK_THROWS_WITH(data::read_sequences(dir / "ctl.txt"), Catch::Contains("line 3: expected a token id, found '2\\x01'"));
+    write(dir / "label.txt", std::string("tpudsl-sequences 1\ncount 1\n4294967299\t1 2\n"));
+    CHECK_THROWS_WITH(data::read_sequences(dir / "label.txt"),
+                      Catch::Contains("line 3: label 4294967299 is outside [0, 2^31)"));
+    write(dir / "token.txt", std::string("tpudsl-sequences 1\ncount 1\n1\t99999999999999999999\n"));
+    CHECK_THROWS_WITH(data::read_sequences(dir / "token.txt"), Catch::Contains("does not fit in 64 bits"));
+    write(dir / "count.txt", std::string("tpudsl-sequences 1\ncount 1000000000000000\n1\t2\n"));
+    CHECK_THROWS_WITH(data::read_sequences(dir / "count.txt"),
+                      Catch::Contains("line 2: the header announces 1000000000000000 samples") &&
+                          Catch::Contains("can hold at most"));
+    write(dir / "space.txt", std::string("tpudsl-sequences 1\ncount 1\n1\t2 \n"));
+    CHECK_THROWS_WITH(data::read_sequences(dir / "space.txt"), Catch::Contains("after the last space"));
+}
+
+TEST_CASE("to_categorical compares labels of every integer type as they are", "[data][preprocessing][hostile]")
+{
+    const std::vector<std::uint64_t> big = {1, std::numeric_limits<std::uint64_t>::max()};
+    CHECK_THROWS_WITH(to_categorical<3>(big), Catch::Contains("label 18446744073709551615 at sample 1"));
+    const std::vector<float> fractional = {1.0f, 1.5f};
+    CHECK_THROWS_WITH(to_categorical<3>(fractional), Catch::Contains("label 1.5 at sample 1") &&
+                                                         Catch::Contains("not a whole number"));
+    CHECK(to_categorical<3>(std::vector<std::uint64_t>{2})(0, 2) == 1.0f);
+}
+
+TEST_CASE("examples: a data set present but unreadable is an error, only an absent one gets the stand-in",
+          "[data][examples][hostile]")
+{
+    scratch_dir dir;
+    auto stand_in = [] {
+        data::image_dataset d;
+        d.train.count = 1;
+        return d;
+    };
+    const std::string absent = dir / "absent";
+    const auto d = seeds::load_or_stand_in("Fashion-MNIST", [&] { return data::fashion_mnist::load_data(absent); },
+                                           stand_in);
+    CHECK(d.train.count == 1);
+    for (const char* name : {"train-images-idx3-ubyte.gz", "train-labels-idx1-ubyte.gz", "t10k-images-idx3-ubyte.gz",
+                             "t10k-labels-idx1-ubyte.gz"})
+        write(dir / name, bytes{0x1f, 0x8b, 8, 0, 0, 0, 0, 0, 0, 3, 1, 2, 3});   // a cut-off gzip file
+    const std::string present = dir.path.string();
+    CHECK_THROWS_WITH(seeds::load_or_stand_in("Fashion-MNIST", [&] { return data::fashion_mnist::load_data(present); },
+                                              stand_in),
+                      Catch::Contains("train-images-idx3-ubyte.gz"));
+}
+
+TEST_CASE("examples: numbers on the command line are parsed strictly, with the usage line", "[examples][hostile]")
+{
+    const seeds::Args defaults{.epochs = 2, .batch = 32};
+    auto parse = [&](std::vector<std::string> words) {
+        words.insert(words.begin(), "seed");
+        std::vector<char*> argv;
+        for (auto& w : words)
+            argv.push_back(w.data());
+        return seeds::parse_args(static_cast<int>(argv.size()), argv.data(), defaults);
+    };
+    CHECK(parse({"--batch", "64", "--seed", "18446744073709551615"}).batch == 64);
+    CHECK_THROWS_WITH(parse({"--batch", "-1"}), Catch::Contains("--batch '-1': expected a whole number") &&
+                                                    Catch::Contains("usage: seed [--epochs N]"));
+    CHECK_THROWS_WITH(parse({"--batch", "0"}), Catch::Contains("--batch '0' is outside [1, "));
+    CHECK_THROWS_WITH(parse({"--epochs", "3x"}), Catch::Contains("--epochs '3x': expected a whole number"));
+    CHECK_THROWS_WITH(parse({"--epochs", " 3"}), Catch::Contains("expected a whole number"));
+    CHECK_THROWS_WITH(parse({"--seed", "18446744073709551616"}), Catch::Contains("is too large"));
+    CHECK_THROWS_WITH(parse({"--steps"}), Catch::Contains("missing value after --steps"));
+    CHECK_THROWS_WITH(parse({"--bacth", "3"}), Catch::Contains("unknown flag --bacth") && Catch::Contains("usage:"));
+}
