@@ -178,7 +178,10 @@ train(std::size_t batch, double seconds)
     using In = typename M::input_type;
     constexpr std::size_t steps = 8;
     const std::size_t n = batch * steps;
-    xt::xtensor<In, 2> x(std::array<std::size_t, 2>{n, M::input_shape::size});
+    constexpr std::size_t rank = M::input_shape::rank;
+    std::array<std::size_t, rank + 1> shape{n};   // (samples, the Input's dims...)
+    std::copy(M::input_shape::dims.begin(), M::input_shape::dims.end(), shape.begin() + 1);
+    xt::xtensor<In, rank + 1> x(shape);
     xt::xtensor<std::int32_t, 1> y(std::array<std::size_t, 1>{n});
     for (std::size_t i = 0; i < x.size(); ++i)
         x.data()[i] = static_cast<In>(i * 2654435761u % 97) / static_cast<In>(std::is_integral_v<In> ? 1 : 97);

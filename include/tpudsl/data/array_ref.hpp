@@ -34,11 +34,21 @@ dtype_name(dtype t)
     return "an unsupported element type";
 }
 
-/// A non-owning view of a run-time array: its first dimension counts samples.
+/// A non-owning view of a run-time array: its first dimension counts samples. Its elements are read
+/// row-major from `data`; an array laid out otherwise (column-major, a strided view) keeps its
+/// strides in `strides`, and the checks refuse it by name.
 struct array_ref {
     const void* data = nullptr;
     dtype type = dtype::other;
     std::vector<std::size_t> shape;
+    std::vector<std::ptrdiff_t> strides;   // in elements; empty: row-major contiguous
+
+    /// True when the elements lie row-major, one after another, from `data`.
+    [[nodiscard]] bool
+    row_major() const noexcept
+    {
+        return strides.empty();
+    }
 
     [[nodiscard]] std::size_t
     samples() const noexcept
@@ -78,12 +88,29 @@ make_array_ref(const A& a)
     using T = std::remove_cv_t<std::remove_pointer_t<decltype(a.data())>>;
     array_ref r;
     r.data = a.data();
+    if constexpr (requires { a.data_offset(); })   // a view starts inside its container
+        r.data = a.data() + a.data_offset();
     r.type = dtype_of<T>;
     if constexpr (requires { a.shape(); }) {
         for (auto d : a.shape())
             r.shape.push_back(static_cast<std::size_t>(d));
     } else {
         r.shape.push_back(a.size());
+    }
+    if constexpr (requires { a.strides(); }) {
+        // Row-major contiguous: each dimension's stride is the product of the extents after it (a
+        // dimension of extent 1 may have any stride).
+        std::ptrdiff_t expected = 1;
+        bool row_major = true;
+        const auto& strides = a.strides();
+        for (std::size_t d = r.shape.size(); d-- > 0;) {
+            if (r.shape[d] > 1 && static_cast<std::ptrdiff_t>(strides[d]) != expected)
+                row_major = false;
+            expected *= static_cast<std::ptrdiff_t>(r.shape[d]);
+        }
+        if (!row_major)
+            for (auto st : strides)
+                r.strides.push_back(static_cast<std::ptrdiff_t>(st));
     }
     return r;
 }
@@ -108,6 +135,34 @@ namespace detail {
 bad_input(const std::string& what)
 {
     throw std::invalid_argument("tpudsl: " + what);
+}
+
+/// Refuses an array whose elements do not lie row-major and contiguous (array_ref::strides).
+inline void
+check_layout(const array_ref& a, const std::string& name)
+{
+    if (a.row_major())
+        return;
+    std::string strides = "(";
+    for (std::size_t d = 0; d < a.strides.size(); ++d)
+        strides += (d ? ", " : "") + std::to_string(a.strides[d]);
+    bad_input(name + " of shape " + a.shape_string() + " is not a row-major contiguous array (its strides, in "
+              "elements, are " + strides + ")); tpudsl reads arrays row-major: copy it into one first, for instance "
+              "xt::xtensor<float, N> copy = " + name);
+}
+
+/// True when per-sample dims `got` are the model's `want`, as Keras accepts them: equal, or with a
+/// trailing axis of 1 added or dropped (Keras' input rank adjustment: (28, 28) for (28, 28, 1)).
+inline bool
+same_sample_shape(const std::vector<std::size_t>& got, const std::vector<std::size_t>& want)
+{
+    if (got == want)
+        return true;
+    if (got.size() + 1 == want.size() && want.back() == 1)
+        return std::equal(got.begin(), got.end(), want.begin());
+    if (want.size() + 1 == got.size() && got.back() == 1)
+        return std::equal(want.begin(), want.end(), got.begin());
+    return false;
 }
 
 /// The index of the first of v[0, n) for which `bad` holds, or n. Blocks of 1024 are tested without a
@@ -149,9 +204,12 @@ check_inputs(const array_ref& x, const char* name, std::size_t vocab, bool value
     if (x.type != dtype_of<In>)
         bad_input(std::string(name) + " holds " + dtype_name(x.type) + ", but the model's Input expects " +
                   dtype_name(dtype_of<In>));
-    if (x.shape.size() < 2 || x.sample_size() != size)
+    const std::vector<std::size_t> want(Model::input_shape::dims.begin(), Model::input_shape::dims.end());
+    if (x.shape.size() < 2 || x.sample_size() != size ||
+        !same_sample_shape(std::vector<std::size_t>(x.shape.begin() + 1, x.shape.end()), want))
         bad_input(std::string(name) + " has shape " + x.shape_string() + ", but the model expects (samples" +
                   Model::input_shape::keras_string().substr(5) + " per sample");
+    check_layout(x, name);
     if (!values)
         return;
     const In* v = x.as<In>();
@@ -180,6 +238,7 @@ check_labels(const array_ref& y, const char* name, std::size_t samples, bool spa
     if (y.samples() != samples)
         bad_input("x and " + std::string(name) + " have different lengths: x has " + std::to_string(samples) +
                   " samples, " + name + " has " + std::to_string(y.samples()));
+    check_layout(y, name);
     if (sparse) {
         if (y.type != dtype::int32)
             bad_input(std::string(name) + " holds " + dtype_name(y.type) +

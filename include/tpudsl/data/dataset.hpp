@@ -339,17 +339,21 @@ public:
     cardinality() const override
     {
         const std::size_t n = up_->cardinality();
-        return n == infinite ? infinite : (drop_ ? n / size_ : (n + size_ - 1) / size_);
+        return n == infinite ? infinite : (drop_ ? n / size_ : n / size_ + (n % size_ != 0));
     }
     void start(std::size_t iteration) override { up_->start(iteration); }
     bool
     next(Batch<E, B>& out) override
     {
         out.size = 0;
-        out.x.resize(size_ * E::x_size);   // a no-op unless `out` is new or was moved from
-        out.y.resize(size_ * E::y_size);
+        // Room for a whole batch, but never more than one iteration of the data holds: a batch size
+        // larger than the data (Keras allows it) takes what arrives, growing as it does. A no-op unless
+        // `out` is new or was moved from.
+        reserve(out, std::min({size_, up_->cardinality(), first_room}));
         E item;
         while (out.size < size_ && up_->next(item)) {
+            if (out.size == out.x.size() / E::x_size)
+                reserve(out, std::min(size_, std::max<std::size_t>(2 * out.size, 1)));
             std::copy(item.x.begin(), item.x.end(), out.x.begin() + out.size * E::x_size);
             std::copy(item.y.begin(), item.y.end(), out.y.begin() + out.size * E::y_size);
             ++out.size;
@@ -358,6 +362,19 @@ public:
     }
 
 private:
+    /// Examples a batch holds before it grows (a batch larger than this, of data that holds more, grows
+    /// while its first batch is read, then stays).
+    static constexpr std::size_t first_room = std::size_t{1} << 16;
+
+    static void
+    reserve(Batch<E, B>& out, std::size_t examples)
+    {
+        if (out.x.size() < examples * E::x_size) {
+            out.x.resize(examples * E::x_size);
+            out.y.resize(examples * E::y_size);
+        }
+    }
+
     std::shared_ptr<stage<E>> up_;
     std::size_t size_;
     bool drop_;

@@ -39,6 +39,7 @@
 #include <cstdint>
 #include <cstdio>
 #include <iostream>
+#include <limits>
 #include <memory>
 #include <new>
 #include <optional>
@@ -230,12 +231,17 @@ public:
                 check_data(*v, "validation x", "validation y");
         const std::size_t samples = data.x.samples();
         if (samples == 0)
-            detail::bad_input("fit: x holds no samples");
+            detail::bad_input("fit: x holds no samples (Keras refuses empty data too)");
+        if (options.validation_data)
+            if (const dataset_ref* v = options.validation_data->arrays(); v && v->x.samples() == 0)
+                detail::bad_input("fit: validation x holds no samples; pass validation data with at least one "
+                                  "sample, or none");
+        // A batch larger than the data is all of it (Keras); validation keeps the batch size asked for.
+        const std::size_t requested = options.batch_size;
+        options.batch_size = std::min(options.batch_size, samples);
         ensure_capacity(options.batch_size);
         array_source source(*this, data, options);
-        auto validate = [&] {
-            return validate_on(*options.validation_data, options.batch_size, options.out);
-        };
+        auto validate = [&] { return validate_on(*options.validation_data, requested, options.out); };
         return run_epochs(options, source.steps(), source, options.validation_data.has_value(), validate);
     }
 
@@ -257,7 +263,9 @@ public:
     {
         require_compiled("evaluate");
         check_dataset_type<E, B>();
-        ensure_capacity(dataset_batch(data));
+        static_cast<void>(dataset_batch(data));   // its batch size against the replicas
+        if (data.cardinality() == 0)
+            detail::bad_input("evaluate: the dataset holds no batch (its cardinality is 0)");
         dataset_source<E, B> source(*this, data, 0);
         Logs logs;
         reset_metrics(logs);
@@ -286,7 +294,6 @@ public:
             detail::bad_input("evaluate(validation Dataset): its batch size (" + std::to_string(batch) +
                               ") must be a multiple of the strategy's " + std::to_string(num_replicas_in_sync) +
                               " replicas");
-        ensure_capacity(batch);
         const bool check_values = !values_fit(data.values());
         Logs logs;
         reset_metrics(logs);
@@ -304,10 +311,13 @@ public:
                                             " of the validation dataset)");
             }
             const batch_view view = typed(*b, nullptr, b->x.samples());   // read in place
+            ensure_capacity(view.n);   // sized by the batches that come: a batch size beyond the data costs nothing
             accumulate(step(&view, view.n, false), view.n);
             write_running_logs(logs);
             bar.update(++steps, logs);
         }
+        if (steps == 0)
+            detail::bad_input("evaluate(validation Dataset): the dataset yielded no batch");
         bar.finish(steps, logs);
         return scores();
     }
@@ -327,8 +337,11 @@ public:
         if (options.batch_size == 0)
             detail::bad_input("evaluate: batch_size must be at least 1");
         check_data(data, "x", "y");
-        ensure_capacity(options.batch_size);
         const std::size_t samples = data.x.samples();
+        if (samples == 0)
+            detail::bad_input("evaluate: x holds no samples (Keras refuses empty data too)");
+        options.batch_size = std::min(options.batch_size, samples);   // a larger batch is all of the data
+        ensure_capacity(options.batch_size);
         std::size_t steps = (samples + options.batch_size - 1) / options.batch_size;
         if (options.steps)
             steps = std::min(steps, options.steps);
@@ -356,8 +369,11 @@ public:
         detail::check_inputs<Seq>(xr, "x", vocabulary());
         if (options.batch_size == 0)
             detail::bad_input("predict: batch_size must be at least 1");
-        ensure_capacity(options.batch_size);
         const std::size_t samples = xr.samples();
+        if (samples == 0)
+            detail::bad_input("predict: x holds no samples (Keras refuses empty data too)");
+        options.batch_size = std::min(options.batch_size, samples);   // a larger batch is all of the data
+        ensure_capacity(options.batch_size);
         std::vector<float> out(samples * output_size);
         const input_type* src = xr.as<input_type>();
         for (std::size_t begin = 0; begin < samples; begin += options.batch_size) {
@@ -439,9 +455,10 @@ public:
     void
     ensure_capacity(std::size_t batch)
     {
-        const std::size_t cap = (batch + micro_batches - 1) / micro_batches;
+        const std::size_t cap = batch / micro_batches + (batch % micro_batches != 0);
         if (cap <= micro_batch_capacity_)
             return;
+        check_memory(batch, cap);
         for (auto& k : micro_batches_) {
             k.workspace.resize(graph::workspace_floats(cap));
             k.inputs.assign(cap * input_size, input_type{});
@@ -455,6 +472,38 @@ public:
         for (std::size_t t = 0; t < strategy_.threads(); ++t)
             arenas_.emplace_back(sizes, kept);
         micro_batch_capacity_ = cap;
+    }
+
+    /// Refuses a batch whose buffers (the micro-batches' workspaces, inputs and labels, the threads'
+    /// kernel scratch) would take more than the machine's memory, before allocating any of them.
+    void
+    check_memory(std::size_t batch, std::size_t cap) const
+    {
+        const kernels::scratch_sizes sizes =
+            graph::scratch_sizes({.micro_batch = cap, .replica = cap * micro_batches_per_replica, .step = cap * micro_batches});
+        long double scratch = static_cast<long double>(sizes.rows) * sizeof(kernels::detail::row_ref);
+        for (const std::size_t f : sizes.floats)
+            scratch += static_cast<long double>(f) * sizeof(float);
+        const long double per_sample = static_cast<long double>(graph::plan.per_sample) * sizeof(float) +
+                                       input_size * sizeof(input_type) + sizeof(std::int32_t) +
+                                       output_size * sizeof(float);
+        const long double bytes = static_cast<long double>(micro_batches) * cap * per_sample +
+                                  static_cast<long double>(strategy_.threads()) * scratch;
+        const long pages = ::sysconf(_SC_PHYS_PAGES), page = ::sysconf(_SC_PAGE_SIZE);
+        const long double memory = pages > 0 && page > 0 ? static_cast<long double>(pages) * page : 0.0L;
+        const long double limit = memory > 0 ? memory : static_cast<long double>(std::numeric_limits<std::size_t>::max());
+        if (bytes <= limit)
+            return;
+        auto text = [](long double b) {   // 1.2 GB, 340.0 MB, 12.5 kB
+            const char* unit = b >= 1e9L ? "GB" : b >= 1e6L ? "MB" : "kB";
+            const long double scale = b >= 1e9L ? 1e9L : b >= 1e6L ? 1e6L : 1e3L;
+            char out[48];
+            std::snprintf(out, sizeof out, "%.1f %s", static_cast<double>(b / scale), unit);
+            return std::string(out);
+        };
+        detail::bad_input("a batch of " + std::to_string(batch) + " samples needs " + text(bytes) +
+                          " of buffers for this model (" + text(per_sample) + " per sample), more than this "
+                          "machine's " + text(limit) + " of memory; use a smaller batch_size");
     }
 
     /// How a global batch of n splits over the micro-batches: sizes differ by at most one, the first
@@ -614,8 +663,10 @@ private:
         [[nodiscard]] dataset_ref
         batch_ref(std::size_t samples) const
         {
-            return {{batch.x.data(), dtype_of<typename E::x_type>, {samples, E::x_size}},
-                    {batch.y.data(), dtype_of<typename E::y_type>, {samples, E::y_size}}};
+            dataset_ref r{{batch.x.data(), dtype_of<typename E::x_type>, {samples}},
+                          {batch.y.data(), dtype_of<typename E::y_type>, {samples, E::y_size}}};
+            r.x.shape.insert(r.x.shape.end(), E::x_shape::dims.begin(), E::x_shape::dims.end());
+            return r;
         }
         void
         begin_epoch(std::size_t epoch)
@@ -637,6 +688,9 @@ private:
                 }
             }
             ++count;
+            // The buffers are sized by the batches that come: a batch size larger than the data (or
+            // than memory, for data that never fills it) costs nothing.
+            model.ensure_capacity(batch.size);
             b = {batch.x.data(), nullptr, nullptr, nullptr, batch.size};   // read where it lies: no copy
             if constexpr (std::is_same_v<typename E::y_type, std::int32_t>)
                 b.sparse = batch.y.data();
@@ -710,7 +764,9 @@ private:
     {
         check_dataset_type<E, B>();
         require_compiled("fit");
-        ensure_capacity(dataset_batch(data));
+        static_cast<void>(dataset_batch(data));   // its batch size against the replicas
+        if (data.cardinality() == 0)
+            detail::bad_input("fit: the dataset holds no batch (its cardinality is 0)");
         dataset_source<E, B> source(*this, data, options.initial_epoch);
         std::size_t steps = options.steps_per_epoch;
         if (steps == 0) {
@@ -733,6 +789,9 @@ private:
         const bool dynamic = options.out == &std::cout && ::isatty(STDOUT_FILENO);
         Logs logs;
         stop_training = false;
+        bool warned_non_finite = false;
+        const bool terminates_on_nan = std::ranges::any_of(
+            options.callbacks, [](const CallbackRef& cb) { return dynamic_cast<const TerminateOnNaN*>(&cb.get()) != nullptr; });
         std::size_t shown_target = steps;   // learned after the first pass when unknown, as Keras does
         for (auto& cb : options.callbacks)
             cb->on_train_begin(*this);
@@ -759,7 +818,18 @@ private:
                     }
                     break;
                 }
-                accumulate(step(&b, b.n, true), b.n);
+                const double loss = step(&b, b.n, true);
+                accumulate(loss, b.n);
+                if (!std::isfinite(loss) && !warned_non_finite && !terminates_on_nan) {
+                    warned_non_finite = true;
+                    output() << "WARNING: tpudsl: the loss became " << (std::isnan(loss) ? "nan" : loss > 0 ? "inf" : "-inf")
+                             << " at epoch "
+                             << epoch + 1 << ", step " << done + 1
+                             << "; training goes on, as in Keras, but the weights are no longer finite. Add "
+                                "tpudsl::TerminateOnNaN to the callbacks to stop at the first non-finite loss; a "
+                                "lower learning rate (now "
+                             << learning_rate() << ") or inputs scaled to [0, 1] usually prevent it. Said once per fit.\n";
+                }
                 write_running_logs(logs);
                 bar.update(++done, logs);
                 for (auto& cb : options.callbacks)
