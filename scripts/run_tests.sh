@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # The test command: installs what is missing, configures and builds in Release, runs every ctest
-# test (unit, static, compile-fail, package, examples, docs, ThreadSanitizer, ASan+UBSan); then builds everything
+# test (unit, static, compile-fail, package, examples, docs, ThreadSanitizer, ASan+UBSan); fuzzes the
+# file readers for 30 s each; then builds everything
 # once more without -march=native (the baseline SIMD path; not the benchmarks, which nothing there
 # runs) and runs what depends on it.
 set -euo pipefail
@@ -10,6 +11,9 @@ scripts/install_deps.sh
 cmake --preset release
 cmake --build --preset release -j "$(nproc)"
 ctest --preset release -j "$(nproc)"
+
+# The file readers' libFuzzer harnesses, 30 s each under ASan+UBSan (clang-14; tests/fuzz/README.md).
+tests/fuzz/run.sh 30
 
 cmake --preset portable -DTPUDSL_TSAN_TESTS=OFF -DTPUDSL_SANITIZED_TRAINING_TESTS=OFF -DTPUDSL_BUILD_BENCHMARKS=OFF
 cmake --build --preset portable -j "$(nproc)"
