@@ -1,4 +1,4 @@
-// What the data-loader harnesses (fuzz_idx.cpp, fuzz_cifar10.cpp, fuzz_sequences.cpp) share: a
+// What the harnesses (fuzz_idx.cpp, fuzz_cifar10.cpp, fuzz_sequences.cpp, fuzz_weights.cpp) share: a
 // scratch file per process for the input, a way to fail that libFuzzer records as a crash, and a
 // watch on the largest single allocation a load makes (through the sanitizer allocator's hooks, so
 // with -fsanitize=address only; without it the watch sees nothing and checks nothing).

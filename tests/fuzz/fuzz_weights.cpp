@@ -16,6 +16,8 @@
 //   ./write_seeds tests/fuzz/corpus/weights
 #include <tpudsl/io/weights.hpp>
 
+#include "common.hpp"
+
 #include <array>
 #include <cstddef>
 #include <cstdint>
@@ -31,6 +33,8 @@
 #include <unistd.h>
 
 namespace fuzz {
+
+const char* const harness = "fuzz_weights";
 
 template <std::size_t... D>
 struct dims_of {
@@ -60,37 +64,6 @@ struct model {
     using layer = std::tuple_element_t<I, std::tuple<layer_of<weight_at<0, dims_of<3, 4>>, weight_at<16, dims_of<4>>>,
                                                      layer_of<weight_at<32, dims_of<4, 2>>, weight_at<48, dims_of<2>>>>>;
 };
-
-/// A file of this process for the input and one for the weights saved again (in /dev/shm when it
-/// exists: a file system in memory).
-std::string
-scratch(const char* what)
-{
-    const char* dir = ::access("/dev/shm", W_OK) == 0 ? "/dev/shm" : "/tmp";
-    return std::string(dir) + "/tpudsl_fuzz_weights_" + what + "." + std::to_string(::getpid());
-}
-
-[[noreturn]] void
-fail(const char* why, const std::string& detail = {})
-{
-    std::fprintf(stderr, "fuzz_weights: %s%s%s\n", why, detail.empty() ? "" : ": ", detail.c_str());
-    std::abort();
-}
-
-void
-write_file(const std::string& path, const std::uint8_t* data, std::size_t size)
-{
-    const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-    if (fd < 0)
-        fail("cannot write the input file", path);
-    for (std::size_t done = 0; done < size;) {
-        const ssize_t w = ::write(fd, data + done, size - done);
-        if (w <= 0)
-            fail("cannot write the input file", path);
-        done += static_cast<std::size_t>(w);
-    }
-    ::close(fd);
-}
 
 std::vector<std::uint8_t>
 read_file(const std::string& path)
