@@ -237,8 +237,14 @@ TEST_CASE("bad input: an exception that says what, where and what was expected",
                       Catch::Contains("x and y have different lengths: x has 10 samples, y has 9"));
     xt::xtensor<float, 2> wide(std::array<std::size_t, 2>{10, 5});
     CHECK_THROWS_WITH(model.fit(wide, train.y, {.verbose = 0}), Catch::Contains("has shape (10, 5)"));
-    xt::xtensor<float, 1> float_labels(std::array<std::size_t, 1>{10});
-    CHECK_THROWS_WITH(model.fit(train.x, float_labels, {.verbose = 0}), Catch::Contains("expects int32 class ids"));
+    xt::xtensor<float, 1> float_labels = xt::cast<float>(train.y);
+    float_labels(6) = 2.5f;
+    CHECK_THROWS_WITH(model.fit(train.x, float_labels, {.verbose = 0}),
+                      Catch::Contains("label 2.5 at sample 6 of y is not a whole number"));
+    xt::xtensor<bool, 1> bool_labels(std::array<std::size_t, 1>{10}, false);
+    CHECK_THROWS_WITH(model.fit(train.x, bool_labels, {.verbose = 0}),
+                      Catch::Contains("y holds an unsupported element type, but a sparse loss or metric reads int32 "
+                                      "class ids"));
 
     using Ids = Sequential<Input<Shape<3>, std::int32_t>, Embedding<5, 2>, Flatten, Dense<2, Softmax>>;
     Trainable<Ids> text;

@@ -16,12 +16,22 @@
 
 namespace tpudsl {
 
-enum class dtype { float32, int32, other };
+/// The element types an array may hold where it enters a model: the model reads float32 or int32,
+/// and fit/evaluate/predict convert the others once, where they enter (data/convert.hpp).
+enum class dtype { float32, int32, float64, int8, uint8, int16, uint16, uint32, int64, uint64, other };
 
 template <class T>
-inline constexpr dtype dtype_of = std::is_same_v<T, float>          ? dtype::float32
-                                  : std::is_same_v<T, std::int32_t> ? dtype::int32
-                                                                    : dtype::other;
+inline constexpr dtype dtype_of = std::is_same_v<T, float>           ? dtype::float32
+                                  : std::is_same_v<T, std::int32_t>  ? dtype::int32
+                                  : std::is_same_v<T, double>        ? dtype::float64
+                                  : std::is_same_v<T, std::int8_t>   ? dtype::int8
+                                  : std::is_same_v<T, std::uint8_t>  ? dtype::uint8
+                                  : std::is_same_v<T, std::int16_t>  ? dtype::int16
+                                  : std::is_same_v<T, std::uint16_t> ? dtype::uint16
+                                  : std::is_same_v<T, std::uint32_t> ? dtype::uint32
+                                  : std::is_same_v<T, std::int64_t>  ? dtype::int64
+                                  : std::is_same_v<T, std::uint64_t> ? dtype::uint64
+                                                                     : dtype::other;
 
 [[nodiscard]] inline std::string
 dtype_name(dtype t)
@@ -29,10 +39,41 @@ dtype_name(dtype t)
     switch (t) {
     case dtype::float32: return "float32";
     case dtype::int32: return "int32";
+    case dtype::float64: return "float64";
+    case dtype::int8: return "int8";
+    case dtype::uint8: return "uint8";
+    case dtype::int16: return "int16";
+    case dtype::uint16: return "uint16";
+    case dtype::uint32: return "uint32";
+    case dtype::int64: return "int64";
+    case dtype::uint64: return "uint64";
     case dtype::other: break;
     }
     return "an unsupported element type";
 }
+
+namespace detail {
+/// Calls f(T{}) with a value of the C++ type that `t` names; false for dtype::other.
+template <class F>
+bool
+visit_dtype(dtype t, F&& f)
+{
+    switch (t) {
+    case dtype::float32: f(float{}); return true;
+    case dtype::int32: f(std::int32_t{}); return true;
+    case dtype::float64: f(double{}); return true;
+    case dtype::int8: f(std::int8_t{}); return true;
+    case dtype::uint8: f(std::uint8_t{}); return true;
+    case dtype::int16: f(std::int16_t{}); return true;
+    case dtype::uint16: f(std::uint16_t{}); return true;
+    case dtype::uint32: f(std::uint32_t{}); return true;
+    case dtype::int64: f(std::int64_t{}); return true;
+    case dtype::uint64: f(std::uint64_t{}); return true;
+    case dtype::other: break;
+    }
+    return false;
+}
+} // namespace detail
 
 /// A non-owning view of a run-time array: its first dimension counts samples. Its elements are read
 /// row-major from `data`; an array laid out otherwise (column-major, a strided view) keeps its
@@ -240,23 +281,24 @@ check_labels(const array_ref& y, const char* name, std::size_t samples, bool spa
                   " samples, " + name + " has " + std::to_string(y.samples()));
     check_layout(y, name);
     if (sparse) {
-        if (y.type != dtype::int32)
-            bad_input(std::string(name) + " holds " + dtype_name(y.type) +
-                      ", but a sparse loss or metric expects int32 class ids");
         if (y.sample_size() != 1)
             bad_input(std::string(name) + " has shape " + y.shape_string() +
                       ", but sparse labels are one class id per sample");
+        if (y.type != dtype::int32)
+            bad_input(std::string(name) + " holds " + dtype_name(y.type) +
+                      ", but a sparse loss or metric reads int32 class ids (arrays of any integer type, or of "
+                      "floats holding whole numbers, are converted where they enter fit and evaluate)");
         const std::int32_t* v = y.as<std::int32_t>();
         for (std::size_t s = 0; values && s < samples; ++s)
             if (v[s] < 0 || static_cast<std::size_t>(v[s]) >= width)
                 bad_input("label " + std::to_string(v[s]) + " at sample " + std::to_string(s) + " of " + name +
                           " is outside [0, " + std::to_string(width) + ") (the model's classes)");
     } else {
-        if (y.type != dtype::float32)
-            bad_input(std::string(name) + " holds " + dtype_name(y.type) + ", but this loss expects float32 targets");
         if (y.sample_size() != width)
             bad_input(std::string(name) + " has shape " + y.shape_string() + ", but the model's output has " +
                       std::to_string(width) + " values per sample");
+        if (y.type != dtype::float32)
+            bad_input(std::string(name) + " holds " + dtype_name(y.type) + ", but this loss reads float32 targets");
         const float* v = y.as<float>();
         const std::size_t n = values ? samples * width : 0, i = first_where(v, n, not_finite);
         if (i < n)

@@ -14,6 +14,7 @@
 #ifndef TPUDSL_TRAIN_MODEL_HPP
 #define TPUDSL_TRAIN_MODEL_HPP
 
+#include <tpudsl/data/convert.hpp>
 #include <tpudsl/data/dataset.hpp>
 #include <tpudsl/distribute/all_reduce.hpp>
 #include <tpudsl/distribute/strategy.hpp>
@@ -54,7 +55,10 @@ namespace tpudsl {
 
 /// `fit`'s keyword arguments, with Keras' defaults.
 struct FitOptions {
-    std::size_t batch_size = 32;
+    /// Samples per step. Unset, as Keras derives it: with arrays and steps_per_epoch, ceil(samples /
+    /// steps_per_epoch) (so that an epoch is one pass); otherwise 32. A Dataset brings its own batch,
+    /// and setting one beside it is refused, as in Keras.
+    std::optional<std::size_t> batch_size;
     std::size_t epochs = 1;
     /// 0 silent, 1 progress bar, 2 one line per epoch.
     int verbose = 1;
@@ -66,6 +70,9 @@ struct FitOptions {
     std::optional<ValidationData> validation_data;
     /// Validate when (epoch + 1) % validation_freq == 0.
     std::size_t validation_freq = 1;
+    /// The batch of validation arrays: unset, fit's `batch_size` as given, else 32 (Keras 3 and current
+    /// tf-keras; it is never the batch derived from steps_per_epoch). A validation Dataset brings its own.
+    std::optional<std::size_t> validation_batch_size;
     std::size_t initial_epoch = 0;
     /// Reshuffle the samples before each pass.
     bool shuffle = true;
@@ -74,11 +81,26 @@ struct FitOptions {
     std::vector<CallbackRef> callbacks;
     /// Where progress goes (a terminal redraws the bar in place).
     std::ostream* out = &std::cout;
+
+    /// The batch of a step on `samples` samples of arrays, as Keras derives it (a batch larger than the
+    /// data then trains on all of it).
+    [[nodiscard]] std::size_t
+    batch_for(std::size_t samples) const noexcept
+    {
+        return batch_size.value_or(steps_per_epoch ? samples / steps_per_epoch + (samples % steps_per_epoch != 0) : 32);
+    }
+    /// The batch of validation arrays.
+    [[nodiscard]] std::size_t
+    validation_batch() const noexcept
+    {
+        return validation_batch_size.value_or(batch_size.value_or(32));
+    }
 };
 
 /// `evaluate`'s and `predict`'s keyword arguments.
 struct EvaluateOptions {
-    std::size_t batch_size = 32;
+    /// Unset: with `steps`, ceil(samples / steps) (evaluate); otherwise 32. Not with a Dataset.
+    std::optional<std::size_t> batch_size;
     int verbose = 1;
     std::size_t steps = 0;   // 0: all the data
     std::ostream* out = &std::cout;
@@ -219,29 +241,28 @@ public:
         return fit(dataset_ref{make_array_ref(x), make_array_ref(y)}, std::move(options));
     }
 
+    /// Arrays of any numeric element type are converted to the model's once, here (data/convert.hpp).
     History
-    fit(const dataset_ref& data, FitOptions options)
+    fit(const dataset_ref& arrays, FitOptions options)
     {
         require_compiled("fit");
-        if (options.batch_size == 0)
-            detail::bad_input("fit: batch_size must be at least 1");
-        check_data(data, "x", "y");
-        if (options.validation_data)
-            if (const dataset_ref* v = options.validation_data->arrays())
-                check_data(*v, "validation x", "validation y");
-        const std::size_t samples = data.x.samples();
+        if (options.batch_size == 0u || options.validation_batch_size == 0u)
+            detail::bad_input(std::string("fit: ") + (options.batch_size == 0u ? "" : "validation_") +
+                              "batch_size must be at least 1");
+        const detail::model_arrays<input_type> data(arrays, "x", "y", sparse_labels(), output_size, vocabulary());
+        check_data(data.ref(), "x", "y");
+        const std::size_t samples = arrays.x.samples();
         if (samples == 0)
             detail::bad_input("fit: x holds no samples (Keras refuses empty data too)");
-        if (options.validation_data)
-            if (const dataset_ref* v = options.validation_data->arrays(); v && v->x.samples() == 0)
-                detail::bad_input("fit: validation x holds no samples; pass validation data with at least one "
-                                  "sample, or none");
-        // A batch larger than the data is all of it (Keras); validation keeps the batch size asked for.
-        const std::size_t requested = options.batch_size;
-        options.batch_size = std::min(options.batch_size, samples);
-        ensure_capacity(options.batch_size);
-        array_source source(*this, data, options);
-        auto validate = [&] { return validate_on(*options.validation_data, requested, options.out); };
+        std::optional<detail::model_arrays<input_type>> validation;
+        prepare_validation(options, validation);
+        // Keras' batch for arrays: as given, else derived from steps_per_epoch, else 32; a batch larger
+        // than the data is all of it. Validation takes validation_batch_size, else the batch as given.
+        const std::size_t batch = std::min(options.batch_for(samples), samples);
+        const std::size_t validation_batch = options.validation_batch();
+        ensure_capacity(batch);
+        array_source source(*this, data.ref(), options, batch);
+        auto validate = [&] { return validate_on(*options.validation_data, validation_batch, options.out); };
         return run_epochs(options, source.steps(), source, options.validation_data.has_value(), validate);
     }
 
@@ -263,6 +284,9 @@ public:
     {
         require_compiled("evaluate");
         check_dataset_type<E, B>();
+        if (options.batch_size)
+            detail::bad_input("evaluate: batch_size must not be set with a Dataset: its batches are its own (Keras "
+                              "refuses both too)");
         static_cast<void>(dataset_batch(data));   // its batch size against the replicas
         if (data.cardinality() == 0)
             detail::bad_input("evaluate: the dataset holds no batch (its cardinality is 0)");
@@ -330,28 +354,32 @@ public:
         return evaluate(dataset_ref{make_array_ref(x), make_array_ref(y)}, options);
     }
 
+    /// Arrays of any numeric element type are converted to the model's once, here (data/convert.hpp).
     Scores
-    evaluate(const dataset_ref& data, EvaluateOptions options)
+    evaluate(const dataset_ref& arrays, EvaluateOptions options)
     {
         require_compiled("evaluate");
-        if (options.batch_size == 0)
+        if (options.batch_size == 0u)
             detail::bad_input("evaluate: batch_size must be at least 1");
-        check_data(data, "x", "y");
-        const std::size_t samples = data.x.samples();
+        const detail::model_arrays<input_type> data(arrays, "x", "y", sparse_labels(), output_size, vocabulary());
+        check_data(data.ref(), "x", "y");
+        const std::size_t samples = arrays.x.samples();
         if (samples == 0)
             detail::bad_input("evaluate: x holds no samples (Keras refuses empty data too)");
-        options.batch_size = std::min(options.batch_size, samples);   // a larger batch is all of the data
-        ensure_capacity(options.batch_size);
-        std::size_t steps = (samples + options.batch_size - 1) / options.batch_size;
+        // As given, else derived from steps, else 32; a larger batch is all of the data.
+        const std::size_t batch = std::min(
+            options.batch_size.value_or(options.steps ? (samples + options.steps - 1) / options.steps : 32), samples);
+        ensure_capacity(batch);
+        std::size_t steps = (samples + batch - 1) / batch;
         if (options.steps)
             steps = std::min(steps, options.steps);
         Logs logs;
         reset_metrics(logs);
         Progbar bar(*options.out, steps, options.verbose, options.out == &std::cout && ::isatty(STDOUT_FILENO));
-        const batch_view all = typed(data, nullptr, samples);
+        const batch_view all = typed(data.ref(), nullptr, samples);
         for (std::size_t s = 0; s < steps; ++s) {
-            const std::size_t begin = s * options.batch_size;
-            const batch_view b = all.samples(begin, std::min(options.batch_size, samples - begin));   // in place
+            const std::size_t begin = s * batch;
+            const batch_view b = all.samples(begin, std::min(batch, samples - begin));   // in place
             accumulate(step(&b, b.n, false), b.n);
             write_running_logs(logs);
             bar.update(s + 1, logs);
@@ -365,19 +393,20 @@ public:
     std::vector<float>
     predict(const X& x, EvaluateOptions options = {})
     {
-        const array_ref xr = make_array_ref(x);
+        std::vector<input_type> converted;   // x of another numeric type, as the model reads it
+        const array_ref xr = detail::converted_inputs(make_array_ref(x), "x", vocabulary(), converted);
         detail::check_inputs<Seq>(xr, "x", vocabulary());
-        if (options.batch_size == 0)
+        if (options.batch_size == 0u)
             detail::bad_input("predict: batch_size must be at least 1");
         const std::size_t samples = xr.samples();
         if (samples == 0)
             detail::bad_input("predict: x holds no samples (Keras refuses empty data too)");
-        options.batch_size = std::min(options.batch_size, samples);   // a larger batch is all of the data
-        ensure_capacity(options.batch_size);
+        const std::size_t batch = std::min(options.batch_size.value_or(32), samples);   // larger: all of the data
+        ensure_capacity(batch);
         std::vector<float> out(samples * output_size);
         const input_type* src = xr.as<input_type>();
-        for (std::size_t begin = 0; begin < samples; begin += options.batch_size) {
-            const std::size_t n = std::min(options.batch_size, samples - begin);
+        for (std::size_t begin = 0; begin < samples; begin += batch) {
+            const std::size_t n = std::min(batch, samples - begin);
             split(n);
             auto work = [&](std::size_t t) {
                 const kernels::scratch_scope scratch(arenas_[t]);
@@ -611,12 +640,13 @@ private:
         Trainable& model;
         batch_view data;   // all of the arrays
         const FitOptions& options;
+        std::size_t batch_size;
         std::vector<std::uint32_t> order;
         std::size_t pass = 0, batch = 0, per_pass;
 
-        array_source(Trainable& m, const dataset_ref& d, const FitOptions& o)
-            : model(m), data(typed(d, nullptr, d.x.samples())), options(o), order(d.x.samples()),
-              per_pass((d.x.samples() + o.batch_size - 1) / o.batch_size)
+        array_source(Trainable& m, const dataset_ref& d, const FitOptions& o, std::size_t size)
+            : model(m), data(typed(d, nullptr, d.x.samples())), options(o), batch_size(size), order(d.x.samples()),
+              per_pass((d.x.samples() + size - 1) / size)
         {
             model.start_pass(order, pass, options.shuffle);
         }
@@ -632,10 +662,10 @@ private:
         {
             if (batch == per_pass)
                 model.start_pass(order, ++pass, options.shuffle), batch = 0;
-            const std::size_t begin = batch++ * options.batch_size;
+            const std::size_t begin = batch++ * batch_size;
             b = data;
             b.idx = order.data() + begin;
-            b.n = std::min(options.batch_size, data.n - begin);
+            b.n = std::min(batch_size, data.n - begin);
             return true;
         }
     };
@@ -694,19 +724,39 @@ private:
             b = {batch.x.data(), nullptr, nullptr, nullptr, batch.size};   // read where it lies: no copy
             if constexpr (std::is_same_v<typename E::y_type, std::int32_t>)
                 b.sparse = batch.y.data();
-            else
+            else if constexpr (std::is_same_v<typename E::y_type, float>)   // else check_dataset_type said why not
                 b.dense = batch.y.data();
             return true;
         }
     };
 
-    /// Validation at the end of an epoch: arrays at fit's batch size, a Dataset at its own.
+    /// Checks fit's validation data, and points validation arrays at `validation`, which holds them
+    /// converted to the model's types (once per fit, not per epoch).
+    void
+    prepare_validation(FitOptions& options, std::optional<detail::model_arrays<input_type>>& validation) const
+    {
+        if (!options.validation_data)
+            return;
+        if (const dataset_ref* v = options.validation_data->arrays()) {
+            validation.emplace(*v, "validation x", "validation y", sparse_labels(), output_size, vocabulary());
+            check_data(validation->ref(), "validation x", "validation y");
+            if (v->x.samples() == 0)
+                detail::bad_input("fit: validation x holds no samples; pass validation data with at least one "
+                                  "sample, or none");
+            options.validation_data = ValidationData(validation->ref());
+        } else if (options.validation_batch_size) {
+            detail::bad_input("fit: validation_batch_size must not be set with a validation Dataset: it brings its "
+                              "own batch (Keras refuses both too)");
+        }
+    }
+
+    /// Validation at the end of an epoch: arrays at the batch fit chose for them, a Dataset at its own.
     Scores
     validate_on(const ValidationData& v, std::size_t batch, std::ostream* out)
     {
         if (const dataset_ref* arrays = v.arrays())
-            return evaluate(*arrays, EvaluateOptions{batch, 0, 0, out});
-        return evaluate(*v.dataset(), EvaluateOptions{0, 0, 0, out});
+            return evaluate(*arrays, EvaluateOptions{.batch_size = batch, .verbose = 0, .out = out});
+        return evaluate(*v.dataset(), EvaluateOptions{.verbose = 0, .out = out});
     }
 
     /// True when what a dataset knows of its values fits the model: token ids inside the vocabulary and
@@ -753,6 +803,10 @@ private:
         static_assert(std::is_same_v<typename E::x_type, input_type>,
                       "tpudsl::Trainable::fit/evaluate(Dataset): the dataset's examples must have the model's input "
                       "element type [TPUDSL_DATASET_TYPE]");
+        static_assert(std::is_same_v<typename E::y_type, std::int32_t> || std::is_same_v<typename E::y_type, float>,
+                      "tpudsl::Trainable::fit/evaluate(Dataset): the dataset's labels must be int32 class ids or float "
+                      "targets; convert them where the dataset is made (from_tensor_slices of converted arrays, or a "
+                      "map) [TPUDSL_DATASET_LABEL_TYPE]");
         static_assert(B == dynamic_batch || B % num_replicas_in_sync == 0,
                       "tpudsl::Trainable::fit(Dataset): the dataset's batch must be a multiple of the strategy's "
                       "replicas (Keras' TPU rule, made static) [TPUDSL_TPU_BATCH_NOT_DIVISIBLE]");
@@ -764,9 +818,15 @@ private:
     {
         check_dataset_type<E, B>();
         require_compiled("fit");
+        if (options.batch_size)
+            detail::bad_input("fit: batch_size must not be set with a Dataset: its batches are its own (Keras "
+                              "refuses both too); batch the dataset instead, dataset.batch<" +
+                              std::to_string(*options.batch_size) + ">()");
         static_cast<void>(dataset_batch(data));   // its batch size against the replicas
         if (data.cardinality() == 0)
             detail::bad_input("fit: the dataset holds no batch (its cardinality is 0)");
+        std::optional<detail::model_arrays<input_type>> validation;
+        prepare_validation(options, validation);
         dataset_source<E, B> source(*this, data, options.initial_epoch);
         std::size_t steps = options.steps_per_epoch;
         if (steps == 0) {
@@ -775,7 +835,9 @@ private:
                 throw std::invalid_argument("tpudsl::Trainable::fit: the dataset repeats forever; pass "
                                             "steps_per_epoch (how many batches make an epoch)");
         }
-        auto validate = [&] { return validate_on(*options.validation_data, dataset_batch(data), options.out); };
+        // Validation arrays: validation_batch_size, else 32 (fit's batch_size is unset with a Dataset).
+        const std::size_t validation_batch = options.validation_batch_size.value_or(32);
+        auto validate = [&] { return validate_on(*options.validation_data, validation_batch, options.out); };
         return run_epochs(options, steps, source, options.validation_data.has_value(), validate);
     }
 
