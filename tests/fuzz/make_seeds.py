@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
-"""Writes the seed corpora of the data-loader fuzz harnesses: tests/fuzz/corpus/idx/, cifar10/ and
-sequences/ (the weights harness writes its own, see fuzz_weights.cpp). The same files every time:
+"""Writes the seed corpora of the data-loader fuzz harnesses: tests/fuzz/corpus/idx/, cifar10/,
+sequences/ and csv/ (the weights harness writes its own, see fuzz_weights.cpp). The same files every time:
 gzip members carry mtime 0 and the pseudo-random bytes come from a fixed seed.
 
     python3 tests/fuzz/make_seeds.py [corpus-directory]     (default: tests/fuzz/corpus beside this file)
@@ -162,11 +162,29 @@ def sequence_seeds(d):
     put(d, "two_crs", b"tpudsl-sequences 1\r\r\ncount 1\r\r\n3\t1 2\r\r\n")
 
 
+# ---- CSV ------------------------------------------------------------------------------------------
+
+def csv_seeds(d):
+    """fuzz_csv's inputs: one byte of options (bit 0: label in column 0, bit 1: header), then the file."""
+    rnd = random.Random(7)
+    rows = "".join(",".join(str(rnd.randrange(256)) for _ in range(9)) + "\n" for _ in range(12))
+    put(d, "pixels_label", b"\x01" + rows.encode())
+    put(d, "pixels_gz", b"\x00" + gzip_member(rows.encode()))
+    put(d, "header_crlf", b"\x03" + b"label,a,b\r\n1,2,3\r\n4,5,6\r\n")
+    put(d, "blank_lines", b"\x00" + b"1,2\n\n \t\n3,4")
+    put(d, "floats", b"\x00" + b"1.5,-2e3,+7\n.5,5.,-0\n 3 , 4 ,5\n")
+    put(d, "ragged", b"\x01" + b"1,2,3\n4,5\n")
+    put(d, "not_numbers", b"\x00" + b"1,x\n2,nan\n3,inf\n4,1e39\n5,,\n")
+    put(d, "one_column", b"\x01" + b"3\n4\n5\n")
+    put(d, "empty", b"\x00")
+
+
 def main():
     root = sys.argv[1] if len(sys.argv) > 1 else os.path.join(os.path.dirname(os.path.abspath(__file__)), "corpus")
     idx_seeds(os.path.join(root, "idx"))
     cifar_seeds(os.path.join(root, "cifar10"))
     sequence_seeds(os.path.join(root, "sequences"))
+    csv_seeds(os.path.join(root, "csv"))
 
 
 if __name__ == "__main__":

