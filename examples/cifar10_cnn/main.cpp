@@ -3,6 +3,9 @@
 // crossentropy and accuracy, batch 32, 100 epochs (pass --epochs for fewer).
 //
 //   cifar10_cnn [--epochs 100] [--batch 32] [--steps N] [--data DIR] [--seed S] [--train-samples N]
+//               [--recipe default|seed]
+//
+// --recipe seed is the TPU timing study's own run: batch 32 for 20 epochs.
 //
 // The data is CIFAR-10's binary version in DIR ($TPUDSL_CIFAR10_DIR, else ./cifar-10-batches-bin);
 // without it the program trains on a synthetic stand-in (5,000 training and 1,000 test images), and
@@ -21,8 +24,10 @@
 int
 main(int argc, char** argv)
 try {
-    const auto args =
+    auto args =
         seeds::parse_args(argc, argv, {.epochs = 100, .batch = 32, .data = tpudsl::data::cifar10::default_directory()});
+    if (args.seed_recipe() && !args.epochs_given)
+        args.epochs = 20;   // the timing study trains 20 epochs at batch 32
     const auto data = seeds::load_or_stand_in(
         "CIFAR-10", [&] { return tpudsl::data::cifar10::load_data(args.data); },
         [] { return tpudsl::data::image_dataset{seeds::synthetic_images(5000, 32, 32, 3, 1),

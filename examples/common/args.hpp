@@ -1,4 +1,6 @@
-/// @file The seed examples' command line: --epochs --batch --steps --data --seed (and --train-samples).
+/// @file The seed examples' command line: --epochs --batch --steps --data --seed --recipe (and
+/// --train-samples). `--recipe seed` runs the tutorial's own call line for line; the flags given beside
+/// it still stand.
 /// Numbers are parsed strictly (digits only, within range: "--batch -1" is an error, not 2^64 - 1);
 /// a bad flag or value ends in a message with the usage line.
 #ifndef TPUDSL_EXAMPLES_COMMON_ARGS_HPP
@@ -47,6 +49,11 @@ struct Args {
     std::size_t train_samples = 0;   // 0: all of them
     std::uint64_t seed = 0;
     std::string data;
+    /// "default": this example's schedule; "seed": the Keras tutorial's own call.
+    std::string recipe = "default";
+    bool epochs_given = false, batch_given = false, steps_given = false;
+
+    [[nodiscard]] bool seed_recipe() const noexcept { return recipe == "seed"; }
 };
 
 /// Parses the flags over the seed's defaults; --help prints the usage line and exits.
@@ -56,7 +63,8 @@ parse_args(int argc, char** argv, Args defaults)
     const std::string program = argc > 0 ? std::string(argv[0]).substr(std::string(argv[0]).find_last_of('/') + 1)
                                          : std::string("seed");
     const std::string usage = "usage: " + program +
-                              " [--epochs N] [--batch N] [--steps N] [--data DIR] [--seed S] [--train-samples N]";
+                              " [--epochs N] [--batch N] [--steps N] [--data DIR] [--seed S] [--train-samples N] "
+                              "[--recipe default|seed]";
     constexpr std::uint64_t many = std::uint64_t{1} << 40;   // no run asks for more; beyond is a typo
     Args a = defaults;
     for (int i = 1; i < argc; ++i) {
@@ -69,11 +77,15 @@ parse_args(int argc, char** argv, Args defaults)
             throw usage_error("missing value after " + std::string(flag), usage);
         const std::string_view value = argv[++i];
         if (flag == "--epochs")
-            a.epochs = parse_number(flag, value, 1, many, usage);
+            a.epochs = parse_number(flag, value, 1, many, usage), a.epochs_given = true;
         else if (flag == "--batch")
-            a.batch = parse_number(flag, value, 1, many, usage);
+            a.batch = parse_number(flag, value, 1, many, usage), a.batch_given = true;
         else if (flag == "--steps")
-            a.steps = parse_number(flag, value, 0, many, usage);
+            a.steps = parse_number(flag, value, 0, many, usage), a.steps_given = true;
+        else if (flag == "--recipe" && (value == "default" || value == "seed"))
+            a.recipe = value;
+        else if (flag == "--recipe")
+            throw usage_error("--recipe '" + std::string(value) + "': expected default or seed", usage);
         else if (flag == "--train-samples")
             a.train_samples = parse_number(flag, value, 0, many, usage);
         else if (flag == "--seed")

@@ -2,11 +2,14 @@
 // (TpuStrategy<8>) over the machine's cores. One core and 8 replicas give the same bits.
 //
 //   fashion_mnist_cnn [--epochs 5] [--batch 128] [--steps N] [--data DIR] [--seed S] [--train-samples N]
+//                     [--recipe default|seed]
 //
 // It reads the IDX files from DIR (default: $TPUDSL_FASHION_MNIST_DIR, else Debian's
 // dataset-fashion-mnist), scales pixels to [0, 1], trains, and ends with "Test accuracy: 0.xxxx".
-// Without the data it trains on a synthetic stand-in, and says so on its first line. The seed's own
-// schedule is --steps 60 (steps_per_epoch=60, validated on the last of its 5 epochs).
+// Without the data it trains on a synthetic stand-in, and says so on its first line.
+// --recipe seed is the tutorial's own call, line for line: raw 0-255 pixels and float32 labels,
+// steps_per_epoch=60 with no batch size (Keras derives ceil(60000 / 60) = 1000), 5 epochs, validated
+// once, after the fifth (validation_freq=5).
 #include "common/args.hpp"
 #include "common/data.hpp"
 #include "common/synthetic.hpp"
@@ -33,10 +36,9 @@ try {
         "Fashion-MNIST", [&] { return tpudsl::data::fashion_mnist::load_data(args.data); },
         [] { return tpudsl::data::image_dataset{seeds::synthetic_images(60000, 28, 28, 1, 1),
                                                 seeds::synthetic_images(10000, 28, 28, 1, 2)}; });
-    const auto x_train = data.train.x<28, 28, 1>({.limit = args.train_samples});
-    const auto y_train = data.train.y(args.train_samples);
-    const auto x_test = data.test.x<28, 28, 1>();
-    const auto y_test = data.test.y();
+    if (args.seed_recipe())
+        std::cout << "Recipe: the tutorial's own fit call (raw pixels, float32 labels, steps_per_epoch=60, no batch "
+                     "size)\n";
 
     // [fashion_strategy]
     tpudsl::CpuClusterResolver resolver;
@@ -45,11 +47,38 @@ try {
     auto model = strategy.scope<seeds::FashionCnn>(args.seed);
     // [fashion_strategy]
 
-    // [fashion_training]
+    // [fashion_compile]
     model.summary();
     model.compile(tpudsl::optimizers::Adam{.learning_rate = 1e-3f},
                   tpudsl::losses::SparseCategoricalCrossentropy{},
                   tpudsl::metrics::SparseCategoricalAccuracy{});
+    // [fashion_compile]
+    if (args.seed_recipe()) {
+        // [fashion_seed_recipe]
+        // model.fit(x_train.astype(np.float32), y_train.astype(np.float32), epochs=5, steps_per_epoch=60,
+        //           validation_data=(x_test.astype(np.float32), y_test.astype(np.float32)), validation_freq=5)
+        const auto x_train = data.train.x<28, 28, 1>({.divide_by = 1.0f, .limit = args.train_samples});
+        const xt::xtensor<float, 1> y_train = xt::cast<float>(data.train.y(args.train_samples));
+        const auto x_test = data.test.x<28, 28, 1>({.divide_by = 1.0f});
+        const xt::xtensor<float, 1> y_test = xt::cast<float>(data.test.y());
+        tpudsl::FitOptions options{.epochs = args.epochs_given ? args.epochs : 5,
+                                   .steps_per_epoch = args.steps_given ? args.steps : 60,
+                                   .validation_data = tpudsl::validation_data(x_test, y_test),
+                                   .validation_freq = args.epochs_given ? args.epochs : 5};
+        if (args.batch_given)
+            options.batch_size = args.batch;
+        auto history = model.fit(x_train, y_train, options);
+        const auto scores = model.evaluate(x_test, y_test, {.verbose = 0});
+        // [fashion_seed_recipe]
+        std::printf("Test accuracy: %.4f\n", scores[1]);
+        return history.epoch.empty() ? 1 : 0;
+    }
+
+    const auto x_train = data.train.x<28, 28, 1>({.limit = args.train_samples});
+    const auto y_train = data.train.y(args.train_samples);
+    const auto x_test = data.test.x<28, 28, 1>();
+    const auto y_test = data.test.y();
+    // [fashion_training]
     auto history = model.fit(x_train, y_train,
                              {.batch_size = args.batch,
                               .epochs = args.epochs,

@@ -3,7 +3,9 @@
 // .cache(), Nadam, sparse crossentropy with from_logits=True (Keras warns, and uses the logits), top-5
 // accuracy, 10 epochs.
 //
-//   reuters_conv1d [--epochs 10] [--batch 32] [--steps N] [--data DIR] [--seed S]
+//   reuters_conv1d [--epochs 10] [--batch 32] [--steps N] [--data DIR] [--seed S] [--recipe default|seed]
+//
+// The default is the tutorial's own pipeline and schedule: --recipe seed runs the same.
 //
 // The data is Keras' Reuters exported by tools/export_keras_dataset.py (see docs/data.md); without
 // it the program trains on a synthetic stand-in of the same sizes, and says so on its first line.
