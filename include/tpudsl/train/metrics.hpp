@@ -90,6 +90,27 @@ count_hits(const metrics::SparseTopKCategoricalAccuracy<K>&, const float* out, s
     return hits;
 }
 
+namespace detail {
+
+/// A compiled metric: its name, whether it reads sparse labels, and how it counts hits.
+struct metric_entry {
+    std::string name;
+    bool sparse_labels;
+    double (*hits)(const float*, std::size_t, std::size_t, const std::int32_t*, const float*);
+};
+
+template <class M>
+metric_entry
+make_metric_entry(M)
+{
+    return {std::string(M::name), M::sparse_labels,
+            +[](const float* out, std::size_t n, std::size_t d, const std::int32_t* sl, const float* dl) {
+                return count_hits(M{}, out, n, d, sl, dl);
+            }};
+}
+
+} // namespace detail
+
 } // namespace tpudsl
 
 #endif // !TPUDSL_TRAIN_METRICS_HPP

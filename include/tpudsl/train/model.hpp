@@ -16,6 +16,9 @@
 
 #include <tpudsl/data/convert.hpp>
 #include <tpudsl/data/dataset.hpp>
+#include <tpudsl/train/batch_sources.hpp>
+#include <tpudsl/train/buffers.hpp>
+#include <tpudsl/train/fit_options.hpp>
 #include <tpudsl/distribute/all_reduce.hpp>
 #include <tpudsl/distribute/strategy.hpp>
 #include <tpudsl/io/weights.hpp>
@@ -53,113 +56,6 @@
 
 namespace tpudsl {
 
-/// `fit`'s keyword arguments, with Keras' defaults.
-struct FitOptions {
-    /// Samples per step. Unset, as Keras derives it: with arrays and steps_per_epoch, ceil(samples /
-    /// steps_per_epoch) (so that an epoch is one pass); otherwise 32. A Dataset brings its own batch,
-    /// and setting one beside it is refused, as in Keras.
-    std::optional<std::size_t> batch_size;
-    std::size_t epochs = 1;
-    /// 0 silent, 1 progress bar, 2 one line per epoch.
-    int verbose = 1;
-    /// Batches per epoch; 0 means one pass over the data. With arrays the batch stream continues
-    /// across epochs (Keras does not reset the iterator).
-    std::size_t steps_per_epoch = 0;
-    /// Keras' `validation_data`: `validation_data(x_val, y_val)` or a batched Dataset, one spelling for
-    /// both (a Dataset is evaluated at its own batch size).
-    std::optional<ValidationData> validation_data;
-    /// Validate when (epoch + 1) % validation_freq == 0.
-    std::size_t validation_freq = 1;
-    /// The batch of validation arrays: unset, fit's `batch_size` as given, else 32 (Keras 3 and current
-    /// tf-keras; it is never the batch derived from steps_per_epoch). A validation Dataset brings its own.
-    std::optional<std::size_t> validation_batch_size;
-    std::size_t initial_epoch = 0;
-    /// Reshuffle the samples before each pass.
-    bool shuffle = true;
-    /// Keras' `callbacks=[...]`: callbacks written in place are owned by the list; named ones are
-    /// referred to (CallbackRef).
-    std::vector<CallbackRef> callbacks;
-    /// Where progress goes (a terminal redraws the bar in place).
-    std::ostream* out = &std::cout;
-
-    /// The batch of a step on `samples` samples of arrays, as Keras derives it (a batch larger than the
-    /// data then trains on all of it).
-    [[nodiscard]] std::size_t
-    batch_for(std::size_t samples) const noexcept
-    {
-        return batch_size.value_or(steps_per_epoch ? samples / steps_per_epoch + (samples % steps_per_epoch != 0) : 32);
-    }
-    /// The batch of validation arrays.
-    [[nodiscard]] std::size_t
-    validation_batch() const noexcept
-    {
-        return validation_batch_size.value_or(batch_size.value_or(32));
-    }
-};
-
-/// `evaluate`'s and `predict`'s keyword arguments.
-struct EvaluateOptions {
-    /// Unset: with `steps`, ceil(samples / steps) (evaluate); otherwise 32. Not with a Dataset.
-    std::optional<std::size_t> batch_size;
-    int verbose = 1;
-    std::size_t steps = 0;   // 0: all the data
-    std::ostream* out = &std::cout;
-};
-
-namespace detail {
-
-/// 64-byte aligned, zeroed float storage of a fixed size.
-class aligned_floats_buffer {
-public:
-    aligned_floats_buffer() = default;
-    explicit aligned_floats_buffer(std::size_t n) { resize(n); }
-    void
-    resize(std::size_t n)
-    {
-        data_.reset(n ? static_cast<float*>(::operator new[](n * sizeof(float), std::align_val_t{buffer_alignment}))
-                      : nullptr);
-        size_ = n;
-        std::fill_n(data_.get(), n, 0.0f);
-    }
-    [[nodiscard]] float* data() noexcept { return data_.get(); }
-    [[nodiscard]] const float* data() const noexcept { return data_.get(); }
-    [[nodiscard]] std::size_t size() const noexcept { return size_; }
-
-private:
-    struct deleter {
-        void operator()(float* p) const noexcept { ::operator delete[](p, std::align_val_t{buffer_alignment}); }
-    };
-    std::unique_ptr<float[], deleter> data_;
-    std::size_t size_ = 0;
-};
-
-/// A process-unique, nonzero version for a set of weights.
-inline std::uint64_t
-next_weights_version() noexcept
-{
-    static std::atomic<std::uint64_t> counter{0};
-    return counter.fetch_add(1, std::memory_order_relaxed) + 1;
-}
-
-/// A compiled metric: its name, whether it reads sparse labels, and how it counts hits.
-struct metric_entry {
-    std::string name;
-    bool sparse_labels;
-    double (*hits)(const float*, std::size_t, std::size_t, const std::int32_t*, const float*);
-};
-
-template <class M>
-metric_entry
-make_metric_entry(M)
-{
-    return {std::string(M::name), M::sparse_labels,
-            +[](const float* out, std::size_t n, std::size_t d, const std::int32_t* sl, const float* dl) {
-                return count_hits(M{}, out, n, d, sl, dl);
-            }};
-}
-
-} // namespace detail
-
 /// A trainable model of type `Seq` (a `Sequential<...>`), run by `Strategy`.
 /// @tparam Seq      the model type; its constants size every buffer
 /// @tparam Strategy OneDeviceStrategy (default) or TpuStrategy<N>
@@ -174,6 +70,8 @@ public:
     static constexpr std::size_t output_size = Seq::output_shape::size;
     static constexpr std::size_t num_replicas_in_sync = Strategy::num_replicas_in_sync;
     static constexpr std::size_t micro_batches = Strategy::micro_batches;
+    /// What a step reads: samples and their labels, typed.
+    using batch_view = detail::batch_view<input_type, input_size, output_size>;
 
     using optimizer_type = std::variant<optimizers::SGD, optimizers::Adam, optimizers::Nadam, optimizers::RMSprop>;
     using loss_type = std::variant<losses::SparseCategoricalCrossentropy, losses::CategoricalCrossentropy,
@@ -261,7 +159,7 @@ public:
         const std::size_t batch = std::min(options.batch_for(samples), samples);
         const std::size_t validation_batch = options.validation_batch();
         ensure_capacity(batch);
-        array_source source(*this, data.ref(), options, batch);
+        detail::array_source<batch_view> source(batch_view::of(data.ref(), nullptr, samples), options, seed_, batch);
         auto validate = [&] { return validate_on(*options.validation_data, validation_batch, options.out); };
         return run_epochs(options, source.steps(), source, options.validation_data.has_value(), validate);
     }
@@ -290,7 +188,7 @@ public:
         static_cast<void>(dataset_batch(data));   // its batch size against the replicas
         if (data.cardinality() == 0)
             detail::bad_input("evaluate: the dataset holds no batch (its cardinality is 0)");
-        dataset_source<E, B> source(*this, data, 0);
+        detail::dataset_source<Trainable, E, B> source(*this, data, 0);
         Logs logs;
         reset_metrics(logs);
         Progbar bar(*options.out, 0, options.verbose, options.out == &std::cout && ::isatty(STDOUT_FILENO));
@@ -334,7 +232,7 @@ public:
                 throw std::invalid_argument(std::string(e.what()) + " (in batch " + std::to_string(steps) +
                                             " of the validation dataset)");
             }
-            const batch_view view = typed(*b, nullptr, b->x.samples());   // read in place
+            const batch_view view = batch_view::of(*b, nullptr, b->x.samples());   // read in place
             ensure_capacity(view.n);   // sized by the batches that come: a batch size beyond the data costs nothing
             accumulate(step(&view, view.n, false), view.n);
             write_running_logs(logs);
@@ -376,7 +274,7 @@ public:
         Logs logs;
         reset_metrics(logs);
         Progbar bar(*options.out, steps, options.verbose, options.out == &std::cout && ::isatty(STDOUT_FILENO));
-        const batch_view all = typed(data.ref(), nullptr, samples);
+        const batch_view all = batch_view::of(data.ref(), nullptr, samples);
         for (std::size_t s = 0; s < steps; ++s) {
             const std::size_t begin = s * batch;
             const batch_view b = all.samples(begin, std::min(batch, samples - begin));   // in place
@@ -518,21 +416,7 @@ public:
                                        output_size * sizeof(float);
         const long double bytes = static_cast<long double>(micro_batches) * cap * per_sample +
                                   static_cast<long double>(strategy_.threads()) * scratch;
-        const long pages = ::sysconf(_SC_PHYS_PAGES), page = ::sysconf(_SC_PAGE_SIZE);
-        const long double memory = pages > 0 && page > 0 ? static_cast<long double>(pages) * page : 0.0L;
-        const long double limit = memory > 0 ? memory : static_cast<long double>(std::numeric_limits<std::size_t>::max());
-        if (bytes <= limit)
-            return;
-        auto text = [](long double b) {   // 1.2 GB, 340.0 MB, 12.5 kB
-            const char* unit = b >= 1e9L ? "GB" : b >= 1e6L ? "MB" : "kB";
-            const long double scale = b >= 1e9L ? 1e9L : b >= 1e6L ? 1e6L : 1e3L;
-            char out[48];
-            std::snprintf(out, sizeof out, "%.1f %s", static_cast<double>(b / scale), unit);
-            return std::string(out);
-        };
-        detail::bad_input("a batch of " + std::to_string(batch) + " samples needs " + text(bytes) +
-                          " of buffers for this model (" + text(per_sample) + " per sample), more than this "
-                          "machine's " + text(limit) + " of memory; use a smaller batch_size");
+        detail::check_batch_memory(batch, per_sample, bytes);
     }
 
     /// How a global batch of n splits over the micro-batches: sizes differ by at most one, the first
@@ -556,6 +440,9 @@ public:
     }
 
 private:
+    template <class, class, std::size_t>
+    friend struct detail::dataset_source;   // reads check_data and values_fit
+
     /// One micro-batch: its buffers, its share of this step, and its results.
     struct alignas(64) micro_batch {
         detail::aligned_floats_buffer workspace;
@@ -605,130 +492,6 @@ private:
     /// The gradient buffer as the fused reduce sees it.
     static constexpr distribute::gradient_layout gradient_layout{
         Seq::param_buffer_size, deferred_ranges, graph::accumulating_ranges, marked_table, table};
-
-    /// What a step reads, typed: samples and labels (arrays whose types, shapes and values check_data
-    /// accepted where they entered, or a Dataset's batch, typed at compile time), and which of them.
-    struct batch_view {
-        const input_type* x = nullptr;
-        const std::int32_t* sparse = nullptr;   // class ids (a sparse loss), or
-        const float* dense = nullptr;           // rows of output_size targets
-        const std::uint32_t* idx = nullptr;     // samples idx[0, n) of them; null: [0, n) in order, read in place
-        std::size_t n = 0;
-
-        /// Samples [begin, begin + count) in order, read in place.
-        [[nodiscard]] batch_view
-        samples(std::size_t begin, std::size_t count) const noexcept
-        {
-            return {x + begin * input_size, sparse ? sparse + begin : nullptr,
-                    dense ? dense + begin * output_size : nullptr, nullptr, count};
-        }
-    };
-
-    /// Arrays that check_data accepted, typed: y holds int32 class ids or float32 rows (no other
-    /// type passes it).
-    [[nodiscard]] static batch_view
-    typed(const dataset_ref& d, const std::uint32_t* idx, std::size_t n) noexcept
-    {
-        const bool ids = d.y.type == dtype::int32;
-        return {d.x.as<input_type>(), ids ? d.y.as<std::int32_t>() : nullptr, ids ? nullptr : d.y.as<float>(), idx, n};
-    }
-
-    /// Arrays as a batch stream: pass p visits the samples in a permutation drawn from (seed, p),
-    /// batch by batch (the last one partial). Without steps_per_epoch an epoch is one pass; with it,
-    /// the stream runs on across epochs, as Keras' array adapter does.
-    struct array_source {
-        Trainable& model;
-        batch_view data;   // all of the arrays
-        const FitOptions& options;
-        std::size_t batch_size;
-        std::vector<std::uint32_t> order;
-        std::size_t pass = 0, batch = 0, per_pass;
-
-        array_source(Trainable& m, const dataset_ref& d, const FitOptions& o, std::size_t size)
-            : model(m), data(typed(d, nullptr, d.x.samples())), options(o), batch_size(size), order(d.x.samples()),
-              per_pass((d.x.samples() + size - 1) / size)
-        {
-            model.start_pass(order, pass, options.shuffle);
-        }
-        [[nodiscard]] std::size_t steps() const noexcept { return options.steps_per_epoch ? options.steps_per_epoch : per_pass; }
-        void
-        begin_epoch(std::size_t)
-        {
-            if (!options.steps_per_epoch && batch != 0)
-                model.start_pass(order, ++pass, options.shuffle), batch = 0;
-        }
-        bool
-        next(batch_view& b)
-        {
-            if (batch == per_pass)
-                model.start_pass(order, ++pass, options.shuffle), batch = 0;
-            const std::size_t begin = batch++ * batch_size;
-            b = data;
-            b.idx = order.data() + begin;
-            b.n = std::min(batch_size, data.n - begin);
-            return true;
-        }
-    };
-
-    /// A batched Dataset as a batch stream: epoch e is iteration e of the dataset. Its types and shapes
-    /// are the model's (checked at compile time) and its labels' kind is checked once, here; its values
-    /// are read again only when the dataset's value_summary does not already show that they fit (after
-    /// a map). The micro-batches read each batch where it lies, typed.
-    template <class E, std::size_t B>
-    struct dataset_source {
-        Trainable& model;
-        const Dataset<Batch<E, B>>& data;
-        Batch<E, B> batch;
-        std::size_t count = 0, first_epoch;
-        /// False when the dataset's values were checked where they entered (its value_summary fits the
-        /// model): its batches' values are then not read again.
-        bool check_values;
-
-        dataset_source(Trainable& m, const Dataset<Batch<E, B>>& d, std::size_t first)
-            : model(m), data(d), first_epoch(first), check_values(!m.values_fit(d.values()))
-        {
-            model.check_data(batch_ref(0), "x", "y", false);   // the labels' type and width against the loss
-        }
-        /// The batch as the checks read it (no sample is read through it).
-        [[nodiscard]] dataset_ref
-        batch_ref(std::size_t samples) const
-        {
-            dataset_ref r{{batch.x.data(), dtype_of<typename E::x_type>, {samples}},
-                          {batch.y.data(), dtype_of<typename E::y_type>, {samples, E::y_size}}};
-            r.x.shape.insert(r.x.shape.end(), E::x_shape::dims.begin(), E::x_shape::dims.end());
-            return r;
-        }
-        void
-        begin_epoch(std::size_t epoch)
-        {
-            data.start(epoch);
-            count = 0;
-        }
-        bool
-        next(batch_view& b)
-        {
-            if (!data.next(batch))
-                return false;
-            if (check_values) {
-                try {
-                    model.check_data(batch_ref(batch.size), "x", "y", true);
-                } catch (const std::invalid_argument& e) {
-                    throw std::invalid_argument(std::string(e.what()) + " (in batch " + std::to_string(count) +
-                                                " of the dataset)");
-                }
-            }
-            ++count;
-            // The buffers are sized by the batches that come: a batch size larger than the data (or
-            // than memory, for data that never fills it) costs nothing.
-            model.ensure_capacity(batch.size);
-            b = {batch.x.data(), nullptr, nullptr, nullptr, batch.size};   // read where it lies: no copy
-            if constexpr (std::is_same_v<typename E::y_type, std::int32_t>)
-                b.sparse = batch.y.data();
-            else if constexpr (std::is_same_v<typename E::y_type, float>)   // else check_dataset_type said why not
-                b.dense = batch.y.data();
-            return true;
-        }
-    };
 
     /// Checks fit's validation data, and points validation arrays at `validation`, which holds them
     /// converted to the model's types (once per fit, not per epoch).
@@ -827,7 +590,7 @@ private:
             detail::bad_input("fit: the dataset holds no batch (its cardinality is 0)");
         std::optional<detail::model_arrays<input_type>> validation;
         prepare_validation(options, validation);
-        dataset_source<E, B> source(*this, data, options.initial_epoch);
+        detail::dataset_source<Trainable, E, B> source(*this, data, options.initial_epoch);
         std::size_t steps = options.steps_per_epoch;
         if (steps == 0) {
             steps = data.cardinality();
@@ -947,20 +710,6 @@ private:
                 detail::bad_input("the metric " + m.name + " reads " + (m.sparse_labels ? "sparse" : "one-hot") +
                                   " labels, but the loss reads " + (sparse ? "sparse" : "one-hot") + " ones");
         detail::check_labels(d.y, yname, d.x.samples(), sparse, output_size, values);
-    }
-
-    /// The sample order of pass p: the identity, or a permutation drawn from (seed, pass).
-    void
-    start_pass(std::vector<std::uint32_t>& order, std::size_t pass, bool shuffle) const
-    {
-        for (std::size_t i = 0; i < order.size(); ++i)
-            order[i] = static_cast<std::uint32_t>(i);
-        if (!shuffle)
-            return;
-        for (std::size_t i = order.size(); i > 1; --i) {
-            const std::uint64_t r = detail::hash4(seed_ ^ 0x5eed5eed5eedULL, pass, i, 0);
-            std::swap(order[i - 1], order[static_cast<std::size_t>(r % i)]);
-        }
     }
 
     void

@@ -1,0 +1,167 @@
+/// @file What a training step reads (detail::batch_view: samples and labels, typed) and where fit's
+/// epochs take them from: arrays as a stream of shuffled passes (detail::array_source), or a batched
+/// Dataset, one iteration per epoch (detail::dataset_source).
+#ifndef TPUDSL_TRAIN_BATCH_SOURCES_HPP
+#define TPUDSL_TRAIN_BATCH_SOURCES_HPP
+
+#include <tpudsl/data/array_ref.hpp>
+#include <tpudsl/data/dataset.hpp>
+#include <tpudsl/detail/random.hpp>
+#include <tpudsl/train/fit_options.hpp>
+
+#include <algorithm>
+#include <cstddef>
+#include <cstdint>
+#include <stdexcept>
+#include <string>
+#include <type_traits>
+#include <utility>
+#include <vector>
+
+namespace tpudsl::detail {
+
+/// What a step reads, typed: samples of `InputSize` elements of In and their labels (arrays whose
+/// types, shapes and values were checked where they entered, or a Dataset's batch, typed at compile
+/// time), and which of them.
+template <class In, std::size_t InputSize, std::size_t OutputSize>
+struct batch_view {
+    const In* x = nullptr;
+    const std::int32_t* sparse = nullptr;   // class ids (a sparse loss), or
+    const float* dense = nullptr;           // rows of OutputSize targets
+    const std::uint32_t* idx = nullptr;     // samples idx[0, n) of them; null: [0, n) in order, read in place
+    std::size_t n = 0;
+
+    /// Arrays that the checks accepted, typed: y holds int32 class ids or float32 rows (no other type
+    /// passes them).
+    [[nodiscard]] static batch_view
+    of(const dataset_ref& d, const std::uint32_t* idx, std::size_t n) noexcept
+    {
+        const bool ids = d.y.type == dtype::int32;
+        return {d.x.as<In>(), ids ? d.y.as<std::int32_t>() : nullptr, ids ? nullptr : d.y.as<float>(), idx, n};
+    }
+
+    /// Samples [begin, begin + count) in order, read in place.
+    [[nodiscard]] batch_view
+    samples(std::size_t begin, std::size_t count) const noexcept
+    {
+        return {x + begin * InputSize, sparse ? sparse + begin : nullptr, dense ? dense + begin * OutputSize : nullptr,
+                nullptr, count};
+    }
+};
+
+/// The sample order of pass p: the identity, or a permutation drawn from (seed, pass).
+inline void
+sample_order(std::vector<std::uint32_t>& order, std::uint64_t seed, std::size_t pass, bool shuffle)
+{
+    for (std::size_t i = 0; i < order.size(); ++i)
+        order[i] = static_cast<std::uint32_t>(i);
+    if (!shuffle)
+        return;
+    for (std::size_t i = order.size(); i > 1; --i) {
+        const std::uint64_t r = hash4(seed ^ 0x5eed5eed5eedULL, pass, i, 0);
+        std::swap(order[i - 1], order[static_cast<std::size_t>(r % i)]);
+    }
+}
+
+/// Arrays as a batch stream: pass p visits the samples in a permutation drawn from (seed, p), batch by
+/// batch (the last one partial, a step of its own). Without steps_per_epoch an epoch is one pass; with
+/// it, the stream runs on across epochs, as Keras' array adapter does.
+template <class View>
+struct array_source {
+    View data;   // all of the arrays
+    const FitOptions& options;
+    std::uint64_t seed;
+    std::size_t batch_size;
+    std::vector<std::uint32_t> order;
+    std::size_t pass = 0, batch = 0, per_pass;
+
+    array_source(const View& all, const FitOptions& o, std::uint64_t s, std::size_t size)
+        : data(all), options(o), seed(s), batch_size(size), order(all.n), per_pass((all.n + size - 1) / size)
+    {
+        sample_order(order, seed, pass, options.shuffle);
+    }
+    [[nodiscard]] std::size_t steps() const noexcept { return options.steps_per_epoch ? options.steps_per_epoch : per_pass; }
+    void
+    begin_epoch(std::size_t)
+    {
+        if (!options.steps_per_epoch && batch != 0)
+            sample_order(order, seed, ++pass, options.shuffle), batch = 0;
+    }
+    bool
+    next(View& b)
+    {
+        if (batch == per_pass)
+            sample_order(order, seed, ++pass, options.shuffle), batch = 0;
+        const std::size_t begin = batch++ * batch_size;
+        b = data;
+        b.idx = order.data() + begin;
+        b.n = std::min(batch_size, data.n - begin);
+        return true;
+    }
+};
+
+/// A batched Dataset as a batch stream: epoch e is iteration e of the dataset. Its types and shapes are
+/// the model's (checked at compile time) and its labels' kind is checked once, here; its values are
+/// read again only when the dataset's value_summary does not already show that they fit (after a map).
+/// The micro-batches read each batch where it lies, typed. Model: the Trainable (its check_data,
+/// values_fit and ensure_capacity).
+template <class Model, class E, std::size_t B>
+struct dataset_source {
+    using view = typename Model::batch_view;
+    Model& model;
+    const Dataset<Batch<E, B>>& data;
+    Batch<E, B> batch;
+    std::size_t count = 0, first_epoch;
+    /// False when the dataset's values were checked where they entered (its value_summary fits the
+    /// model): its batches' values are then not read again.
+    bool check_values;
+
+    dataset_source(Model& m, const Dataset<Batch<E, B>>& d, std::size_t first)
+        : model(m), data(d), first_epoch(first), check_values(!m.values_fit(d.values()))
+    {
+        model.check_data(batch_ref(0), "x", "y", false);   // the labels' type and width against the loss
+    }
+    /// The batch as the checks read it (no sample is read through it).
+    [[nodiscard]] dataset_ref
+    batch_ref(std::size_t samples) const
+    {
+        dataset_ref r{{batch.x.data(), dtype_of<typename E::x_type>, {samples}},
+                      {batch.y.data(), dtype_of<typename E::y_type>, {samples, E::y_size}}};
+        r.x.shape.insert(r.x.shape.end(), E::x_shape::dims.begin(), E::x_shape::dims.end());
+        return r;
+    }
+    void
+    begin_epoch(std::size_t epoch)
+    {
+        data.start(epoch);
+        count = 0;
+    }
+    bool
+    next(view& b)
+    {
+        if (!data.next(batch))
+            return false;
+        if (check_values) {
+            try {
+                model.check_data(batch_ref(batch.size), "x", "y", true);
+            } catch (const std::invalid_argument& e) {
+                throw std::invalid_argument(std::string(e.what()) + " (in batch " + std::to_string(count) +
+                                            " of the dataset)");
+            }
+        }
+        ++count;
+        // The buffers are sized by the batches that come: a batch size larger than the data (or than
+        // memory, for data that never fills it) costs nothing.
+        model.ensure_capacity(batch.size);
+        b = {batch.x.data(), nullptr, nullptr, nullptr, batch.size};   // read where it lies: no copy
+        if constexpr (std::is_same_v<typename E::y_type, std::int32_t>)
+            b.sparse = batch.y.data();
+        else if constexpr (std::is_same_v<typename E::y_type, float>)   // else the model's checks said why not
+            b.dense = batch.y.data();
+        return true;
+    }
+};
+
+} // namespace tpudsl::detail
+
+#endif // !TPUDSL_TRAIN_BATCH_SOURCES_HPP
