@@ -410,3 +410,25 @@ TEST_CASE("keras_h5: the example of docs/interop.md")
     other.load_weights("fashion.h5");
     CHECK(other.get_weights() == w);
 }
+
+TEST_CASE("keras_h5: ModelCheckpoint writes Keras files when its path ends in .h5")
+{
+    scratch_dir dir("checkpoint");
+    xt::xarray<float> x(std::vector<std::size_t>{8, 3});
+    xt::xarray<std::int32_t> y(std::vector<std::size_t>{8});
+    for (std::size_t i = 0; i < 8; ++i) {
+        for (std::size_t j = 0; j < 3; ++j)
+            x(i, j) = static_cast<float>((i * 3 + j) % 5) * 0.3f - 0.6f;
+        y(i) = static_cast<std::int32_t>(i % 2);
+    }
+    Trainable<TwoDense> model(3);
+    model.compile(optimizers::SGD{}, losses::SparseCategoricalCrossentropy{});
+    ModelCheckpoint every(dir / "ckpt-{epoch:02d}.weights.h5");
+    model.fit(x, y, {.batch_size = 4, .epochs = 2, .verbose = 0, .callbacks = {every}});
+
+    Trainable<TwoDense> other(4);
+    other.load_weights(dir / "ckpt-02.weights.h5");
+    CHECK(other.get_weights() == model.get_weights());
+    const h5file f(dir / "ckpt-01.weights.h5");
+    CHECK(f.has("layers/dense_1/vars/1"));
+}
