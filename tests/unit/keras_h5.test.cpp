@@ -432,3 +432,68 @@ TEST_CASE("keras_h5: ModelCheckpoint writes Keras files when its path ends in .h
     const h5file f(dir / "ckpt-01.weights.h5");
     CHECK(f.has("layers/dense_1/vars/1"));
 }
+
+TEST_CASE("keras_h5: Keras 2 files that lie about their layers or weights are refused")
+{
+    using OneDense = Sequential<Input<Shape<3>>, Dense<4>>;
+    scratch_dir dir("lying");
+    const auto w = pattern<OneDense>(0.5f);
+    std::vector<float> params(OneDense::param_buffer_size, 7.0f);
+    const auto before = params;
+
+    // Writes a Keras 2 file of OneDense, then lets `edit` change it through HDF5.
+    auto lying_file = [&](const std::string& name, auto edit) {
+        const std::string path = dir / name;
+        save_keras_weights<OneDense>(path, w.data(), keras_h5_layout::keras2);
+        const hid_t f = H5Fopen(path.c_str(), H5F_ACC_RDWR, H5P_DEFAULT);
+        REQUIRE(f >= 0);
+        edit(f);
+        H5Fclose(f);
+        return path;
+    };
+    auto string_list = [](hid_t obj, const char* attr, std::vector<std::string> values) {
+        H5Adelete(obj, attr);
+        const detail::h5::context ctx{"test", "edit"};
+        detail::h5::write_string_list_attribute(ctx, obj, attr, values);
+    };
+
+    std::string path = lying_file("ghost.h5", [&](hid_t f) { string_list(f, "layer_names", {"dense", "ghost"}); });
+    std::string msg = message_of<std::runtime_error>([&] { load_keras_weights<OneDense>(path, params.data()); });
+    CHECK(msg == "tpudsl::load_weights: '" + path + "' lists a layer 'ghost' in 'layer_names' but has no group for it");
+
+    path = lying_file("missing.h5", [&](hid_t f) {
+        const hid_t g = H5Gopen2(f, "dense", H5P_DEFAULT);
+        string_list(g, "weight_names", {"dense/kernel:0", "dense/nothing:0"});
+        H5Gclose(g);
+    });
+    msg = message_of<std::runtime_error>([&] { load_keras_weights<OneDense>(path, params.data()); });
+    INFO(msg);
+    CHECK(msg.find("has no dataset for 'dense/nothing:0' of its layer 'dense', the bias of layer 0 'dense' (Dense)") !=
+          std::string::npos);
+
+    path = lying_file("numbers.h5", [&](hid_t f) {
+        H5Adelete(f, "layer_names");
+        const hsize_t n = 1;
+        const hid_t sp = H5Screate_simple(1, &n, nullptr);
+        const hid_t a = H5Acreate2(f, "layer_names", H5T_NATIVE_INT, sp, H5P_DEFAULT, H5P_DEFAULT);
+        const int v = 3;
+        H5Awrite(a, H5T_NATIVE_INT, &v);
+        H5Aclose(a);
+        H5Sclose(sp);
+    });
+    msg = message_of<std::runtime_error>([&] { load_keras_weights<OneDense>(path, params.data()); });
+    CHECK(msg.find("has an attribute 'layer_names' of the file that holds no strings") != std::string::npos);
+
+    path = lying_file("integers.h5", [&](hid_t f) {
+        H5Ldelete(f, "dense/dense/bias:0", H5P_DEFAULT);
+        const hsize_t n = 4;
+        const hid_t sp = H5Screate_simple(1, &n, nullptr);
+        const hid_t d = H5Dcreate2(f, "dense/dense/bias:0", H5T_NATIVE_INT, sp, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
+        H5Dclose(d);
+        H5Sclose(sp);
+    });
+    msg = message_of<std::runtime_error>([&] { load_keras_weights<OneDense>(path, params.data()); });
+    CHECK(msg.find("holds 'dense/bias:0' of its layer 'dense', the bias of layer 0 'dense' (Dense) in a dataset that "
+                   "is not of floating-point numbers") != std::string::npos);
+    CHECK(params == before);
+}
