@@ -245,6 +245,21 @@ TEST_CASE("keras_h5: a file with other layers or another count of layers is refu
     CHECK(msg.find("'layers/dense_1'") != std::string::npos);   // the first of the file's groups the model lacks
     CHECK(msg.find("this model does not have") != std::string::npos);
 
+    // A group without weights that the model lacks, as a functional Keras model's input_layer, is passed over.
+    {
+        const auto w = pattern<TwoDense>(2.0f);
+        save_keras_weights<TwoDense>(dir / "functional.weights.h5", w.data(), keras_h5_layout::keras3);
+        const hid_t f = H5Fopen((dir / "functional.weights.h5").c_str(), H5F_ACC_RDWR, H5P_DEFAULT);
+        const hid_t lcpl = H5Pcreate(H5P_LINK_CREATE);
+        H5Pset_create_intermediate_group(lcpl, 1);
+        H5Gclose(H5Gcreate2(f, "layers/input_layer/vars", lcpl, H5P_DEFAULT, H5P_DEFAULT));
+        H5Pclose(lcpl);
+        H5Fclose(f);
+        std::vector<float> back(TwoDense::param_buffer_size, 0.0f);
+        load_keras_weights<TwoDense>(dir / "functional.weights.h5", back.data());
+        CHECK(back == w);
+    }
+
     mlp.save_weights(dir / "mlp.h5");
     msg = message_of<std::runtime_error>([&] { cnn.load_weights(dir / "mlp.h5"); });
     INFO(msg);

@@ -510,12 +510,15 @@ read_keras3(const context& ctx, hid_t file, const std::vector<layer_ref>& layers
     const handle all = open_group(file, "layers");
     if (!all)
         ctx.fail("has no group 'layers'; a Keras 3 weights file has one");
-    // Every group of the file is one of the model's layers (Keras would ignore the others; a file
-    // of another model is better refused).
+    // Every group of the file that holds weights is one of the model's layers: Keras would ignore
+    // the others, but a file of another model is better refused. Groups without weights (the
+    // `input_layer` of a functional Keras model) are passed over.
     for (const auto& g : link_names(all.get())) {
         bool known = false;
         for (const auto& l : layers)
             known = known || l.group == g;
+        if (!known && is_group(all.get(), g + "/vars") && link_names(open_group(all.get(), g + "/vars").get()).empty())
+            continue;
         if (!known)
             ctx.fail("holds weights for a layer 'layers/" + g + "' that this model does not have (its " +
                      std::to_string(layers.size()) + " layers are grouped as " + [&] {
