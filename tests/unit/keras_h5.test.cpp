@@ -23,6 +23,7 @@
 #include <stdexcept>
 #include <string>
 #include <system_error>
+#include <thread>
 #include <type_traits>
 #include <utility>
 #include <vector>
@@ -511,4 +512,25 @@ TEST_CASE("keras_h5: Keras 2 files that lie about their layers or weights are re
     CHECK(msg.find("holds 'dense/bias:0' of its layer 'dense', the bias of layer 0 'dense' (Dense) in a dataset that "
                    "is not of floating-point numbers") != std::string::npos);
     CHECK(params == before);
+}
+
+TEST_CASE("keras_h5: threads save and load Keras files at the same time")
+{
+    scratch_dir dir("threads");
+    const auto w = pattern<Text>(0.125f);
+    std::vector<std::thread> threads;
+    std::vector<int> ok(4, 0);
+    for (int t = 0; t < 4; ++t)
+        threads.emplace_back([&, t] {
+            const std::string path = dir / ("t" + std::to_string(t) + (t % 2 ? ".h5" : ".weights.h5"));
+            for (int round = 0; round < 5; ++round) {
+                save_keras_weights<Text>(path, w.data(), t % 2 ? keras_h5_layout::keras2 : keras_h5_layout::keras3);
+                std::vector<float> back(Text::param_buffer_size, 0.0f);
+                load_keras_weights<Text>(path, back.data());
+                ok[static_cast<std::size_t>(t)] += back == w;
+            }
+        });
+    for (auto& th : threads)
+        th.join();
+    CHECK(ok == std::vector<int>(4, 5));
 }

@@ -30,6 +30,7 @@
 #include <cerrno>
 #include <cstddef>
 #include <cstring>
+#include <mutex>
 #include <optional>
 #include <stdexcept>
 #include <string>
@@ -83,6 +84,15 @@ private:
     hid_t id_ = H5I_INVALID_HID;
     herr_t (*close_)(hid_t) = nullptr;
 };
+
+/// Serialises tpudsl's use of HDF5: a build of HDF5 without its thread-safety option may not be
+/// called from two threads at once (Debian's is thread-safe; the lock costs nothing next to a file).
+[[nodiscard]] inline std::mutex&
+library_mutex() noexcept
+{
+    static std::mutex m;
+    return m;
+}
 
 /// Turns HDF5's own printing of its error stack off while it lives (tpudsl reports errors itself),
 /// and puts the previous handler back after.
@@ -611,6 +621,7 @@ save_keras_weights(const std::string& path, const float* params, keras_h5_layout
     const auto layers = detail::h5::layers_of<Model>();
     std::vector<unsigned char> image;
     {
+        const std::lock_guard lock(detail::h5::library_mutex());
         const detail::h5::quiet_errors quiet;
         const detail::h5::handle file = detail::h5::create_memory_file(ctx);
         if (layout == keras_h5_layout::keras3)
@@ -644,6 +655,7 @@ load_keras_weights(const std::string& path, float* params)
         detail::throw_errno(errno, ctx.who + ": cannot open '" + path + "'");
     detail::require_regular(st.st_mode, ctx.who, path, "a weights file is a regular file");
 
+    const std::lock_guard lock(detail::h5::library_mutex());
     const detail::h5::quiet_errors quiet;
     if (H5Fis_hdf5(path.c_str()) <= 0)
         ctx.fail("is not an HDF5 file (a Keras weights file .weights.h5 or .h5 is one)");
