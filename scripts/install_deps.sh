@@ -6,7 +6,8 @@ set -euo pipefail
 packages=("$@")
 if [ ${#packages[@]} -eq 0 ]; then
     packages=(g++ cmake ninja-build libboost-dev xtensor-dev libxsimd-dev catch2 zlib1g-dev dataset-fashion-mnist
-              clang-14 libclang-rt-14-dev)   # clang: the fuzzers (libFuzzer) only
+              clang-14 libclang-rt-14-dev    # clang: the fuzzers (libFuzzer) only
+              libhdf5-dev python3-venv)      # Keras' .h5 files; real Keras in a venv (tests/keras)
 fi
 
 missing=()

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # The test command: installs what is missing, configures and builds in Release, runs every ctest
-# test (unit, static, compile-fail, package, examples, docs, ThreadSanitizer, ASan+UBSan); fuzzes the
+# test (unit, static, compile-fail, package, examples, docs, ThreadSanitizer, ASan+UBSan, and the checks
+# against real Keras in a virtual environment it creates under the build tree); fuzzes the
 # file readers for 30 s each; then builds everything
 # once more without -march=native (the baseline SIMD path; not the benchmarks, which nothing there
 # runs) and runs what depends on it.
@@ -16,6 +17,7 @@ ctest --preset release -j "$(nproc)"
 # The file readers' libFuzzer harnesses, 30 s each under ASan+UBSan (clang-14; tests/fuzz/README.md).
 tests/fuzz/run.sh 30
 
-cmake --preset portable -DTPUDSL_TSAN_TESTS=OFF -DTPUDSL_SANITIZED_TRAINING_TESTS=OFF -DTPUDSL_BUILD_BENCHMARKS=OFF
+cmake --preset portable -DTPUDSL_TSAN_TESTS=OFF -DTPUDSL_SANITIZED_TRAINING_TESTS=OFF -DTPUDSL_BUILD_BENCHMARKS=OFF \
+      -DTPUDSL_KERAS_TESTS=OFF   # real Keras once is enough (the release run's ctest -L keras)
 cmake --build --preset portable -j "$(nproc)"
 ctest --preset portable -j "$(nproc)" -LE "compile_fail|package|static|docs"

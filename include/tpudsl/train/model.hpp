@@ -21,7 +21,7 @@
 #include <tpudsl/train/fit_options.hpp>
 #include <tpudsl/distribute/all_reduce.hpp>
 #include <tpudsl/distribute/strategy.hpp>
-#include <tpudsl/io/weights.hpp>
+#include <tpudsl/io/weight_formats.hpp>
 #include <tpudsl/model/summary.hpp>
 #include <tpudsl/detail/simd.hpp>
 #include <tpudsl/ops/graph.hpp>
@@ -358,11 +358,12 @@ public:
         optimizers::check_learning_rate(lr, "tpudsl::Trainable::set_learning_rate");
         std::visit([&](auto& o) { o.learning_rate = static_cast<float>(lr); }, optimizer_);
     }
-    void save_weights(const std::string& path) const override { tpudsl::save_weights<Seq>(path, params_.data()); }
+    /// The format follows the path (weights_format_of): `.weights.h5` Keras 3, `.h5` Keras 2, else tpudsl's.
+    void save_weights(const std::string& path) const override { save_weights_by_path<Seq>(path, params_.data()); }
     void
     load_weights(const std::string& path)
     {
-        tpudsl::load_weights<Seq>(path, params_.data());
+        load_weights_by_path<Seq>(path, params_.data());
         weights_version_ = detail::next_weights_version();
     }
     [[nodiscard]] std::vector<float> get_weights() const override

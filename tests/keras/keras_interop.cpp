@@ -1,0 +1,173 @@
+// The C++ side of the checks against real Keras (tests/keras/keras_side.py writes and reads the
+// other side). For one seed model:
+//   keras_interop <model> load <dir>   reads the weights files Keras wrote (<model>.weights.h5, the
+//                                      whole-model <model>.h5 and the weights-only <model>.legacy.h5),
+//                                      predicts on <model>.x.bin and compares with Keras' predictions
+//                                      <model>.keras_pred.bin (1e-5);
+//   keras_interop <model> save <dir>   trains a few steps, saves <model>.tpudsl.weights.h5 and
+//                                      <model>.tpudsl.h5, and writes its predictions on <model>.x.bin
+//                                      to <model>.tpudsl_pred.bin for Keras to compare with.
+// Arrays are raw little-endian float32 (int32 token ids for Reuters), row-major.
+#include <tpudsl/tpudsl.hpp>
+
+#include <cifar10_cnn/model.hpp>
+#include <fashion_mnist_cnn/model.hpp>
+#include <mnist_mlp/model.hpp>
+#include <reuters_conv1d/model.hpp>
+
+#include <algorithm>
+#include <cmath>
+#include <cstddef>
+#include <cstdint>
+#include <cstdio>
+#include <exception>
+#include <fstream>
+#include <iostream>
+#include <iterator>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+static_assert(tpudsl::keras_h5_enabled, "keras_interop is built with TPUDSL_WITH_HDF5 (tpudsl::keras_h5)");
+
+namespace {
+
+/// A row-major array of samples for fit/predict.
+template <class T>
+struct samples {
+    std::vector<T> values;
+    std::vector<std::size_t> dims;   // (samples, ...)
+    [[nodiscard]] const T* data() const { return values.data(); }
+    [[nodiscard]] const std::vector<std::size_t>& shape() const { return dims; }
+};
+
+template <class T>
+std::vector<T>
+read_array(const std::string& path)
+{
+    std::ifstream in(path, std::ios::binary);
+    if (!in)
+        throw std::runtime_error("keras_interop: cannot open '" + path + "'");
+    const std::string bytes{std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+    if (bytes.size() % sizeof(T) != 0)
+        throw std::runtime_error("keras_interop: '" + path + "' is not a whole number of values");
+    std::vector<T> v(bytes.size() / sizeof(T));
+    std::copy(bytes.begin(), bytes.end(), reinterpret_cast<char*>(v.data()));
+    return v;
+}
+
+void
+write_array(const std::string& path, const std::vector<float>& v)
+{
+    std::ofstream out(path, std::ios::binary);
+    out.write(reinterpret_cast<const char*>(v.data()), static_cast<std::streamsize>(v.size() * sizeof(float)));
+    if (!out)
+        throw std::runtime_error("keras_interop: cannot write '" + path + "'");
+}
+
+template <class Model>
+samples<typename Model::input_type>
+read_inputs(const std::string& path)
+{
+    using T = typename Model::input_type;
+    samples<T> x{read_array<T>(path), {}};
+    constexpr std::size_t per = Model::input_shape::size;
+    if (x.values.empty() || x.values.size() % per != 0)
+        throw std::runtime_error("keras_interop: '" + path + "' does not hold whole samples of " + std::to_string(per));
+    x.dims.push_back(x.values.size() / per);
+    for (std::size_t d : Model::input_shape::dims)
+        x.dims.push_back(d);
+    return x;
+}
+
+/// The largest |a - b|, or infinity when the sizes differ.
+double
+max_difference(const std::vector<float>& a, const std::vector<float>& b)
+{
+    if (a.size() != b.size())
+        return INFINITY;
+    double m = 0;
+    for (std::size_t i = 0; i < a.size(); ++i)
+        m = std::max(m, std::abs(static_cast<double>(a[i]) - static_cast<double>(b[i])));
+    return m;
+}
+
+constexpr double tolerance = 1e-5;
+
+template <class Model>
+int
+load(const std::string& name, const std::string& dir)
+{
+    const auto x = read_inputs<Model>(dir + "/" + name + ".x.bin");
+    const auto expected = read_array<float>(dir + "/" + name + ".keras_pred.bin");
+    int failures = 0;
+    for (const std::string file : {".weights.h5", ".h5", ".legacy.h5"}) {
+        tpudsl::Trainable<Model> model(12345);   // other weights than Keras', until loaded
+        const auto before = model.predict(x, {.batch_size = 8});
+        model.load_weights(dir + "/" + name + file);
+        const auto got = model.predict(x, {.batch_size = 8});
+        const double d = max_difference(got, expected);
+        const bool ok = d <= tolerance && max_difference(before, expected) > tolerance;
+        std::cout << name << file << ": max |tpudsl - keras| = " << d << (ok ? " ok" : " MISMATCH") << '\n';
+        failures += !ok;
+    }
+    return failures;
+}
+
+template <class Model>
+int
+save(const std::string& name, const std::string& dir)
+{
+    using namespace tpudsl;
+    const auto x = read_inputs<Model>(dir + "/" + name + ".x.bin");
+    // A few training steps on the inputs with labels 0, 1, 2, ...: the weights leave Keras' initial ones.
+    std::vector<std::int32_t> y(x.dims[0]);
+    for (std::size_t i = 0; i < y.size(); ++i)
+        y[i] = static_cast<std::int32_t>(i % Model::output_shape::size);
+    Trainable<Model> model(7);
+    model.compile(optimizers::Adam{.learning_rate = 0.01f}, losses::SparseCategoricalCrossentropy{});
+    model.fit(x, samples<std::int32_t>{y, {y.size()}}, {.batch_size = 4, .epochs = 2, .verbose = 0});
+    model.save_weights(dir + "/" + name + ".tpudsl.weights.h5");
+    model.save_weights(dir + "/" + name + ".tpudsl.h5");
+    write_array(dir + "/" + name + ".tpudsl_pred.bin", model.predict(x, {.batch_size = 8}));
+    std::cout << name << ": wrote " << name << ".tpudsl.weights.h5, " << name << ".tpudsl.h5 and predictions\n";
+    return 0;
+}
+
+template <class Model>
+int
+run(const std::string& name, const std::string& mode, const std::string& dir)
+{
+    if (mode == "load")
+        return load<Model>(name, dir);
+    if (mode == "save")
+        return save<Model>(name, dir);
+    throw std::invalid_argument("keras_interop: mode must be load or save, not '" + mode + "'");
+}
+
+} // namespace
+
+int
+main(int argc, char** argv)
+{
+    if (argc != 4) {
+        std::cerr << "usage: keras_interop fashion_mnist_cnn|mnist_mlp|cifar10_cnn|reuters_conv1d load|save DIR\n";
+        return 2;
+    }
+    const std::string name = argv[1], mode = argv[2], dir = argv[3];
+    try {
+        if (name == "fashion_mnist_cnn")
+            return run<seeds::FashionCnn>(name, mode, dir);
+        if (name == "mnist_mlp")
+            return run<seeds::MnistMlp>(name, mode, dir);
+        if (name == "cifar10_cnn")
+            return run<seeds::Cifar10Cnn>(name, mode, dir);
+        if (name == "reuters_conv1d")
+            return run<seeds::Reuters>(name, mode, dir);
+        std::cerr << "keras_interop: unknown model '" << name << "'\n";
+        return 2;
+    } catch (const std::exception& e) {
+        std::cerr << e.what() << '\n';
+        return 1;
+    }
+}

@@ -1,0 +1,160 @@
+"""The Keras side of tpudsl's checks against real Keras (Keras 3 on JAX's CPU backend).
+
+    keras_side.py MODEL write DIR   builds the seed model in Keras (the same layers in the same order,
+                                    so Keras' auto-names are the ones tpudsl's summary prints), gives it
+                                    Keras' own random initial weights, and writes MODEL.weights.h5
+                                    (Keras 3), MODEL.h5 (a whole model, Keras 2's legacy layout under
+                                    model_weights/), MODEL.legacy.h5 (Keras 2's weights-only layout, by
+                                    Keras' legacy writer), fixed inputs MODEL.x.bin and Keras'
+                                    predictions on them MODEL.keras_pred.bin.
+    keras_side.py MODEL inputs DIR  writes the fixed inputs MODEL.x.bin only.
+    keras_side.py MODEL check DIR   loads MODEL.tpudsl.weights.h5 and MODEL.tpudsl.h5 (written by
+                                    tpudsl) into the Keras model and compares Keras' predictions on
+                                    MODEL.x.bin with tpudsl's, MODEL.tpudsl_pred.bin, to 1e-5.
+Arrays are raw little-endian float32 (int32 token ids for Reuters), row-major. Exit status 0 when
+everything agrees.
+"""
+import os
+import sys
+
+os.environ.setdefault("KERAS_BACKEND", "jax")
+os.environ.setdefault("JAX_PLATFORMS", "cpu")
+
+import h5py  # noqa: E402
+import numpy as np  # noqa: E402
+import keras  # noqa: E402
+from keras import layers  # noqa: E402
+from keras.src.legacy.saving import legacy_h5_format  # noqa: E402
+
+TOLERANCE = 1e-5
+SAMPLES = 8
+
+
+def fashion_mnist_cnn():
+    return keras.Sequential([
+        keras.Input((28, 28, 1)),
+        layers.Conv2D(64, 3),
+        layers.MaxPooling2D(2),
+        layers.Activation("relu"),
+        layers.Flatten(),
+        layers.Dense(10),
+        layers.Activation("softmax"),
+    ])
+
+
+def mnist_mlp():
+    return keras.Sequential([
+        keras.Input((784,)),
+        layers.Dense(512, activation="relu"),
+        layers.Dropout(0.2),
+        layers.Dense(512, activation="relu"),
+        layers.Dropout(0.2),
+        layers.Dense(10, activation="softmax"),
+    ])
+
+
+def cifar10_cnn():
+    return keras.Sequential([
+        keras.Input((32, 32, 3)),
+        layers.Conv2D(32, 3, padding="same", activation="relu"),
+        layers.Conv2D(32, 3, activation="relu"),
+        layers.MaxPooling2D(2),
+        layers.Dropout(0.25),
+        layers.Conv2D(64, 3, padding="same", activation="relu"),
+        layers.Conv2D(64, 3, activation="relu"),
+        layers.MaxPooling2D(2),
+        layers.Dropout(0.25),
+        layers.Flatten(),
+        layers.Dense(512, activation="relu"),
+        layers.Dropout(0.5),
+        layers.Dense(10, activation="softmax"),
+    ])
+
+
+def reuters_conv1d():
+    return keras.Sequential([
+        keras.Input((300,), dtype="int32"),
+        layers.Embedding(30982, 7),
+        layers.Conv1D(64, 5, activation="relu"),
+        layers.MaxPooling1D(2),
+        layers.Conv1D(32, 3, activation="relu"),
+        layers.MaxPooling1D(2),
+        layers.Flatten(),
+        layers.Dense(46, activation="softmax"),
+    ])
+
+
+MODELS = {f.__name__: f for f in (fashion_mnist_cnn, mnist_mlp, cifar10_cnn, reuters_conv1d)}
+PARAMS = {"fashion_mnist_cnn": 108_810, "mnist_mlp": 669_706, "cifar10_cnn": 1_250_858,
+          "reuters_conv1d": 332_856}
+
+
+def inputs(name):
+    """Fixed inputs: pixels in [0, 1), token ids over the whole vocabulary."""
+    rng = np.random.RandomState(2024)
+    model = MODELS[name]()
+    shape = (SAMPLES,) + tuple(model.input_shape[1:])
+    if name == "reuters_conv1d":
+        return rng.randint(0, 30982, size=shape).astype(np.int32)
+    return rng.uniform(0.0, 1.0, size=shape).astype(np.float32)
+
+
+def predict(model, x):
+    return np.asarray(model.predict(x, batch_size=SAMPLES, verbose=0), dtype=np.float32)
+
+
+def write(name, out):
+    keras.utils.set_random_seed(1)
+    model = MODELS[name]()
+    assert model.count_params() == PARAMS[name], (name, model.count_params())
+    # Biases start at zero in Keras: give them values too, so that a bias read into the wrong
+    # place shows.
+    for layer in model.layers:
+        for v in layer.weights:
+            if "bias" in v.path:
+                v.assign(np.random.RandomState(len(v.path)).uniform(-0.1, 0.1, v.shape).astype(np.float32))
+    x = inputs(name)
+    x.tofile(os.path.join(out, name + ".x.bin"))
+    predict(model, x).tofile(os.path.join(out, name + ".keras_pred.bin"))
+    model.save_weights(os.path.join(out, name + ".weights.h5"))
+    model.save(os.path.join(out, name + ".h5"))
+    # Keras 3 writes weights-only files in its own layout only; its legacy writer (the one
+    # model.save uses for model_weights/) gives Keras 2's weights-only layout at the root.
+    with h5py.File(os.path.join(out, name + ".legacy.h5"), "w") as f:
+        legacy_h5_format.save_weights_to_hdf5_group(f, model)
+    print(f"{name}: Keras {keras.__version__} wrote {name}.weights.h5, {name}.h5, {name}.legacy.h5")
+    return 0
+
+
+def check(name, out):
+    x = inputs(name)
+    expected = np.fromfile(os.path.join(out, name + ".tpudsl_pred.bin"), dtype=np.float32)
+    failures = 0
+    for suffix in (".tpudsl.weights.h5", ".tpudsl.h5"):
+        keras.utils.set_random_seed(99)
+        model = MODELS[name]()
+        before = predict(model, x).ravel()
+        model.load_weights(os.path.join(out, name + suffix))
+        got = predict(model, x).ravel()
+        diff = float(np.max(np.abs(got - expected))) if got.shape == expected.shape else float("inf")
+        moved = float(np.max(np.abs(before - expected))) if before.shape == expected.shape else float("inf")
+        ok = diff <= TOLERANCE and moved > TOLERANCE
+        print(f"{name}{suffix}: max |keras - tpudsl| = {diff:.3g}" + (" ok" if ok else " MISMATCH"))
+        failures += not ok
+    return 1 if failures else 0
+
+
+def main(argv):
+    if len(argv) != 4 or argv[1] not in MODELS or argv[2] not in ("write", "inputs", "check"):
+        print(__doc__, file=sys.stderr)
+        return 2
+    name, mode, out = argv[1], argv[2], argv[3]
+    os.makedirs(out, exist_ok=True)
+    if mode == "inputs":
+        inputs(name).tofile(os.path.join(out, name + ".x.bin"))
+        return 0
+    return write(name, out) if mode == "write" else check(name, out)
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))
