@@ -1,0 +1,120 @@
+"""tools/keras_to_tpudsl.py against real Keras (Keras 3 on JAX's CPU backend):
+
+    convert_side.py TOOL DIR
+
+builds models in Keras, saves each (`.keras`; the Fashion-MNIST seed also as a whole-model `.h5`),
+runs TOOL on each file, and checks that the parameter count and output shape the tool wrote into
+the header are Keras' own (model.count_params(), model.output_shape). Writes the headers to
+DIR/generated/<model>.hpp (namespace `generated`) for converted_models.cpp to compile, and for the
+models that are not seeds, DIR/<model>.layers.txt: one line per Keras layer, its output shape and
+parameter count as tpudsl's summary prints them. Exit status 0 when everything agrees.
+"""
+import os
+import re
+import shutil
+import subprocess
+import sys
+
+os.environ.setdefault("KERAS_BACKEND", "jax")
+os.environ.setdefault("JAX_PLATFORMS", "cpu")
+
+import keras  # noqa: E402
+from keras import layers  # noqa: E402
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import keras_side  # noqa: E402
+
+
+def mnist_mlp_functional():
+    """The MNIST seed as a functional model: one chain, so the tool takes it."""
+    x = inputs = keras.Input((784,))
+    for layer in keras_side.mnist_mlp().layers:
+        x = layer.__class__.from_config(layer.get_config())(x)
+    return keras.Model(inputs, x)
+
+
+def mixed_image():
+    """Options the seeds do not use: strides, rectangular windows, pooling strides and padding."""
+    return keras.Sequential([
+        keras.Input((17, 23, 2)),
+        layers.Conv2D(6, (3, 5), strides=2, padding="same", activation="tanh"),
+        layers.MaxPooling2D((2, 3), strides=1, padding="same"),
+        layers.Conv2D(4, 3, strides=(1, 2), activation="sigmoid"),
+        layers.MaxPooling2D(3, strides=2),
+        layers.Dropout(0.125),
+        layers.Flatten(),
+        layers.Dense(7),
+        layers.Activation("tanh"),
+        layers.Dense(3, activation="sigmoid"),
+    ])
+
+
+def mixed_text():
+    """Token ids declared as floats (Keras casts them), Conv1D strides and padding, pool strides."""
+    return keras.Sequential([
+        keras.Input((40,)),
+        layers.Embedding(50, 4),
+        layers.Conv1D(5, 4, strides=3, padding="same"),
+        layers.Activation("relu"),
+        layers.MaxPooling1D(3, strides=2, padding="same"),
+        layers.Conv1D(3, 2),
+        layers.Flatten(),
+        layers.Dense(2, activation="softmax"),
+    ])
+
+
+# (builder, C++ name, file suffixes, whether tpudsl has it as a seed)
+MODELS = {
+    "fashion_mnist_cnn": (keras_side.fashion_mnist_cnn, "FashionCnn", (".keras", ".h5")),
+    "mnist_mlp": (keras_side.mnist_mlp, "MnistMlp", (".keras",)),
+    "cifar10_cnn": (keras_side.cifar10_cnn, "Cifar10Cnn", (".keras",)),
+    "reuters_conv1d": (keras_side.reuters_conv1d, "Reuters", (".keras",)),
+    "mnist_mlp_functional": (mnist_mlp_functional, "MnistMlpFunctional", (".keras",)),
+    "mixed_image": (mixed_image, "MixedImage", (".keras",)),
+    "mixed_text": (mixed_text, "MixedText", (".keras",)),
+}
+
+
+def keras_shape(shape):
+    return "(" + ", ".join("None" if d is None else str(d) for d in shape) + ")"
+
+
+def main(argv):
+    if len(argv) != 3:
+        print(__doc__, file=sys.stderr)
+        return 2
+    tool, out = argv[1], argv[2]
+    shutil.rmtree(out, ignore_errors=True)
+    os.makedirs(os.path.join(out, "generated"))
+    failures = 0
+    for name, (build, cpp_name, suffixes) in MODELS.items():
+        model = build()
+        if name.startswith("mixed"):
+            with open(os.path.join(out, name + ".layers.txt"), "w") as f:
+                for layer in model.layers:
+                    f.write(f"{keras_shape(layer.output.shape)} {layer.count_params()}\n")
+        for suffix in suffixes:
+            path = os.path.join(out, name + suffix)
+            model.save(path)
+            stem = name + ("_h5" if suffix == ".h5" else "")
+            header = os.path.join(out, "generated", stem + ".hpp")
+            run = subprocess.run([sys.executable, tool, path, "--name", cpp_name + ("H5" if suffix == ".h5" else ""),
+                                  "--namespace", "generated", "-o", header], capture_output=True, text=True)
+            if run.returncode != 0:
+                print(f"{name}{suffix}: the tool failed ({run.returncode}): {run.stderr.strip()}")
+                failures += 1
+                continue
+            text = open(header).read()
+            count = re.search(r"::param_count == ([0-9']+)\);", text)
+            shape = re.search(r"::output_shape, Shape<([0-9, ]+)>>", text)
+            got_count = int(count.group(1).replace("'", "")) if count else None
+            got_shape = tuple(int(d) for d in shape.group(1).split(",")) if shape else None
+            ok = got_count == model.count_params() and got_shape == tuple(model.output_shape[1:])
+            print(f"{name}{suffix}: tool {got_count} params, output {got_shape}; Keras {model.count_params()}, "
+                  f"{tuple(model.output_shape[1:])}" + (" ok" if ok else " MISMATCH"))
+            failures += not ok
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))

@@ -1,0 +1,109 @@
+// The C++ side of the check of tools/keras_to_tpudsl.py (tests/keras/convert_side.py writes the
+// headers it includes, from models saved by real Keras):
+//   converted_models <dir>
+// Each seed written by the tool is the very type of the hand-written seed (checked when this file
+// compiles), and prints the same summary. The models that are not seeds have, layer by layer, the
+// output shapes and parameter counts Keras gave (<dir>/<model>.layers.txt).
+#include <cifar10_cnn/model.hpp>
+#include <fashion_mnist_cnn/model.hpp>
+#include <mnist_mlp/model.hpp>
+#include <reuters_conv1d/model.hpp>
+
+#include <generated/cifar10_cnn.hpp>
+#include <generated/fashion_mnist_cnn.hpp>
+#include <generated/fashion_mnist_cnn_h5.hpp>
+#include <generated/mixed_image.hpp>
+#include <generated/mixed_text.hpp>
+#include <generated/mnist_mlp.hpp>
+#include <generated/mnist_mlp_functional.hpp>
+#include <generated/reuters_conv1d.hpp>
+
+#include <tpudsl/core.hpp>
+
+#include <cstddef>
+#include <fstream>
+#include <iostream>
+#include <sstream>
+#include <string>
+#include <type_traits>
+#include <utility>
+
+static_assert(std::is_same_v<generated::FashionCnn, seeds::FashionCnn>);
+static_assert(std::is_same_v<generated::FashionCnnH5, seeds::FashionCnn>);
+static_assert(std::is_same_v<generated::MnistMlp, seeds::MnistMlp>);
+static_assert(std::is_same_v<generated::MnistMlpFunctional, seeds::MnistMlp>);
+static_assert(std::is_same_v<generated::Cifar10Cnn, seeds::Cifar10Cnn>);
+static_assert(std::is_same_v<generated::Reuters, seeds::Reuters>);
+
+namespace {
+
+template <class Model>
+std::string
+summary_of()
+{
+    std::ostringstream out;
+    tpudsl::summary<Model>(out);
+    return out.str();
+}
+
+template <class Generated, class Seed>
+int
+same_summary(const char* name)
+{
+    const bool same = summary_of<Generated>() == summary_of<Seed>();
+    std::cout << name << ": the same type as the seed, " << (same ? "the same summary" : "ANOTHER SUMMARY") << '\n';
+    return same ? 0 : 1;
+}
+
+/// "(None, d...) params", one line per layer, as convert_side.py writes Keras' layers.
+template <class Model>
+std::string
+layer_lines()
+{
+    std::string s;
+    [&]<std::size_t... I>(std::index_sequence<I...>) {
+        ((s += Model::template layer<I>::output_shape::keras_string() + " " +
+               std::to_string(Model::template layer<I>::param_count) + "\n"),
+         ...);
+    }(std::make_index_sequence<Model::layer_count>{});
+    return s;
+}
+
+template <class Model>
+int
+same_layers(const std::string& dir, const char* name)
+{
+    const std::string path = dir + "/" + name + ".layers.txt";
+    std::ifstream in(path);
+    if (!in) {
+        std::cout << name << ": cannot open " << path << '\n';
+        return 1;
+    }
+    std::stringstream keras;
+    keras << in.rdbuf();
+    const bool same = keras.str() == layer_lines<Model>();
+    std::cout << name << ": layers " << (same ? "as in Keras" : "DIFFER from Keras") << '\n';
+    if (!same)
+        std::cout << "Keras:\n" << keras.str() << "tpudsl:\n" << layer_lines<Model>();
+    return same ? 0 : 1;
+}
+
+} // namespace
+
+int
+main(int argc, char** argv)
+{
+    if (argc != 2) {
+        std::cerr << "usage: converted_models DIR\n";
+        return 2;
+    }
+    int failures = same_summary<generated::FashionCnn, seeds::FashionCnn>("fashion_mnist_cnn") +
+                   same_summary<generated::FashionCnnH5, seeds::FashionCnn>("fashion_mnist_cnn (.h5)") +
+                   same_summary<generated::MnistMlp, seeds::MnistMlp>("mnist_mlp") +
+                   same_summary<generated::MnistMlpFunctional, seeds::MnistMlp>("mnist_mlp (functional)") +
+                   same_summary<generated::Cifar10Cnn, seeds::Cifar10Cnn>("cifar10_cnn") +
+                   same_summary<generated::Reuters, seeds::Reuters>("reuters_conv1d");
+    failures += same_layers<generated::MixedImage>(argv[1], "mixed_image");
+    failures += same_layers<generated::MixedText>(argv[1], "mixed_text");
+    return failures == 0 ? 0 : 1;
+}
