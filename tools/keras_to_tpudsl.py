@@ -91,7 +91,8 @@ def read_model(path):
             version = version.decode() if isinstance(version, bytes) else version
             return parse_json(f.attrs["model_config"], path + ":model_config"), version
     with open(path, "rb") as f:
-        return parse_json(f.read(), path), None
+        config = parse_json(f.read(), path)
+    return config, config.get("keras_version")   # model.to_json() of tf-keras 2 names its version
 
 
 def parse_json(raw, where):

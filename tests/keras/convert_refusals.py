@@ -1,0 +1,113 @@
+"""tools/keras_to_tpudsl.py on hand-written Keras configs (tests/keras/configs/), without Keras:
+
+    convert_refusals.py TOOL CONFIGS_DIR
+
+tf-keras 2's spellings are read (batch_input_shape, an InputLayer or none, input_length, string
+initializers, a functional chain with tf-keras 2's inbound_nodes); what tpudsl cannot express is
+refused with exit status 1, a message on stderr naming the layer and the option, nothing on stdout,
+and an existing -o file left as it was. Exit status 0 when every case behaves.
+"""
+import copy
+import json
+import os
+import subprocess
+import sys
+import tempfile
+
+ACCEPTED = {
+    "tf2_reuters.json": ["Input<Shape<300>, std::int32_t>,   // (300)", "Embedding<30982, 7>,",
+                         "Conv1D<64, 5, Relu>,", "MaxPool1D<2>,", "Dense<46, Softmax>>;",
+                         "static_assert(Reuters::param_count == 332'856);"],
+    "tf2_mlp_no_input_layer.json": ["Input<Shape<784>>,", "Dense<512, Relu>,", "Dropout<0.2f>,",
+                                    "static_assert(Reuters::param_count == 669'706);"],
+    "tf2_functional_chain.json": ["Conv2D<64, 3>,                     // (26, 26, 64)", "MaxPool2D<2>,",
+                                  "Activation<Relu>,", "Flatten,                           // (10816)",
+                                  "static_assert(Reuters::param_count == 108'810);",
+                                  "static_assert(std::is_same_v<Reuters::output_shape, Shape<10>>);"],
+}
+
+REFUSED = {
+    "keras3_lstm.json": ["layer 'lstm' (LSTM)", "tpudsl has no LSTM layer"],
+    "tf2_channels_first.json": ["layer 'conv2d' (Conv2D)", "data_format='channels_first'"],
+    "keras3_branching.json": ["layer 'add' (Add) takes 2 inputs", "branches"],
+}
+
+
+def layer(config, name):
+    return next(l for l in config["config"]["layers"] if l["config"].get("name") == name)["config"]
+
+
+def mutations(base):
+    """Single options changed in tf2_reuters.json, each refused: (label, change, expected)."""
+    def with_(name, key, value):
+        def change(c):
+            layer(c, name)[key] = value
+        return change
+    yield "use_bias", with_("dense", "use_bias", False), ["layer 'dense' (Dense)", "use_bias=false"]
+    yield "dilation", with_("conv1d", "dilation_rate", [2]), ["layer 'conv1d' (Conv1D)", "dilation_rate=[2]"]
+    yield "causal", with_("conv1d_1", "padding", "causal"), ["layer 'conv1d_1' (Conv1D)", 'padding="causal"']
+    yield "gelu", with_("dense", "activation", "gelu"), ["layer 'dense' (Dense)", "activation 'gelu'"]
+    yield "initializer", with_("conv1d", "kernel_initializer", {"class_name": "HeNormal", "config": {}}), \
+        ["layer 'conv1d' (Conv1D)", "kernel_initializer=", "glorot_uniform"]
+    yield "regularizer", with_("dense", "kernel_regularizer", {"class_name": "L2", "config": {"l2": 0.01}}), \
+        ["layer 'dense' (Dense)", "kernel_regularizer="]
+    yield "mask_zero", with_("embedding", "mask_zero", True), ["layer 'embedding' (Embedding)", "mask_zero"]
+    yield "frozen", with_("conv1d", "trainable", False), ["layer 'conv1d' (Conv1D)", "trainable=false"]
+    yield "mixed precision", with_("dense", "dtype", {"class_name": "Policy", "config": {"name": "mixed_float16"}}), \
+        ["layer 'dense' (Dense)", "mixed_float16"]
+    yield "groups", with_("conv1d", "groups", 2), ["layer 'conv1d' (Conv1D)", "groups=2"]
+    yield "unknown option", with_("flatten", "something_new", 3), ["layer 'flatten' (Flatten)", "something_new=3"]
+
+    def unknown_dim(c):
+        c["config"]["layers"][0]["config"]["batch_input_shape"] = [None, None]
+    yield "variable length", unknown_dim, ["input shape [null]", "no None"]
+
+
+def run(tool, path, out=None):
+    cmd = [sys.executable, tool, path, "--name", "Reuters", "--namespace", "t"] + (["-o", out] if out else [])
+    return subprocess.run(cmd, capture_output=True, text=True)
+
+
+def main(argv):
+    if len(argv) != 3:
+        print(__doc__, file=sys.stderr)
+        return 2
+    tool, configs = argv[1], argv[2]
+    failures = []
+    for name, expected in ACCEPTED.items():
+        r = run(tool, os.path.join(configs, name))
+        missing = [e for e in expected if e not in r.stdout]
+        if r.returncode != 0 or missing or r.stderr:
+            failures.append(f"{name}: exit {r.returncode}, stderr {r.stderr.strip()!r}, missing {missing}")
+        else:
+            print(f"{name}: converted")
+    with tempfile.TemporaryDirectory() as tmp:
+        cases = [(name, os.path.join(configs, name), expected) for name, expected in REFUSED.items()]
+        with open(os.path.join(configs, "tf2_reuters.json")) as f:
+            base = json.load(f)
+        for label, change, expected in mutations(base):
+            config = copy.deepcopy(base)
+            change(config)
+            path = os.path.join(tmp, label.replace(" ", "_") + ".json")
+            with open(path, "w") as f:
+                json.dump(config, f)
+            cases.append((label, path, expected))
+        out = os.path.join(tmp, "existing.hpp")
+        for label, path, expected in cases:
+            with open(out, "w") as f:
+                f.write("// left alone\n")
+            r = run(tool, path, out)
+            missing = [e for e in expected if e not in r.stderr]
+            kept = open(out).read() == "// left alone\n" and not [n for n in os.listdir(tmp) if n.endswith(".tmp")]
+            if r.returncode != 1 or missing or r.stdout or not kept:
+                failures.append(f"{label}: exit {r.returncode}, stderr {r.stderr.strip()!r}, missing {missing}, "
+                                f"output file kept: {kept}")
+            else:
+                print(f"{label}: refused: {r.stderr.strip()}")
+    for f in failures:
+        print("FAILED " + f)
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))
