@@ -7,7 +7,8 @@ runs TOOL on each file, and checks that the parameter count and output shape the
 the header are Keras' own (model.count_params(), model.output_shape). Writes the headers to
 DIR/generated/<model>.hpp (namespace `generated`) for converted_models.cpp to compile, and for the
 models that are not seeds, DIR/<model>.layers.txt: one line per Keras layer, its output shape and
-parameter count as tpudsl's summary prints them. Exit status 0 when everything agrees.
+parameter count as tpudsl's summary prints them. Also checks that docs/interop.md shows the
+declaration the tool writes for the Fashion-MNIST seed. Exit status 0 when everything agrees.
 """
 import os
 import re
@@ -114,7 +115,21 @@ def main(argv):
             print(f"{name}{suffix}: tool {got_count} params, output {got_shape}; Keras {model.count_params()}, "
                   f"{tuple(model.output_shape[1:])}" + (" ok" if ok else " MISMATCH"))
             failures += not ok
+    failures += not docs_match(os.path.join(out, "generated", "fashion_mnist_cnn.hpp"))
     return 1 if failures else 0
+
+
+def docs_match(header):
+    """docs/interop.md shows the declaration the tool writes for the Fashion-MNIST seed."""
+    docs = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "docs", "interop.md")
+    text = open(docs).read()
+    block = re.search(r"<!-- keras_to_tpudsl output: fashion_mnist_cnn -->\n```text\n(.*?)```", text, re.S)
+    lines = open(header).read().splitlines(keepends=True) if os.path.exists(header) else []
+    start = next((i for i, line in enumerate(lines) if line.startswith("using FashionCnn =")), len(lines))
+    end = next((i for i in range(start, len(lines)) if "::output_shape" in lines[i]), len(lines) - 1)
+    ok = block is not None and block.group(1) == "".join(lines[start:end + 1])
+    print("docs/interop.md: the tool's output for fashion_mnist_cnn" + (" ok" if ok else " DIFFERS"))
+    return ok
 
 
 if __name__ == "__main__":

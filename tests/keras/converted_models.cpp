@@ -28,7 +28,9 @@
 #include <type_traits>
 #include <utility>
 
-static_assert(std::is_same_v<generated::FashionCnn, seeds::FashionCnn>);
+// [convert_same_type]
+static_assert(std::is_same_v<generated::FashionCnn, seeds::FashionCnn>);   // the tool's type is the seed's
+// [convert_same_type]
 static_assert(std::is_same_v<generated::FashionCnnH5, seeds::FashionCnn>);
 static_assert(std::is_same_v<generated::MnistMlp, seeds::MnistMlp>);
 static_assert(std::is_same_v<generated::MnistMlpFunctional, seeds::MnistMlp>);
