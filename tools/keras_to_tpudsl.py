@@ -58,8 +58,11 @@ class Refused(Exception):
 
 def read_model(path):
     """Returns (the model's config as a dict, the Keras version that wrote it or None)."""
+    if os.path.isdir(path):
+        raise Refused("it is a directory (a TensorFlow SavedModel?): save the model with "
+                      "model.save(\"m.keras\") or model.save(\"m.h5\")")
     if not os.path.isfile(path):
-        raise Refused(f"'{path}' does not exist or is not a file")
+        raise Refused("no such file")
     with open(path, "rb") as f:
         magic = f.read(8)
     if magic.startswith(b"PK"):
@@ -67,8 +70,8 @@ def read_model(path):
             with zipfile.ZipFile(path) as z:
                 names = z.namelist()
                 if "config.json" not in names:
-                    raise Refused(f"'{path}' is a zip without config.json, not a Keras 3 .keras file")
-                config = parse_json(z.read("config.json"), path + ":config.json")
+                    raise Refused("a zip without config.json, not a Keras 3 .keras file")
+                config = parse_json(z.read("config.json"), "its config.json")
                 version = None
                 if "metadata.json" in names:
                     try:
@@ -77,21 +80,21 @@ def read_model(path):
                         version = None
                 return config, version
         except zipfile.BadZipFile as e:
-            raise Refused(f"'{path}' is not a readable zip ({e})") from None
+            raise Refused(f"not a readable zip ({e})") from None
     if magic == b"\x89HDF\r\n\x1a\n":
         try:
             import h5py  # noqa: PLC0415
         except ImportError:
-            raise Refused(f"'{path}' is an HDF5 file: reading it needs h5py (pip install h5py)") from None
+            raise Refused("an HDF5 file: reading it needs h5py (pip install h5py)") from None
         with h5py.File(path, "r") as f:
             if "model_config" not in f.attrs:
-                raise Refused(f"'{path}' holds no model_config attribute: it is a weights-only file, not a "
+                raise Refused("an HDF5 file without a model_config attribute: a weights-only file, not a "
                               "whole model saved with model.save(\"x.h5\")")
             version = f.attrs.get("keras_version")
             version = version.decode() if isinstance(version, bytes) else version
-            return parse_json(f.attrs["model_config"], path + ":model_config"), version
+            return parse_json(f.attrs["model_config"], "its model_config"), version
     with open(path, "rb") as f:
-        config = parse_json(f.read(), path)
+        config = parse_json(f.read(), "the file")
     return config, config.get("keras_version")   # model.to_json() of tf-keras 2 names its version
 
 
@@ -101,9 +104,9 @@ def parse_json(raw, where):
     try:
         config = json.loads(raw)
     except json.JSONDecodeError as e:
-        raise Refused(f"'{where}' is not a Keras model: not JSON ({e})") from None
+        raise Refused(f"{where} is not JSON, so not a Keras model config ({e})") from None
     if not isinstance(config, dict) or "class_name" not in config:
-        raise Refused(f"'{where}' is not a Keras model config (no class_name at its root)")
+        raise Refused(f"{where} is not a Keras model config (no class_name at its root)")
     return config
 
 
@@ -453,15 +456,17 @@ def convert(model, name, namespace, source, version):
     shape, dtype, layers = input_of(chain, build_shape)
     if not layers:
         raise Refused("the model has no layers after its input")
-    cpp_type = INPUT_TYPES[dtype]
-    if layers[0][0] == "Embedding" and cpp_type is None:
-        cpp_type = "std::int32_t"   # Keras casts the ids to integers; tpudsl takes them as integers
+    # An Embedding takes integer ids (Keras casts float ones); every other layer computes in float
+    # (Keras casts integer inputs, and so does tpudsl's fit where the data enters).
+    cpp_type = (INPUT_TYPES[dtype] or "std::int32_t") if layers[0][0] == "Embedding" else None
     entries = [(f"Input<Shape<{', '.join(map(str, shape))}>" + (f", {cpp_type}>" if cpp_type else ">"),
                 fmt_shape(shape))]
     total = 0
     for i, (cls, cfg) in enumerate(layers):
         layer = Layer(cls, cfg, i + 1)
-        if cls is None or cls == "Sequential" or cls in ("Functional", "Model"):
+        if not isinstance(cls, str):
+            layer.refuse("the layer has no class_name: this is not a Keras model config")
+        if cls in ("Sequential", "Functional", "Model"):
             layer.refuse("a nested model is not supported: write its layers into the outer model")
         spec, shape, params = convert_layer(layer, shape, first=(i == 0))
         layer.finish()
@@ -528,18 +533,22 @@ def main(argv=None):
     parser.add_argument("model", help="a .keras file, a whole-model .h5 file, or a model's JSON config")
     parser.add_argument("--name", required=True, type=lambda s: identifier(s, "type"),
                         help="the C++ name of the model type")
-    parser.add_argument("--namespace", default="", type=lambda s: identifier(s, "namespace"),
+    parser.add_argument("--namespace", type=lambda s: identifier(s, "namespace"),
                         help="the namespace to declare it in (default: the global one, names qualified)")
     parser.add_argument("-o", "--output", help="the header to write (default: standard output)")
     args = parser.parse_args(argv)
     try:
         model, version = read_model(args.model)
-        text = convert(model, args.name, args.namespace, args.model, version)
+        text = convert(model, args.name, args.namespace or "", args.model, version)
     except Refused as e:
         print(f"{TOOL}: '{args.model}': {e}", file=sys.stderr)
         return 1
     except OSError as e:
         print(f"{TOOL}: '{args.model}': {e}", file=sys.stderr)
+        return 1
+    except (KeyError, IndexError, TypeError, AttributeError, ValueError) as e:
+        print(f"{TOOL}: '{args.model}': not a Keras model config this tool can read ({type(e).__name__}: {e})",
+              file=sys.stderr)
         return 1
     if args.output:
         try:

@@ -63,6 +63,11 @@ def mutations(base):
     yield "variable length", unknown_dim, ["input shape [null]", "no None"]
 
 
+def integer_pixels(c):
+    """tf2_functional_chain.json with an int32 input: a Conv2D reads floats (Keras casts)."""
+    c["config"]["layers"][0]["config"]["dtype"] = "int32"
+
+
 def run(tool, path, out=None):
     cmd = [sys.executable, tool, path, "--name", "Reuters", "--namespace", "t"] + (["-o", out] if out else [])
     return subprocess.run(cmd, capture_output=True, text=True)
@@ -82,6 +87,17 @@ def main(argv):
         else:
             print(f"{name}: converted")
     with tempfile.TemporaryDirectory() as tmp:
+        with open(os.path.join(configs, "tf2_functional_chain.json")) as f:
+            config = json.load(f)
+        integer_pixels(config)
+        path = os.path.join(tmp, "integer_pixels.json")
+        with open(path, "w") as f:
+            json.dump(config, f)
+        r = run(tool, path)
+        if r.returncode != 0 or "Input<Shape<28, 28, 1>>," not in r.stdout or "int32" in r.stdout:
+            failures.append(f"integer pixels: exit {r.returncode}, stderr {r.stderr.strip()!r}, output {r.stdout!r}")
+        else:
+            print("integer pixels: converted to a float input")
         cases = [(name, os.path.join(configs, name), expected) for name, expected in REFUSED.items()]
         with open(os.path.join(configs, "tf2_reuters.json")) as f:
             base = json.load(f)
