@@ -23,6 +23,7 @@ os.environ["KERAS_BACKEND"] = "numpy"
 import keras  # noqa: E402
 from keras import layers  # noqa: E402
 
+sys.dont_write_bytecode = True   # no __pycache__ left in the source tree by the import below
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import keras_side  # noqa: E402
 
