@@ -7,7 +7,7 @@ runs TOOL on each file, and checks that the parameter count and output shape the
 the header are Keras' own (model.count_params(), model.output_shape). Writes the headers to
 DIR/generated/<model>.hpp (namespace `generated`) for converted_models.cpp to compile, and for the
 models that are not seeds, DIR/<model>.layers.txt: one line per Keras layer, its output shape and
-parameter count as tpudsl's summary prints them. Also checks that docs/interop.md shows the
+parameter count as tpudsl's summary prints them, then the shapes of its weights in Keras' order. Also checks that docs/interop.md shows the
 declaration the tool writes for the Fashion-MNIST seed. Exit status 0 when everything agrees.
 """
 import os
@@ -95,7 +95,8 @@ def main(argv):
         if name.startswith("mixed"):
             with open(os.path.join(out, name + ".layers.txt"), "w") as f:
                 for layer in model.layers:
-                    f.write(f"{keras_shape(layer.output.shape)} {layer.count_params()}\n")
+                    weights = "".join(f" {tuple(w.shape)}" for w in layer.weights)
+                    f.write(f"{keras_shape(layer.output.shape)} {layer.count_params()}{weights}\n")
         for suffix in suffixes:
             path = os.path.join(out, name + suffix)
             model.save(path)

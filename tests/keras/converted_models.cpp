@@ -3,7 +3,8 @@
 //   converted_models <dir>
 // Each seed written by the tool is the very type of the hand-written seed (checked when this file
 // compiles), and prints the same summary. The models that are not seeds have, layer by layer, the
-// output shapes and parameter counts Keras gave (<dir>/<model>.layers.txt).
+// output shapes, parameter counts and weight shapes (in Keras' order) Keras gave
+// (<dir>/<model>.layers.txt), so that Keras' weights files fit them.
 #include <cifar10_cnn/model.hpp>
 #include <fashion_mnist_cnn/model.hpp>
 #include <mnist_mlp/model.hpp>
@@ -57,15 +58,32 @@ same_summary(const char* name)
     return same ? 0 : 1;
 }
 
-/// "(None, d...) params", one line per layer, as convert_side.py writes Keras' layers.
+/// "(d, ...)": a weight's shape as Python prints a tuple.
+template <class Weight>
+std::string
+weight_shape()
+{
+    std::string s = "(";
+    for (std::size_t i = 0; i < Weight::shape::dims.size(); ++i)
+        s += (i ? ", " : "") + std::to_string(Weight::shape::dims[i]);
+    return s + (Weight::shape::dims.size() == 1 ? ",)" : ")");
+}
+
+/// "(None, d...) params (weight shape)...", one line per layer, as convert_side.py writes Keras' layers.
 template <class Model>
 std::string
 layer_lines()
 {
     std::string s;
     [&]<std::size_t... I>(std::index_sequence<I...>) {
-        ((s += Model::template layer<I>::output_shape::keras_string() + " " +
-               std::to_string(Model::template layer<I>::param_count) + "\n"),
+        (([&] {
+             using L = typename Model::template layer<I>;
+             s += L::output_shape::keras_string() + " " + std::to_string(L::param_count);
+             [&]<std::size_t... J>(std::index_sequence<J...>) {
+                 ((s += " " + weight_shape<typename L::template weight<J>>()), ...);
+             }(std::make_index_sequence<L::weight_count>{});
+             s += "\n";
+         }()),
          ...);
     }(std::make_index_sequence<Model::layer_count>{});
     return s;
