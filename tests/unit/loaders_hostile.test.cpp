@@ -382,6 +382,6 @@ TEST_CASE("the real MNIST subset's CSV: split per digit, its defects named", "[d
         write(dir / "mnist_5k.csv.gz", gzip(bytes(t.begin(), t.end())));
         return data::mnist::load_subset(dir.path.string());
     };
-    CHECK_THROWS_WITH(bad_pixel("256", "0"), Catch::Contains("row 1, column 1: pixel 256.000000 is not a whole number in [0, 255]"));
-    CHECK_THROWS_WITH(bad_pixel("0", "7.5"), Catch::Contains("row 1: label 7.500000 is not a digit 0-9"));
+    CHECK_THROWS_WITH(bad_pixel("256", "0"), Catch::Contains("row 1, column 1: pixel 256 is not a whole number in [0, 255]"));
+    CHECK_THROWS_WITH(bad_pixel("0", "7.5"), Catch::Contains("row 1: label 7.5 is not a digit 0-9"));
 }

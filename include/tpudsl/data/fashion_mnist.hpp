@@ -3,6 +3,7 @@
 #ifndef TPUDSL_DATA_FASHION_MNIST_HPP
 #define TPUDSL_DATA_FASHION_MNIST_HPP
 
+#include <tpudsl/data/convert.hpp>
 #include <tpudsl/data/csv.hpp>
 #include <tpudsl/data/idx.hpp>
 
@@ -173,7 +174,7 @@ load_subset(const std::string& dir = default_directory())
         const float label = t.labels[r];
         if (!(label >= 0 && label <= 9 && label == std::trunc(label)))
             throw std::runtime_error("tpudsl: '" + path + "', row " + std::to_string(r + 1) + ": label " +
-                                     std::to_string(label) + " is not a digit 0-9");
+                                     tpudsl::detail::number_text(label) + " is not a digit 0-9");
         ++per_digit[static_cast<std::size_t>(label)];
     }
     std::size_t seen[10] = {};
@@ -184,7 +185,7 @@ load_subset(const std::string& dir = default_directory())
             const float v = t.features[r * 784 + p];
             if (!(v >= 0 && v <= 255 && v == std::trunc(v)))
                 throw std::runtime_error("tpudsl: '" + path + "', row " + std::to_string(r + 1) + ", column " +
-                                         std::to_string(p + 1) + ": pixel " + std::to_string(v) +
+                                         std::to_string(p + 1) + ": pixel " + tpudsl::detail::number_text(v) +
                                          " is not a whole number in [0, 255]");
             s.images.push_back(static_cast<std::uint8_t>(v));
         }
