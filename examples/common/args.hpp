@@ -1,6 +1,7 @@
 /// @file The seed examples' command line: --epochs --batch --steps --data --seed --recipe (and
-/// --train-samples). `--recipe seed` runs the tutorial's own call line for line; the flags given beside
-/// it still stand.
+/// --train-samples), and the weights files: --save-weights --load-weights. `--recipe seed` runs the
+/// tutorial's own call line for line; the flags given beside it still stand. `--epochs 0` trains
+/// nothing: with --load-weights it evaluates the weights loaded.
 /// Numbers are parsed strictly (digits only, within range: "--batch -1" is an error, not 2^64 - 1);
 /// a bad flag or value ends in a message with the usage line.
 #ifndef TPUDSL_EXAMPLES_COMMON_ARGS_HPP
@@ -51,6 +52,9 @@ struct Args {
     std::string data;
     /// "default": this example's schedule; "seed": the Keras tutorial's own call.
     std::string recipe = "default";
+    /// --save-weights: where the weights go after training; --load-weights: where they come from
+    /// before it (after compile). The format follows the path, as in Keras (tpudsl::save_weights).
+    std::string save_weights, load_weights;
     bool epochs_given = false, batch_given = false, steps_given = false;
 
     [[nodiscard]] bool seed_recipe() const noexcept { return recipe == "seed"; }
@@ -64,7 +68,7 @@ parse_args(int argc, char** argv, Args defaults)
                                          : std::string("seed");
     const std::string usage = "usage: " + program +
                               " [--epochs N] [--batch N] [--steps N] [--data DIR] [--seed S] [--train-samples N] "
-                              "[--recipe default|seed]";
+                              "[--recipe default|seed] [--save-weights PATH] [--load-weights PATH]";
     constexpr std::uint64_t many = std::uint64_t{1} << 40;   // no run asks for more; beyond is a typo
     Args a = defaults;
     for (int i = 1; i < argc; ++i) {
@@ -77,7 +81,7 @@ parse_args(int argc, char** argv, Args defaults)
             throw usage_error("missing value after " + std::string(flag), usage);
         const std::string_view value = argv[++i];
         if (flag == "--epochs")
-            a.epochs = parse_number(flag, value, 1, many, usage), a.epochs_given = true;
+            a.epochs = parse_number(flag, value, 0, many, usage), a.epochs_given = true;
         else if (flag == "--batch")
             a.batch = parse_number(flag, value, 1, many, usage), a.batch_given = true;
         else if (flag == "--steps")
@@ -92,6 +96,11 @@ parse_args(int argc, char** argv, Args defaults)
             a.seed = parse_number(flag, value, 0, std::numeric_limits<std::uint64_t>::max(), usage);
         else if (flag == "--data")
             a.data = value;
+        else if (flag == "--save-weights" || flag == "--load-weights") {
+            if (value.empty())
+                throw usage_error(std::string(flag) + " '': expected a file's path", usage);
+            (flag == "--save-weights" ? a.save_weights : a.load_weights) = value;
+        }
         else
             throw usage_error("unknown flag " + std::string(flag), usage);
     }

@@ -289,6 +289,11 @@ TEST_CASE("examples: numbers on the command line are parsed strictly, with the u
     CHECK_THROWS_WITH(parse({"--seed", "18446744073709551616"}), Catch::Contains("is too large"));
     CHECK_THROWS_WITH(parse({"--steps"}), Catch::Contains("missing value after --steps"));
     CHECK_THROWS_WITH(parse({"--bacth", "3"}), Catch::Contains("unknown flag --bacth") && Catch::Contains("usage:"));
+    CHECK(parse({"--epochs", "0"}).epochs == 0);   // with --load-weights: evaluates, trains nothing
+    const auto files = parse({"--load-weights", "in.weights", "--save-weights", "out.weights.h5"});
+    CHECK((files.load_weights == "in.weights" && files.save_weights == "out.weights.h5"));
+    CHECK_THROWS_WITH(parse({"--save-weights", ""}), Catch::Contains("--save-weights '': expected a file's path"));
+    CHECK_THROWS_WITH(parse({"--load-weights", ""}), Catch::Contains("--load-weights '': expected a file's path"));
 }
 
 TEST_CASE("CSV tables: numbers with a label column, plain or gzip, CRLF, blank lines and a header",
