@@ -9,6 +9,7 @@
 #include <tpudsl/data/sequences.hpp>
 #include <tpudsl/distribute/strategy.hpp>
 #include <tpudsl/io/weights.hpp>
+#include <tpudsl/train/backup.hpp>
 #include <tpudsl/train/callbacks.hpp>
 #include <tpudsl/train/losses.hpp>
 #include <tpudsl/train/metrics.hpp>

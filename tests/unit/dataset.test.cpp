@@ -127,6 +127,11 @@ TEST_CASE("shuffle().cache() replays the first iteration, cache().shuffle() resh
     const auto a1 = labels_of(seed_a, 0);
     CHECK(a1.size() == 45);
     CHECK(labels_of(seed_a, 1) == a1);
+    // a cache first read at iteration 3 (a fit resumed at epoch 3, in a new process) holds what one
+    // first read at iteration 0 holds: upstream's iteration 0
+    const auto resumed = numbers(45).shuffle(10, 2).batch<8>().prefetch().cache();
+    CHECK(labels_of(resumed, 3) == a1);
+    CHECK(labels_of(numbers(45).shuffle(10, 2), 3) != a1);
 }
 
 TEST_CASE("cardinality, as tf.data computes it", "[dataset]")

@@ -13,6 +13,7 @@
 #include <algorithm>
 #include <atomic>
 #include <cerrno>
+#include <chrono>
 #include <cmath>
 #include <csignal>
 #include <cstdint>
@@ -22,6 +23,7 @@
 #include <functional>
 #include <iterator>
 #include <limits>
+#include <random>
 #include <sstream>
 #include <stdexcept>
 #include <string>
@@ -300,6 +302,73 @@ TEST_CASE("saves from several threads and processes to one path never corrupt it
     CHECK(loads > 0);
     const auto final_set = load<Wide>(path);
     CHECK(std::find(sets.begin(), sets.end(), final_set) != sets.end());
+    CHECK(temporaries(dir.path).empty());
+}
+
+TEST_CASE("two writers on one path killed at random moments never leave an unreadable file",
+          "[io][files][concurrency]")
+{
+    scratch_dir dir("killed");
+    const std::string path = dir / "weights.bin";
+    const std::vector<std::vector<float>> sets = {pattern<Wide>(0.0f), pattern<Wide>(1000.0f), pattern<Wide>(2000.0f)};
+    constexpr int rounds = 20;
+    int left_temporary = 0, ended_as_child = 0;
+
+    for (int round = 0; round < rounds; ++round) {
+        std::mt19937 rng(static_cast<std::mt19937::result_type>(round + 1));   // the same moments every run
+        // 0.2 to 20 ms before the first kill, then up to 5 ms more before the second, either child first
+        const auto first_kill = std::chrono::microseconds(200 + rng() % 19800);
+        const auto second_kill = std::chrono::microseconds(rng() % 5000);
+        const int first = static_cast<int>(rng() % 2);
+        save_weights<Wide>(path, sets[0].data());
+
+        // each child saves its own set again and again until it is killed (it exits 1 only if a save fails)
+        pid_t children[2] = {-1, -1};
+        for (int c = 0; c < 2; ++c) {
+            children[c] = ::fork();
+            if (children[c] == 0) {
+                for (;;)
+                    if (!error_of([&] { save_weights<Wide>(path, sets[static_cast<std::size_t>(c) + 1].data()); })
+                             .empty())
+                        ::_exit(1);
+            }
+        }
+        std::this_thread::sleep_for(first_kill);
+        int status[2] = {0, 0};
+        for (int k = 0; k < 2; ++k) {
+            const int c = k == 0 ? first : 1 - first;
+            if (k == 1)
+                std::this_thread::sleep_for(second_kill);
+            if (children[c] > 0) {   // never kill(-1): that would be every process we may signal
+                ::kill(children[c], SIGKILL);
+                ::waitpid(children[c], &status[c], 0);
+            }
+        }
+
+        INFO("round " << round << ": kills after " << first_kill.count() << " us and " << second_kill.count()
+                      << " us more");
+        REQUIRE(children[0] > 0);
+        REQUIRE(children[1] > 0);
+        CHECK((WIFSIGNALED(status[0]) && WTERMSIG(status[0]) == SIGKILL));   // not a failed save
+        CHECK((WIFSIGNALED(status[1]) && WTERMSIG(status[1]) == SIGKILL));
+        std::vector<float> got(Wide::param_buffer_size);
+        REQUIRE(error_of([&] { load_weights<Wide>(path, got.data()); }) == "");
+        const auto which = std::find(sets.begin(), sets.end(), got);
+        REQUIRE(which != sets.end());
+        if (which != sets.begin())
+            ++ended_as_child;
+
+        // a temporary left behind is a kill that landed between creating it and renaming it
+        const auto stale = temporaries(dir.path);
+        if (!stale.empty())
+            ++left_temporary;
+        for (const auto& name : stale)
+            fs::remove(dir.path / name);
+    }
+
+    INFO(left_temporary << " of " << rounds << " rounds were killed mid-write (left a temporary), " << ended_as_child
+                        << " ended with a child's save");
+    CHECK(left_temporary > 0);
     CHECK(temporaries(dir.path).empty());
 }
 

@@ -178,7 +178,9 @@ private:
 };
 
 /// tf.data's cache: the first complete iteration is recorded; later ones replay it without
-/// touching upstream (so a shuffle above it is frozen at its first order).
+/// touching upstream (so a shuffle above it is frozen at its first order). What it records is always
+/// upstream's iteration 0, whichever iteration first reads it: a fit resumed at epoch k (a new process,
+/// an empty cache) replays what the uninterrupted fit replays.
 template <class T>
 class cache_stage final : public stage<T> {
 public:
@@ -188,9 +190,10 @@ public:
     start(std::size_t iteration) override
     {
         pos_ = 0;
+        static_cast<void>(iteration);
         if (!complete_) {
             recording_.clear();
-            up_->start(iteration);
+            up_->start(0);
         }
     }
     bool

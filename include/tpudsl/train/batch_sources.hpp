@@ -7,6 +7,7 @@
 #include <tpudsl/data/array_ref.hpp>
 #include <tpudsl/data/dataset.hpp>
 #include <tpudsl/detail/random.hpp>
+#include <tpudsl/io/training_state.hpp>
 #include <tpudsl/train/fit_options.hpp>
 
 #include <algorithm>
@@ -87,6 +88,21 @@ struct array_source {
         if (!options.steps_per_epoch && batch != 0)
             sample_order(order, seed, ++pass, options.shuffle), batch = 0;
     }
+    /// Where the stream stands: pass and batch of that pass.
+    [[nodiscard]] fit_position stream() const noexcept { return {0, 0, pass, batch}; }
+    /// Puts the stream where stream() said it stood (a restored fit), drawing with `s`.
+    void
+    seek(const fit_position& p, std::uint64_t s)
+    {
+        if (p.batch > per_pass)
+            throw std::invalid_argument("tpudsl::BackupAndRestore: the backup stands at batch " +
+                                        std::to_string(p.batch) + " of a pass of " + std::to_string(per_pass) +
+                                        " batches; it was written by another fit");
+        seed = s;
+        pass = static_cast<std::size_t>(p.pass);
+        batch = static_cast<std::size_t>(p.batch);
+        sample_order(order, seed, pass, options.shuffle);
+    }
     bool
     next(View& b)
     {
@@ -135,6 +151,21 @@ struct dataset_source {
     {
         data.start(epoch);
         count = 0;
+    }
+    /// Where the stream stands: batches read of this epoch's iteration.
+    [[nodiscard]] fit_position stream() const noexcept { return {0, 0, 0, count}; }
+    /// Reads on to the step of the epoch where a restored fit stood (after begin_epoch: each epoch is
+    /// an iteration of its own, so only the step within it matters).
+    void
+    seek(const fit_position& p, std::uint64_t)
+    {
+        while (count < p.step) {
+            if (!data.next(batch))
+                throw std::invalid_argument("tpudsl::BackupAndRestore: the backup stands at batch " +
+                                            std::to_string(p.step) + " of the epoch, but the dataset holds only " +
+                                            std::to_string(count) + "; it was written by another fit");
+            ++count;
+        }
     }
     bool
     next(view& b)

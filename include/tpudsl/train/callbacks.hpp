@@ -42,6 +42,21 @@ public:
     virtual void save_weights(const std::string& path) const = 0;
     [[nodiscard]] virtual std::vector<float> get_weights() const = 0;
     virtual void set_weights(const std::vector<float>& w) = 0;
+    /// Writes everything the fit in progress needs to go on from here (BackupAndRestore) to `path`,
+    /// atomically: weights, optimizer state, iterations, learning rate, epoch and step, where the data
+    /// stream stands, the seed and the epoch's running values.
+    virtual void
+    save_training_state(const std::string& /*path*/) const
+    {
+        throw std::logic_error("tpudsl::TrainingControl: this model cannot save a training state");
+    }
+    /// Reads a state that save_training_state wrote; the fit in progress then goes on from where it
+    /// was written. Called from on_train_begin.
+    virtual void
+    restore_training_state(const std::string& /*path*/)
+    {
+        throw std::logic_error("tpudsl::TrainingControl: this model cannot restore a training state");
+    }
 };
 
 /// Keras' callback hooks. Logs hold the epoch's (or batch's) running values.

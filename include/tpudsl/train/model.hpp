@@ -21,10 +21,12 @@
 #include <tpudsl/train/fit_options.hpp>
 #include <tpudsl/distribute/all_reduce.hpp>
 #include <tpudsl/distribute/strategy.hpp>
+#include <tpudsl/io/training_state.hpp>
 #include <tpudsl/io/weight_formats.hpp>
 #include <tpudsl/model/summary.hpp>
 #include <tpudsl/detail/simd.hpp>
 #include <tpudsl/ops/graph.hpp>
+#include <tpudsl/train/backup.hpp>
 #include <tpudsl/train/callbacks.hpp>
 #include <tpudsl/data/array_ref.hpp>
 #include <tpudsl/train/history.hpp>
@@ -161,7 +163,8 @@ public:
         ensure_capacity(batch);
         detail::array_source<batch_view> source(batch_view::of(data.ref(), nullptr, samples), options, seed_, batch);
         auto validate = [&] { return validate_on(*options.validation_data, validation_batch, options.out); };
-        return run_epochs(options, source.steps(), source, options.validation_data.has_value(), validate);
+        const detail::fit_signature signature{0, samples, batch, options.steps_per_epoch, options.shuffle};
+        return run_epochs(options, source.steps(), source, options.validation_data.has_value(), validate, signature);
     }
 
     /// `fit(dataset)`: trains on a batched Dataset; each epoch is a new iteration of it (reshuffled
@@ -602,14 +605,124 @@ private:
         // Validation arrays: validation_batch_size, else 32 (fit's batch_size is unset with a Dataset).
         const std::size_t validation_batch = options.validation_batch_size.value_or(32);
         auto validate = [&] { return validate_on(*options.validation_data, validation_batch, options.out); };
-        return run_epochs(options, steps, source, options.validation_data.has_value(), validate);
+        const detail::fit_signature signature{1, data.cardinality(), dataset_batch(data), options.steps_per_epoch, 0};
+        return run_epochs(options, steps, source, options.validation_data.has_value(), validate, signature);
+    }
+
+    /// The position of a fit at `step` of `epoch`, with where its data stream stands.
+    template <class Source>
+    [[nodiscard]] static detail::fit_position
+    stream_at(std::size_t epoch, std::size_t step, const Source& source) noexcept
+    {
+        detail::fit_position p = source.stream();
+        p.epoch = epoch;
+        p.step = step;
+        return p;
+    }
+
+    /// A restored fit's first epoch (after its on_epoch_begin and begin_epoch): puts the data stream
+    /// where the backup stood; mid-epoch, also the epoch's running values and the learning rate that
+    /// epoch ran with. Returns the steps of the epoch already done.
+    template <class Source>
+    std::size_t
+    resume_at(Source& source, Logs& logs)
+    {
+        const resume_point r = std::move(*resume_);
+        resume_.reset();
+        source.seek(r.position, seed_);
+        if (r.position.step == 0)
+            return 0;
+        loss_total_ = r.loss_total;
+        seen_ = static_cast<std::size_t>(r.seen);
+        hits_ = r.hits;
+        std::visit([&](auto& o) { o.learning_rate = r.learning_rate; }, optimizer_);
+        write_running_logs(logs);
+        return static_cast<std::size_t>(r.position.step);
+    }
+
+    /// TrainingControl: the state of the fit in progress, at position_ (BackupAndRestore).
+    void
+    save_training_state(const std::string& path) const override
+    {
+        if (!in_fit_)
+            throw std::logic_error("tpudsl::Trainable::save_training_state: only a fit in progress has a training state");
+        detail::training_state s;
+        s.seed = seed_;
+        s.iterations = iterations_;
+        s.position = position_;
+        s.fit = fit_signature_;
+        std::visit(
+            [&](const auto& o) {
+                s.optimizer = std::decay_t<decltype(o)>::name;
+                s.learning_rate = o.learning_rate;
+                if constexpr (requires { o.momentum_product; })
+                    s.momentum_product = o.momentum_product;
+            },
+            optimizer_);
+        if (position_.step != 0) {   // mid-epoch: the epoch's running values go on too
+            s.loss_total = loss_total_;
+            s.seen = seen_;
+            s.hits = hits_;
+        }
+        detail::write_training_state<Seq>(path, s, params_.data(), slots_.data(), slots_.size());
+    }
+
+    /// TrainingControl: takes everything from a state that save_training_state wrote, after checking
+    /// that it belongs to this model and this fit; the model is left as it was when it does not.
+    void
+    restore_training_state(const std::string& path) override
+    {
+        if (!in_fit_)
+            throw std::logic_error("tpudsl::Trainable::restore_training_state: call it from a callback's on_train_begin");
+        detail::training_state s = detail::read_training_state<Seq>(path, 4 * Seq::param_buffer_size);
+        const std::string who = "tpudsl::BackupAndRestore: the backup '" + path + "' ";
+        const std::string start_over = "; remove it to start this fit from the beginning";
+        if (s.fit != fit_signature_)
+            throw std::invalid_argument(who + "was written by a fit over " + s.fit.text() + "; this fit is over " +
+                                        fit_signature_.text() + start_over);
+        const std::string_view optimizer =
+            std::visit([](const auto& o) { return std::decay_t<decltype(o)>::name; }, optimizer_);
+        if (s.optimizer != optimizer || s.slots.size() != slots_.size())
+            throw std::invalid_argument(who + "was written with the optimizer " + s.optimizer + " (" +
+                                        std::to_string(s.slots.size()) + " slot floats); this model is compiled with " +
+                                        std::string(optimizer) + " (" + std::to_string(slots_.size()) + ")" + start_over);
+        if (s.position.step != 0 && s.hits.size() != metrics_.size())
+            throw std::invalid_argument(who + "holds " + std::to_string(s.hits.size()) + " metrics; this model is "
+                                        "compiled with " + std::to_string(metrics_.size()) + start_over);
+        if (!(s.learning_rate >= 0.0f && std::isfinite(s.learning_rate)) ||
+            !(s.momentum_product >= 0.0 && s.momentum_product <= 1.0))
+            throw std::runtime_error(who + "holds an optimizer state out of its domain (learning rate " +
+                                     detail::number_text(s.learning_rate) + ", momentum product " +
+                                     detail::number_text(s.momentum_product) + ")");
+        std::copy(s.params.begin(), s.params.end(), params_.data());
+        std::copy(s.slots.begin(), s.slots.end(), slots_.data());
+        weights_version_ = detail::next_weights_version();
+        iterations_ = s.iterations;
+        seed_ = s.seed;
+        std::visit(
+            [&](auto& o) {
+                o.learning_rate = s.learning_rate;
+                if constexpr (requires { o.momentum_product; })
+                    o.momentum_product = s.momentum_product;
+            },
+            optimizer_);
+        resume_ = resume_point{s.position, s.learning_rate, s.loss_total, s.seen, std::move(s.hits)};
     }
 
     /// Keras' epoch loop, shared by arrays and datasets. `steps` 0: unknown until the data ends.
     template <class Source, class Validate>
     History
-    run_epochs(const FitOptions& options, std::size_t steps, Source& source, bool has_validation, Validate&& validate)
+    run_epochs(const FitOptions& options, std::size_t steps, Source& source, bool has_validation, Validate&& validate,
+               const detail::fit_signature& signature)
     {
+        // What BackupAndRestore reads and writes while this fit runs (restore_training_state, below).
+        fit_signature_ = signature;
+        resume_.reset();
+        in_fit_ = true;
+        struct fit_scope {
+            bool& in_fit;
+            ~fit_scope() { in_fit = false; }
+        } scope{in_fit_};
         History history;
         history.params = {options.verbose, options.epochs, steps};
         const bool dynamic = options.out == &std::cout && ::isatty(STDOUT_FILENO);
@@ -622,7 +735,11 @@ private:
         for (auto& cb : options.callbacks)
             cb->on_train_begin(*this);
 
-        for (std::size_t epoch = options.initial_epoch; epoch < options.epochs && !stop_training; ++epoch) {
+        std::size_t first_epoch = options.initial_epoch;
+        if (resume_)
+            first_epoch = resume_->position.epoch;
+        position_ = {first_epoch, 0, 0, 0};
+        for (std::size_t epoch = first_epoch; epoch < options.epochs && !stop_training; ++epoch) {
             logs.clear();
             if (options.verbose && options.epochs > 1)
                 *options.out << "Epoch " << epoch + 1 << '/' << options.epochs << '\n';
@@ -632,6 +749,8 @@ private:
             reset_metrics(logs);
             Progbar bar(*options.out, shown_target, options.verbose, dynamic);
             std::size_t done = 0;
+            if (resume_)
+                done = resume_at(source, logs);
             batch_view b;
             while ((steps == 0 || done < steps) && !stop_training) {
                 if (!source.next(b)) {
@@ -646,6 +765,7 @@ private:
                 }
                 const double loss = step(&b, b.n, true);
                 accumulate(loss, b.n);
+                position_ = stream_at(epoch, done + 1, source);
                 if (!std::isfinite(loss) && !warned_non_finite && !terminates_on_nan) {
                     warned_non_finite = true;
                     output() << "WARNING: tpudsl: the loss became " << (std::isnan(loss) ? "nan" : loss > 0 ? "inf" : "-inf")
@@ -671,6 +791,7 @@ private:
             bar.finish(done, logs);
             if (shown_target == 0)
                 shown_target = history.params.steps = done;   // known after the first pass
+            position_ = stream_at(epoch + 1, 0, source);
             for (auto& cb : options.callbacks)
                 cb->on_epoch_end(epoch, logs, *this);
             history.record(epoch, logs);
@@ -990,6 +1111,20 @@ private:
     double loss_total_ = 0.0;
     std::size_t seen_ = 0;
     std::vector<double> hits_;
+
+    /// The fit in progress, as BackupAndRestore saves and restores it: which fit, where it stands,
+    /// and where a restored one goes on.
+    struct resume_point {
+        detail::fit_position position;
+        float learning_rate;
+        double loss_total;
+        std::uint64_t seen;
+        std::vector<double> hits;
+    };
+    bool in_fit_ = false;
+    detail::fit_signature fit_signature_;
+    detail::fit_position position_;
+    std::optional<resume_point> resume_;
 };
 
 namespace keras {

@@ -1,0 +1,147 @@
+/// @file Defines BackupAndRestore, Keras' callback for fault tolerance: a fit backs up its whole
+/// training state into `backup_dir` as it goes; a fit started again with a backup there restores it
+/// and goes on from where it was, to the bits of a run never interrupted.
+#ifndef TPUDSL_TRAIN_BACKUP_HPP
+#define TPUDSL_TRAIN_BACKUP_HPP
+
+#include <tpudsl/io/files.hpp>
+#include <tpudsl/train/callbacks.hpp>
+
+#include <cerrno>
+#include <cstddef>
+#include <cstdlib>
+#include <filesystem>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+#include <system_error>
+
+#include <signal.h>
+#include <unistd.h>
+
+namespace tpudsl {
+
+/// The options of BackupAndRestore, with Keras' defaults.
+struct BackupAndRestoreOptions {
+    /// 0: back up at the end of every epoch (Keras' `save_freq="epoch"`); N: after every N batches,
+    /// counted across epochs, as Keras counts them.
+    std::size_t save_freq = 0;
+    /// Remove the backup when fit completes (Keras' `delete_checkpoint=True`).
+    bool delete_checkpoint = true;
+};
+
+/// `BackupAndRestore(backup_dir, save_freq="epoch", delete_checkpoint=True)`.
+///
+/// At the start of fit, when `backup_dir` holds a backup, the model takes everything from it (weights,
+/// optimizer slots and iteration count, the learning rate, the seed that draws the shuffles and the
+/// dropout masks, the epoch, the step within it and where the data stream stands) and fit goes on
+/// from there: a run killed at any moment, even while a backup is written, and started again with the
+/// same data and options ends with bitwise the weights of a run never interrupted. A backup is one
+/// file, `<backup_dir>/backup.tpudsl`, replaced atomically, so a kill never leaves a broken one.
+///
+/// Unlike Keras: a backup made mid-epoch (save_freq N) resumes at that very batch (Keras restarts the
+/// epoch); a backup of another fit (other data sizes, batch, steps_per_epoch, shuffle, optimizer or
+/// metrics) or of another model is refused with std::invalid_argument / std::runtime_error saying
+/// what differs, rather than resumed; after a completed fit only the backup is removed (and the
+/// directory if that empties it), not the whole directory tree. Other callbacks' own state (the
+/// patience of EarlyStopping, ReduceLROnPlateau's counters) starts afresh, as in Keras.
+class BackupAndRestore : public Callback {
+public:
+    using Options = BackupAndRestoreOptions;
+    static constexpr std::string_view file_name = "backup.tpudsl";
+
+    /// Throws std::invalid_argument for an empty backup_dir.
+    explicit BackupAndRestore(std::string backup_dir, Options o = {}) : dir_(std::move(backup_dir)), options_(o)
+    {
+        if (dir_.empty())
+            throw std::invalid_argument("tpudsl::BackupAndRestore: backup_dir is empty (give a directory for the "
+                                        "backup; it is created if missing)");
+    }
+
+    [[nodiscard]] const std::string& backup_dir() const noexcept { return dir_; }
+    /// The backup's file: `<backup_dir>/backup.tpudsl`.
+    [[nodiscard]] std::string backup_path() const { return (std::filesystem::path(dir_) / file_name).string(); }
+    /// True when the last fit began from a backup.
+    [[nodiscard]] bool restored() const noexcept { return restored_; }
+
+    /// Creates the directory, removes temporaries that killed writers left there, and restores the
+    /// backup when there is one.
+    void
+    on_train_begin(TrainingControl& control) override
+    {
+        namespace fs = std::filesystem;
+        std::error_code ec;
+        fs::create_directories(dir_, ec);
+        if (ec)
+            throw std::system_error(ec, "tpudsl::BackupAndRestore: cannot create the backup directory '" + dir_ + "'");
+        if (!fs::is_directory(dir_, ec))
+            throw std::runtime_error("tpudsl::BackupAndRestore: '" + dir_ + "' is not a directory (backup_dir names "
+                                     "the directory that holds the backup)");
+        remove_stale_temporaries();
+        batches_ = 0;
+        restored_ = false;
+        const std::string path = backup_path();
+        if (fs::exists(fs::symlink_status(path, ec))) {
+            control.restore_training_state(path);
+            restored_ = true;
+        }
+    }
+
+    void
+    on_train_batch_end(std::size_t, const Logs&, TrainingControl& control) override
+    {
+        if (options_.save_freq != 0 && ++batches_ >= options_.save_freq) {
+            batches_ = 0;
+            control.save_training_state(backup_path());
+        }
+    }
+
+    void
+    on_epoch_end(std::size_t, Logs&, TrainingControl& control) override
+    {
+        if (options_.save_freq == 0)
+            control.save_training_state(backup_path());
+    }
+
+    /// The fit completed: removes the backup (delete_checkpoint), and the directory if that empties it.
+    void
+    on_train_end(TrainingControl&) override
+    {
+        if (!options_.delete_checkpoint)
+            return;
+        const std::string path = backup_path();
+        if (::unlink(path.c_str()) != 0 && errno != ENOENT)
+            detail::throw_errno(errno, "tpudsl::BackupAndRestore: cannot remove the backup '" + path + "'");
+        remove_stale_temporaries();
+        (void)::rmdir(dir_.c_str());   // only when empty: what else is there is the user's
+    }
+
+private:
+    /// Removes `backup.tpudsl.tmp.<pid>.<n>` files of processes that no longer run (killed while they
+    /// wrote a backup); a live writer's temporary is left alone.
+    void
+    remove_stale_temporaries() const
+    {
+        namespace fs = std::filesystem;
+        std::error_code ec;
+        const std::string prefix = std::string(file_name) + ".tmp.";
+        for (fs::directory_iterator it(dir_, ec), end; !ec && it != end; it.increment(ec)) {
+            const std::string name = it->path().filename().string();
+            if (name.compare(0, prefix.size(), prefix) != 0)
+                continue;
+            const long pid = std::strtol(name.c_str() + prefix.size(), nullptr, 10);
+            if (pid > 0 && ::kill(static_cast<pid_t>(pid), 0) != 0 && errno == ESRCH)
+                (void)::unlink(it->path().c_str());
+        }
+    }
+
+    std::string dir_;
+    Options options_;
+    std::size_t batches_ = 0;
+    bool restored_ = false;
+};
+
+} // namespace tpudsl
+
+#endif // !TPUDSL_TRAIN_BACKUP_HPP

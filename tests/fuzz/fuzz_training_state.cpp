@@ -1,0 +1,234 @@
+// libFuzzer harness for the training-state reader of BackupAndRestore (detail::read_training_state):
+// the input is a mode byte and a backup file's bytes, read as the state of a small fixed model. Mode
+// (the first byte) even: the bytes are the file; odd: the harness appends the FNV-1a checksum the file
+// needs, so that mutations reach the parser behind the checksum. What a read must do with any file:
+//   - succeed only for a file that write_training_state would write: writing the state read gives the
+//     input byte for byte (so nothing in the file is ignored and nothing is invented);
+//   - otherwise throw std::runtime_error (std::system_error included) naming the file;
+//   - never crash, hang, or throw anything else.
+//
+// Build and run (clang 14, from the repository root):
+//   clang++-14 -std=c++20 -O1 -g -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all
+//       -Iinclude tests/fuzz/fuzz_training_state.cpp -lz -o fuzz_training_state
+//   ./fuzz_training_state -max_total_time=30 tests/fuzz/corpus/training_state
+// Seed corpus: tests/fuzz/corpus/training_state/, written by this file built with TPUDSL_FUZZ_WRITE_SEEDS
+// (GCC, which also checks that the model below has the layout of the real Sequential it stands for):
+//   g++ -std=c++20 -DTPUDSL_FUZZ_WRITE_SEEDS -Iinclude tests/fuzz/fuzz_training_state.cpp -lz -o write_seeds
+//   ./write_seeds tests/fuzz/corpus/training_state
+#include <tpudsl/io/training_state.hpp>
+
+#include "common.hpp"
+
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <stdexcept>
+#include <string>
+#include <tuple>
+#include <vector>
+
+#include <fcntl.h>
+#include <unistd.h>
+
+namespace fuzz {
+
+const char* const harness = "fuzz_training_state";
+
+template <std::size_t... D>
+struct dims_of {
+    static constexpr std::array<std::size_t, sizeof...(D)> dims{D...};
+};
+template <std::size_t Offset, class Shape>
+struct weight_at {
+    static constexpr std::size_t offset = Offset;
+    using shape = Shape;
+};
+template <class... W>
+struct layer_of {
+    static constexpr std::size_t weight_count = sizeof...(W);
+    template <std::size_t J>
+    using weight = std::tuple_element_t<J, std::tuple<W...>>;
+};
+
+/// The weight layout of Sequential<Input<Shape<3>>, Dense<4, Relu>, Dense<2>> (as fuzz_weights.cpp:
+/// clang 14 cannot compile the layers themselves; the seed writer checks it against the real model).
+struct model {
+    static constexpr std::size_t param_count = 26;
+    static constexpr std::size_t param_buffer_size = 64;
+    static constexpr std::size_t layer_count = 2;
+    template <std::size_t I>
+    using layer = std::tuple_element_t<I, std::tuple<layer_of<weight_at<0, dims_of<3, 4>>, weight_at<16, dims_of<4>>>,
+                                                     layer_of<weight_at<32, dims_of<4, 2>>, weight_at<48, dims_of<2>>>>>;
+};
+/// The most slot floats a state of this model holds (4 slots, as the model's own check allows).
+constexpr std::size_t max_slot_floats = 4 * model::param_buffer_size;
+
+std::vector<std::uint8_t>
+read_file(const std::string& path)
+{
+    std::vector<std::uint8_t> out;
+    FILE* f = std::fopen(path.c_str(), "rb");
+    if (!f)
+        fail("cannot read the written file", path);
+    std::uint8_t buf[4096];
+    for (std::size_t n; (n = std::fread(buf, 1, sizeof buf, f)) > 0;)
+        out.insert(out.end(), buf, buf + n);
+    std::fclose(f);
+    return out;
+}
+
+} // namespace fuzz
+
+#ifndef TPUDSL_FUZZ_WRITE_SEEDS
+
+namespace fuzz {
+const std::string input = scratch("input"), again = scratch("again");
+} // namespace fuzz
+
+extern "C" int
+LLVMFuzzerInitialize(int*, char***)
+{
+    std::atexit([] {
+        ::unlink(fuzz::input.c_str());
+        ::unlink(fuzz::again.c_str());
+    });
+    return 0;
+}
+
+extern "C" int
+LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size)
+{
+    using fuzz::again;
+    using fuzz::input;
+    if (size == 0)
+        return 0;
+    std::vector<std::uint8_t> file(data + 1, data + size);
+    if ((data[0] & 1) != 0 && file.size() >= 8) {
+        const std::uint64_t sum = tpudsl::detail::fnv1a(tpudsl::detail::fnv1a_offset, file.data() + 8, file.size() - 8);
+        unsigned char b[8];
+        tpudsl::detail::put_u64(b, sum);
+        file.insert(file.end(), b, b + 8);
+    }
+    fuzz::write_file(input, file.data(), file.size());
+    tpudsl::detail::training_state s;
+    try {
+        s = tpudsl::detail::read_training_state<fuzz::model>(input, fuzz::max_slot_floats);
+    } catch (const std::runtime_error& e) {
+        if (std::string(e.what()).find("'" + input + "'") == std::string::npos)
+            fuzz::fail("an error that does not name the file", e.what());
+        return 0;
+    }
+    if (s.params.size() != fuzz::model::param_buffer_size || s.slots.size() > fuzz::max_slot_floats)
+        fuzz::fail("a state was accepted with buffers of the wrong size");
+    tpudsl::detail::write_training_state<fuzz::model>(again, s, s.params.data(), s.slots.data(), s.slots.size());
+    const std::vector<std::uint8_t> written = fuzz::read_file(again);
+    if (written != file)
+        fuzz::fail("a file was accepted, but the state written again differs from it",
+                   std::to_string(file.size()) + " bytes in, " + std::to_string(written.size()) + " bytes out");
+    return 0;
+}
+
+#else   // the seed corpus, written by the library
+
+#include <tpudsl/tpudsl.hpp>
+
+#include <filesystem>
+#include <limits>
+
+namespace {
+using Real = tpudsl::Sequential<tpudsl::Input<tpudsl::Shape<3>>, tpudsl::Dense<4, tpudsl::Relu>, tpudsl::Dense<2>>;
+static_assert(fuzz::model::param_buffer_size == Real::param_buffer_size);
+static_assert(tpudsl::detail::layout_fingerprint<fuzz::model>() == tpudsl::detail::layout_fingerprint<Real>(),
+              "fuzz::model must have the weight layout of the model it stands for");
+using Other = tpudsl::Sequential<tpudsl::Input<tpudsl::Shape<2>>, tpudsl::Dense<2>>;
+
+/// A seed: mode byte 0 and the file as it is; for a file that ends in its checksum, also mode 1 and
+/// the file without it (the harness appends it).
+void
+put(const std::filesystem::path& path, const std::vector<std::uint8_t>& bytes, bool has_checksum = false)
+{
+    std::vector<std::uint8_t> seed{0};
+    seed.insert(seed.end(), bytes.begin(), bytes.end());
+    fuzz::write_file(path.string(), seed.data(), seed.size());
+    if (has_checksum && bytes.size() >= 16) {
+        seed[0] = 1;
+        seed.resize(seed.size() - 8);
+        fuzz::write_file(path.string() + "_unsummed", seed.data(), seed.size());
+    }
+}
+
+/// Writes a state with the library, then stores it as a seed.
+template <class M>
+void
+write_seed(const std::filesystem::path& path, const tpudsl::detail::training_state& s, const float* w,
+           const float* slots, std::size_t slot_floats)
+{
+    const std::string tmp = path.string() + ".state";
+    tpudsl::detail::write_training_state<M>(tmp, s, w, slots, slot_floats);
+    put(path, fuzz::read_file(tmp), true);
+    std::filesystem::remove(tmp);
+}
+} // namespace
+
+int
+main(int argc, char** argv)
+{
+    namespace fs = std::filesystem;
+    using tpudsl::detail::write_training_state;
+    if (argc != 2) {
+        std::fprintf(stderr, "usage: %s <corpus directory>\n", argv[0]);
+        return 2;
+    }
+    const fs::path dir = argv[1];
+    fs::create_directories(dir);
+    std::vector<float> w(Real::param_buffer_size), slots(2 * Real::param_buffer_size);
+    for (std::size_t i = 0; i < w.size(); ++i)
+        w[i] = static_cast<float>(i) * 0.25f - 3.0f;
+    for (std::size_t i = 0; i < slots.size(); ++i)
+        slots[i] = static_cast<float>(i) * 1e-3f;
+
+    tpudsl::detail::training_state s;   // at an epoch's end: Adam after 40 steps
+    s.seed = 7;
+    s.iterations = 40;
+    s.position = {4, 0, 3, 10};
+    s.fit = {0, 100, 10, 0, 1};
+    s.optimizer = "Adam";
+    s.learning_rate = 1e-3f;
+    write_seed<Real>(dir / "epoch_end", s, w.data(), slots.data(), slots.size());
+    const std::string tmp = (dir / "valid.state").string();
+    write_training_state<Real>(tmp, s, w.data(), slots.data(), slots.size());
+    const std::vector<std::uint8_t> valid = fuzz::read_file(tmp);
+    fs::remove(tmp);
+
+    s.position = {2, 5, 0, 5};   // mid-epoch, with its running values; Nadam's momentum product
+    s.fit = {1, 12, 8, 0, 0};
+    s.optimizer = "Nadam";
+    s.momentum_product = 0.25;
+    s.loss_total = 12.5;
+    s.seen = 40;
+    s.hits = {30.0, 38.0};
+    write_seed<Real>(dir / "mid_epoch", s, w.data(), slots.data(), slots.size());
+    s.optimizer = "SGD";
+    s.hits.clear();
+    write_seed<Real>(dir / "no_slots", s, w.data(), slots.data(), 0);
+    std::vector<float> o(Other::param_buffer_size, 1.0f);
+    write_seed<Other>(dir / "other_model", s, o.data(), o.data(), 0);
+
+    for (std::size_t cut : std::vector<std::size_t>{0, 5, 8, 30, 150, 200, valid.size() - 9, valid.size() - 1})
+        put(dir / ("truncated_" + std::to_string(cut)), {valid.begin(), valid.begin() + static_cast<long>(cut)}, true);
+    for (std::size_t at : std::vector<std::size_t>{3, 9, 17, 60, 130, 300, valid.size() - 3}) {
+        auto b = valid;
+        b[at] ^= 0x10;
+        put(dir / ("bitflip_" + std::to_string(at)), b, true);
+    }
+    auto longer = valid;
+    for (char c : std::string("junk"))
+        longer.push_back(static_cast<std::uint8_t>(c));
+    put(dir / "trailing_bytes", longer);
+    return 0;
+}
+
+#endif

@@ -1,0 +1,375 @@
+// BackupAndRestore: a fit that dies at any point (here: a callback that throws, as a crash ends the
+// fit without on_train_end) and starts again ends with bitwise the weights of a fit never interrupted;
+// backups of another fit or model, corrupt ones and stale temporaries are handled with clear errors.
+// The kill -9 of a real training process is tests/resume (ctest resume.*).
+#include "scratch_dir.hpp"
+
+#include <tpudsl/tpudsl.hpp>
+
+#include <catch2/catch.hpp>
+
+#include <xtensor/xtensor.hpp>
+
+#include <algorithm>
+#include <cstdint>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <random>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+using namespace tpudsl;
+using tpudsl_tests::scratch_dir;
+namespace fs = std::filesystem;
+
+namespace {
+
+using Drop = Sequential<Input<Shape<4>>, Dense<16, Relu>, Dropout<0.3f>, Dense<3, Softmax>>;
+using Tokens = Sequential<Input<Shape<6>, std::int32_t>, Embedding<20, 4>, Flatten, Dense<3, Softmax>>;
+
+struct toy_data {
+    xt::xtensor<float, 2> x;
+    xt::xtensor<std::int32_t, 1> y;
+};
+
+/// The class is the index of the largest of the first three features.
+toy_data
+make_toy(std::size_t n, std::uint32_t seed)
+{
+    toy_data d{xt::xtensor<float, 2>(std::array<std::size_t, 2>{n, 4}),
+               xt::xtensor<std::int32_t, 1>(std::array<std::size_t, 1>{n})};
+    std::mt19937 gen(seed);
+    std::uniform_real_distribution<float> u(-1.0f, 1.0f);
+    for (std::size_t i = 0; i < n; ++i) {
+        for (std::size_t j = 0; j < 4; ++j)
+            d.x(i, j) = u(gen);
+        d.y(i) = static_cast<std::int32_t>(std::max_element(&d.x(i, 0), &d.x(i, 0) + 3) - &d.x(i, 0));
+    }
+    return d;
+}
+
+struct crashed : std::runtime_error {
+    crashed() : std::runtime_error("crashed") {}
+};
+
+/// Ends the fit, as a crash would (no on_train_end), after its `at`-th batch of this process, or at
+/// the end of epoch `epoch` (0-based) when `at` is 0.
+class crash : public Callback {
+public:
+    static crash after_batch(std::size_t at) { return crash(at, 0); }
+    static crash at_epoch_end(std::size_t epoch) { return crash(0, epoch); }
+    void
+    on_train_batch_end(std::size_t, const Logs&, TrainingControl&) override
+    {
+        if (at_ != 0 && ++seen_ == at_)
+            throw crashed{};
+    }
+    void
+    on_epoch_end(std::size_t epoch, Logs&, TrainingControl&) override
+    {
+        if (at_ == 0 && epoch == epoch_)
+            throw crashed{};
+    }
+
+private:
+    crash(std::size_t at, std::size_t epoch) : at_(at), epoch_(epoch) {}
+    std::size_t at_, epoch_, seen_ = 0;
+};
+
+template <class M>
+std::vector<float>
+weights_of(const M& m)
+{
+    return {m.parameters(), m.parameters() + M::sequential::param_buffer_size};
+}
+
+/// True when a and b hold the same bits.
+bool
+same_bits(const std::vector<float>& a, const std::vector<float>& b)
+{
+    return a.size() == b.size() && std::memcmp(a.data(), b.data(), a.size() * sizeof(float)) == 0;
+}
+
+std::string
+error_of(auto&& f)
+{
+    try {
+        f();
+    } catch (const std::exception& e) {
+        return e.what();
+    }
+    return {};
+}
+
+} // namespace
+
+TEST_CASE("BackupAndRestore: a fit that crashes anywhere and starts again ends with the bits of one that never "
+          "stopped",
+          "[backup]")
+{
+    // Shuffled arrays, Dropout, Nadam (whose momentum product is a state of its own), two replicas.
+    using Model = Trainable<Drop, TpuStrategy<2>>;
+    const auto d = make_toy(100, 1);
+    auto compiled = [](Model& m) {
+        m.compile(optimizers::Nadam{}, losses::SparseCategoricalCrossentropy{}, metrics::SparseCategoricalAccuracy{});
+    };
+    const FitOptions plain{.batch_size = 10, .epochs = 4, .verbose = 0};   // 10 batches per epoch
+
+    Model reference(7);
+    compiled(reference);
+    const History full = reference.fit(d.x, d.y, plain);
+    const auto expected = weights_of(reference);
+
+    struct crash_point {
+        const char* where;
+        crash c;
+        std::size_t resumed_epoch;   // the first epoch the second run trains
+    };
+    const crash_point points[] = {
+        {"in epoch 1, before any backup", crash::after_batch(4), 0},
+        {"in epoch 2", crash::after_batch(14), 1},
+        {"at the end of epoch 3, before its backup", crash::at_epoch_end(2), 2},
+        {"at the end of epoch 3, after its backup", crash::at_epoch_end(2), 3},
+    };
+    for (const auto& point : points) {
+        SECTION(point.where)
+        {
+            scratch_dir dir("backup_arrays");
+            const std::string backups = dir / "backups";
+            const bool crash_first = point.resumed_epoch == 2;   // the crash comes before the backup
+            {
+                Model m(7);
+                compiled(m);
+                FitOptions o = plain;
+                if (crash_first)
+                    o.callbacks = {crash(point.c), BackupAndRestore(backups)};
+                else
+                    o.callbacks = {BackupAndRestore(backups), crash(point.c)};
+                CHECK_THROWS_AS(m.fit(d.x, d.y, o), crashed);
+            }
+            CHECK(fs::exists(backups + "/backup.tpudsl") == (point.resumed_epoch > 0));
+            Model m(7);
+            compiled(m);
+            FitOptions o = plain;
+            BackupAndRestore backup(backups);
+            o.callbacks = {backup};
+            const History h = m.fit(d.x, d.y, o);
+            CHECK(backup.restored() == (point.resumed_epoch > 0));
+            REQUIRE(!h.epoch.empty());
+            CHECK(h.epoch.front() == point.resumed_epoch);
+            CHECK(h["loss"].back() == full["loss"].back());
+            CHECK(m.iterations() == reference.iterations());
+            CHECK(same_bits(weights_of(m), expected));
+            CHECK_FALSE(fs::exists(backups));   // deleted after the completed fit, and its directory with it
+        }
+    }
+}
+
+TEST_CASE("BackupAndRestore with save_freq: a fit resumes at the very batch, with its epoch's running values, "
+          "learning rate and seed",
+          "[backup]")
+{
+    // 100 samples in batches of 16: 7 batches a pass; steps_per_epoch 5 runs the stream across passes;
+    // the schedule halves the rate each epoch (it must not halve it twice on a resumed epoch).
+    using Model = Trainable<Drop>;
+    const auto d = make_toy(100, 2);
+    auto compiled = [](Model& m) {
+        m.compile(optimizers::Adam{.learning_rate = 0.01f}, losses::SparseCategoricalCrossentropy{},
+                  metrics::SparseCategoricalAccuracy{});
+    };
+    auto options = [] {
+        FitOptions o{.batch_size = 16, .epochs = 5, .verbose = 0, .steps_per_epoch = 5};
+        o.callbacks = {LearningRateScheduler([](std::size_t, double lr) { return lr * 0.5; })};
+        return o;
+    };
+    Model reference(3);
+    compiled(reference);
+    const History full = reference.fit(d.x, d.y, options());
+
+    scratch_dir dir("backup_steps");
+    {
+        Model m(3);
+        compiled(m);
+        FitOptions o = options();
+        o.callbacks.push_back(BackupAndRestore(dir / "b", {.save_freq = 3}));
+        o.callbacks.push_back(crash::after_batch(13));   // backups after batches 3, 6, 9, 12: epoch 2, step 2
+        CHECK_THROWS_AS(m.fit(d.x, d.y, o), crashed);
+    }
+    Model m(12345);   // another seed: the backup's draws the shuffles and the dropout masks
+    compiled(m);
+    FitOptions o = options();
+    // [backup_and_restore]
+    // Backs up every 3 batches into dir / "b"; restores what is there first, and removes it at the end.
+    o.callbacks.push_back(BackupAndRestore(dir / "b", {.save_freq = 3}));
+    const History h = m.fit(d.x, d.y, o);
+    // [backup_and_restore]
+    REQUIRE(h.epoch.size() == 3);
+    CHECK(h.epoch.front() == 2);
+    // the resumed epoch's loss and accuracy are over all of its batches, as in the run never stopped
+    for (const char* key : {"loss", "sparse_categorical_accuracy", "lr"})
+        for (std::size_t e = 0; e < 3; ++e)
+            CHECK(h[key][e] == full[key][e + 2]);
+    CHECK(m.learning_rate() == reference.learning_rate());
+    CHECK(same_bits(weights_of(m), weights_of(reference)));
+}
+
+TEST_CASE("BackupAndRestore on a Dataset: a shuffled, cached pipeline built again resumes to the same bits",
+          "[backup][dataset]")
+{
+    using Model = Trainable<Tokens, TpuStrategy<2>>;
+    using Ex = Example<Shape<6>, std::int32_t>;
+    xt::xtensor<std::int32_t, 2> x(std::array<std::size_t, 2>{90, 6});
+    xt::xtensor<std::int32_t, 1> y(std::array<std::size_t, 1>{90});
+    for (std::size_t i = 0; i < 90; ++i) {
+        for (std::size_t j = 0; j < 6; ++j)
+            x(i, j) = static_cast<std::int32_t>((i * 7 + j * 3) % 20);
+        y(i) = static_cast<std::int32_t>(i % 3);
+    }
+    auto pipeline = [&] { return Dataset<Ex>::from_tensor_slices(x, y).shuffle(50, 4).batch<8>().prefetch().cache(); };
+    auto compiled = [](Model& m) {
+        m.compile(optimizers::Nadam{}, losses::SparseCategoricalCrossentropy{}, metrics::SparseCategoricalAccuracy{});
+    };
+    Model reference(5);
+    compiled(reference);
+    reference.fit(pipeline(), {.epochs = 4, .verbose = 0});
+
+    for (const std::size_t save_freq : {std::size_t{0}, std::size_t{5}}) {
+        DYNAMIC_SECTION("save_freq " << save_freq)
+        {
+            scratch_dir dir("backup_dataset");
+            {
+                Model m(5);
+                compiled(m);
+                FitOptions o{.epochs = 4, .verbose = 0};
+                o.callbacks = {BackupAndRestore(dir / "b", {.save_freq = save_freq}), crash::after_batch(27)};
+                CHECK_THROWS_AS(m.fit(pipeline(), o), crashed);   // 12 batches an epoch: in epoch 3
+            }
+            Model m(5);
+            compiled(m);
+            FitOptions o{.epochs = 4, .verbose = 0};
+            o.callbacks = {BackupAndRestore(dir / "b", {.save_freq = save_freq})};
+            const History h = m.fit(pipeline(), o);
+            REQUIRE(!h.epoch.empty());
+            CHECK(h.epoch.front() == 2);
+            CHECK(same_bits(weights_of(m), weights_of(reference)));
+        }
+    }
+}
+
+TEST_CASE("BackupAndRestore refuses a backup of another fit or model, and a corrupt one, saying what differs",
+          "[backup][errors]")
+{
+    using Model = Trainable<Drop>;
+    const auto d = make_toy(40, 3);
+    scratch_dir dir("backup_refusals");
+    const std::string backups = dir / "b";
+    const std::string file = backups + "/backup.tpudsl";
+    {
+        Model m(1);
+        m.compile(optimizers::Adam{}, losses::SparseCategoricalCrossentropy{});
+        FitOptions o{.batch_size = 10, .epochs = 3, .verbose = 0};
+        o.callbacks = {BackupAndRestore(backups), crash::at_epoch_end(1)};
+        CHECK_THROWS_AS(m.fit(d.x, d.y, o), crashed);
+    }
+    REQUIRE(fs::is_regular_file(file));
+    const auto backup_bytes = fs::file_size(file);
+    auto fit_again = [&](auto&& model, FitOptions o) {
+        o.verbose = 0;
+        o.callbacks = {BackupAndRestore(backups)};
+        return error_of([&] { model.fit(d.x, d.y, o); });
+    };
+
+    Model other_batch(1);
+    other_batch.compile(optimizers::Adam{}, losses::SparseCategoricalCrossentropy{});
+    const auto before = weights_of(other_batch);
+    CHECK(fit_again(other_batch, {.batch_size = 20, .epochs = 3}) ==
+          "tpudsl::BackupAndRestore: the backup '" + file +
+              "' was written by a fit over arrays of 40 samples in batches of 10, whole passes, shuffled; this fit "
+              "is over arrays of 40 samples in batches of 20, whole passes, shuffled; remove it to start this fit "
+              "from the beginning");
+    CHECK(same_bits(weights_of(other_batch), before));   // left as it was
+
+    Model other_optimizer(1);
+    other_optimizer.compile(optimizers::SGD{}, losses::SparseCategoricalCrossentropy{});
+    CHECK_THAT(fit_again(other_optimizer, {.batch_size = 10, .epochs = 3}),
+               Catch::Contains("was written with the optimizer Adam (") &&
+                   Catch::Contains("this model is compiled with SGD ("));
+
+    Trainable<Sequential<Input<Shape<4>>, Dense<8, Relu>, Dense<3, Softmax>>> other_model(1);
+    other_model.compile(optimizers::Adam{}, losses::SparseCategoricalCrossentropy{});
+    CHECK_THAT(fit_again(other_model, {.batch_size = 10, .epochs = 3}),
+               Catch::Contains("was written by a model of another layout"));
+
+    // A byte flipped in the weights, the file cut short: refused, never trained on.
+    std::vector<char> bytes(backup_bytes);
+    std::ifstream(file, std::ios::binary).read(bytes.data(), static_cast<std::streamsize>(bytes.size()));
+    auto write = [&](std::size_t n, std::size_t flip) {
+        std::vector<char> b(bytes.begin(), bytes.begin() + static_cast<std::ptrdiff_t>(n));
+        if (flip < n)
+            b[flip] ^= 0x10;
+        std::ofstream(file, std::ios::binary | std::ios::trunc).write(b.data(), static_cast<std::streamsize>(n));
+    };
+    Model m(1);
+    m.compile(optimizers::Adam{}, losses::SparseCategoricalCrossentropy{});
+    write(bytes.size(), bytes.size() / 2);
+    CHECK(fit_again(m, {.batch_size = 10, .epochs = 3}) ==
+          "tpudsl::BackupAndRestore: the backup '" + file + "' is truncated or corrupt (checksum mismatch)");
+    write(bytes.size() - 100, bytes.size());
+    CHECK(fit_again(m, {.batch_size = 10, .epochs = 3}) ==
+          "tpudsl::BackupAndRestore: the backup '" + file + "' is truncated or corrupt (checksum mismatch)");
+    write(4, bytes.size());
+    CHECK(fit_again(m, {.batch_size = 10, .epochs = 3}) ==
+          "tpudsl::BackupAndRestore: the backup '" + file + "' is not a tpudsl training state (bad magic)");
+
+    // backup_dir names a file: refused with its name
+    std::ofstream(dir / "plain_file") << "x";
+    Model n(1);
+    n.compile(optimizers::Adam{}, losses::SparseCategoricalCrossentropy{});
+    FitOptions o{.batch_size = 10, .epochs = 1, .verbose = 0};
+    o.callbacks = {BackupAndRestore(dir / "plain_file")};
+    CHECK_THAT(error_of([&] { n.fit(d.x, d.y, o); }), Catch::Contains("'" + (dir / "plain_file") + "'"));
+    CHECK_THROWS_AS(BackupAndRestore(""), std::invalid_argument);
+}
+
+TEST_CASE("BackupAndRestore removes what killed writers left, keeps the backup when asked, and a finished "
+          "backup trains no more",
+          "[backup]")
+{
+    using Model = Trainable<Drop>;
+    const auto d = make_toy(40, 4);
+    scratch_dir dir("backup_files");
+    const std::string backups = dir / "b";
+    fs::create_directories(backups);
+    // a temporary of a process that no longer runs (a writer killed mid-write), one of a live process
+    // (this one: a writer at work), and a file of the user's
+    const std::string stale = backups + "/backup.tpudsl.tmp.2147483646.0";
+    const std::string live = backups + "/backup.tpudsl.tmp." + std::to_string(::getpid()) + ".99";
+    std::ofstream(stale) << "partial";
+    std::ofstream(live) << "partial";
+    std::ofstream(backups + "/notes.txt") << "mine";
+
+    Model m(2);
+    m.compile(optimizers::RMSprop{}, losses::SparseCategoricalCrossentropy{});
+    FitOptions o{.batch_size = 8, .epochs = 2, .verbose = 0};
+    o.callbacks = {BackupAndRestore(backups, {.delete_checkpoint = false})};
+    m.fit(d.x, d.y, o);
+    CHECK_FALSE(fs::exists(stale));
+    CHECK(fs::exists(live));
+    CHECK(fs::exists(backups + "/notes.txt"));
+    REQUIRE(fs::exists(backups + "/backup.tpudsl"));   // kept: delete_checkpoint = false
+
+    // Its backup stands after the last epoch: a fit started again restores it and has nothing left to do.
+    const auto trained = weights_of(m);
+    Model again(2);
+    again.compile(optimizers::RMSprop{}, losses::SparseCategoricalCrossentropy{});
+    o.callbacks = {BackupAndRestore(backups)};
+    const History h = again.fit(d.x, d.y, o);
+    CHECK(h.epoch.empty());
+    CHECK(same_bits(weights_of(again), trained));
+    CHECK(again.iterations() == m.iterations());
+    CHECK_FALSE(fs::exists(backups + "/backup.tpudsl"));   // deleted after the completed fit
+    CHECK(fs::exists(backups + "/notes.txt"));             // the rest is the user's, and so the directory stays
+    fs::remove(live);
+}
