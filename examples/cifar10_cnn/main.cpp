@@ -4,9 +4,13 @@
 //
 //   cifar10_cnn [--epochs 100] [--batch 32] [--steps N] [--data DIR] [--seed S] [--train-samples N]
 //               [--recipe default|seed] [--save-weights PATH] [--load-weights PATH]
+//               [--backup-dir DIR]
 //
 // --load-weights starts from a weights file, --save-weights writes the trained weights (Keras'
 // formats for *.weights.h5 and *.h5, else tpudsl's own); --load-weights W --epochs 0 evaluates W.
+// --backup-dir DIR backs the training up there at every epoch's end (tpudsl::BackupAndRestore): the
+// same command started again after a crash goes on from the last backup, to the bits of a run never
+// interrupted.
 //
 // --recipe seed is the TPU timing study's own run: batch 32 for 20 epochs.
 //
@@ -54,7 +58,8 @@ try {
     if (args.epochs > 0)                // --epochs 0: no training; the weights as loaded are evaluated
         model.fit(x_train, y_train,
                   {.batch_size = args.batch, .epochs = args.epochs, .steps_per_epoch = args.steps,
-                   .validation_data = tpudsl::validation_data(x_test, y_test)});
+                   .validation_data = tpudsl::validation_data(x_test, y_test),
+                   .callbacks = seeds::backup_and_restore(args)});
     const auto scores = model.evaluate(x_test, y_test, {.batch_size = 256, .verbose = 0});
     // [cifar_training]
     seeds::save_weights(model, args);

@@ -1,7 +1,7 @@
 /// @file The seed examples' command line: --epochs --batch --steps --data --seed --recipe (and
-/// --train-samples), and the weights files: --save-weights --load-weights. `--recipe seed` runs the
-/// tutorial's own call line for line; the flags given beside it still stand. `--epochs 0` trains
-/// nothing: with --load-weights it evaluates the weights loaded.
+/// --train-samples), the weights files (--save-weights --load-weights) and --backup-dir. `--recipe
+/// seed` runs the tutorial's own call line for line; the flags given beside it still stand.
+/// `--epochs 0` trains nothing: with --load-weights it evaluates the weights loaded.
 /// Numbers are parsed strictly (digits only, within range: "--batch -1" is an error, not 2^64 - 1);
 /// a bad flag or value ends in a message with the usage line.
 #ifndef TPUDSL_EXAMPLES_COMMON_ARGS_HPP
@@ -55,6 +55,9 @@ struct Args {
     /// --save-weights: where the weights go after training; --load-weights: where they come from
     /// before it (after compile). The format follows the path, as in Keras (tpudsl::save_weights).
     std::string save_weights, load_weights;
+    /// --backup-dir: fit backs up its training state there (tpudsl::BackupAndRestore) and, started
+    /// again after a crash, goes on from the last backup.
+    std::string backup_dir;
     bool epochs_given = false, batch_given = false, steps_given = false;
 
     [[nodiscard]] bool seed_recipe() const noexcept { return recipe == "seed"; }
@@ -68,7 +71,7 @@ parse_args(int argc, char** argv, Args defaults)
                                          : std::string("seed");
     const std::string usage = "usage: " + program +
                               " [--epochs N] [--batch N] [--steps N] [--data DIR] [--seed S] [--train-samples N] "
-                              "[--recipe default|seed] [--save-weights PATH] [--load-weights PATH]";
+                              "[--recipe default|seed] [--save-weights PATH] [--load-weights PATH] [--backup-dir DIR]";
     constexpr std::uint64_t many = std::uint64_t{1} << 40;   // no run asks for more; beyond is a typo
     Args a = defaults;
     for (int i = 1; i < argc; ++i) {
@@ -100,6 +103,10 @@ parse_args(int argc, char** argv, Args defaults)
             if (value.empty())
                 throw usage_error(std::string(flag) + " '': expected a file's path", usage);
             (flag == "--save-weights" ? a.save_weights : a.load_weights) = value;
+        } else if (flag == "--backup-dir") {
+            if (value.empty())
+                throw usage_error("--backup-dir '': expected a directory", usage);
+            a.backup_dir = value;
         }
         else
             throw usage_error("unknown flag " + std::string(flag), usage);

@@ -1,13 +1,17 @@
-/// @file What the seed examples do with weights files: --load-weights after compile, --save-weights
-/// after training. The format follows the path, as in Keras: `*.weights.h5` and `*.h5` are Keras' HDF5
-/// files (when the program is built with HDF5), any other path tpudsl's own format. A file that cannot
-/// be read or written ends the program with the library's message.
+/// @file What the seed examples do with files: --load-weights after compile, --backup-dir's callback
+/// for fit, --save-weights after training. A weights file's format follows its path, as in Keras:
+/// `*.weights.h5` and `*.h5` are Keras' HDF5 files (when the program is built with HDF5), any other
+/// path tpudsl's own format. A file that cannot be read or written ends the program with the
+/// library's message.
 #ifndef TPUDSL_EXAMPLES_COMMON_PERSISTENCE_HPP
 #define TPUDSL_EXAMPLES_COMMON_PERSISTENCE_HPP
 
 #include "common/args.hpp"
 
+#include <tpudsl/tpudsl.hpp>
+
 #include <iostream>
+#include <vector>
 
 namespace seeds {
 
@@ -20,6 +24,19 @@ load_weights(Model& model, const Args& args)
         return;
     model.load_weights(args.load_weights);
     std::cout << "Weights: loaded from " << args.load_weights << '\n';
+}
+
+/// fit's callbacks for --backup-dir DIR: tpudsl::BackupAndRestore(DIR), which backs the training
+/// state up there at the end of every epoch and, when fit starts with a backup there (a run that was
+/// killed), restores it and goes on from it; a fit that completes removes the backup. Without the
+/// flag, none.
+inline std::vector<tpudsl::CallbackRef>
+backup_and_restore(const Args& args)
+{
+    std::vector<tpudsl::CallbackRef> callbacks;
+    if (!args.backup_dir.empty())
+        callbacks.push_back(tpudsl::BackupAndRestore(args.backup_dir));
+    return callbacks;
 }
 
 /// --save-weights PATH: the model's weights to PATH (written whole or not at all); without the flag,

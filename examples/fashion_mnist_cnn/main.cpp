@@ -3,11 +3,15 @@
 //
 //   fashion_mnist_cnn [--epochs 5] [--batch 128] [--steps N] [--data DIR] [--seed S] [--train-samples N]
 //                     [--recipe default|seed] [--save-weights PATH] [--load-weights PATH]
+//                     [--backup-dir DIR]
 //
 // It reads the IDX files from DIR (default: $TPUDSL_FASHION_MNIST_DIR, else Debian's
 // dataset-fashion-mnist), scales pixels to [0, 1], trains, and ends with "Test accuracy: 0.xxxx".
 // --load-weights starts from a weights file, --save-weights writes the trained weights (Keras'
 // formats for *.weights.h5 and *.h5, else tpudsl's own); --load-weights W --epochs 0 evaluates W.
+// --backup-dir DIR backs the training up there at every epoch's end (tpudsl::BackupAndRestore): the
+// same command started again after a crash goes on from the last backup, to the bits of a run never
+// interrupted.
 // Without the data it trains on a synthetic stand-in, and says so on its first line.
 // --recipe seed is the tutorial's own call, line for line: raw 0-255 pixels and float32 labels,
 // steps_per_epoch=60 with no batch size (Keras derives ceil(60000 / 60) = 1000), 5 epochs, validated
@@ -68,7 +72,8 @@ try {
         tpudsl::FitOptions options{.epochs = args.epochs_given ? args.epochs : 5,
                                    .steps_per_epoch = args.steps_given ? args.steps : 60,
                                    .validation_data = tpudsl::validation_data(x_test, y_test),
-                                   .validation_freq = args.epochs_given ? args.epochs : 5};
+                                   .validation_freq = args.epochs_given ? args.epochs : 5,
+                                   .callbacks = seeds::backup_and_restore(args)};
         if (args.batch_given)
             options.batch_size = args.batch;
         if (options.epochs > 0)   // --epochs 0: no training; the weights as loaded are evaluated
@@ -91,7 +96,8 @@ try {
                    .epochs = args.epochs,
                    .steps_per_epoch = args.steps,
                    .validation_data = tpudsl::validation_data(x_test, y_test),
-                   .validation_freq = args.epochs});
+                   .validation_freq = args.epochs,
+                   .callbacks = seeds::backup_and_restore(args)});
     const auto scores = model.evaluate(x_test, y_test, {.batch_size = args.batch, .verbose = 0});
     // [fashion_training]
 

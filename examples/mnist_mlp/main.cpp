@@ -3,10 +3,13 @@
 // accuracy, batch 128, 20 epochs, steps_per_epoch (--steps) over the arrays.
 //
 //   mnist_mlp [--epochs 20] [--batch 128] [--steps N] [--data DIR] [--seed S] [--recipe default|seed]
-//             [--save-weights PATH] [--load-weights PATH]
+//             [--save-weights PATH] [--load-weights PATH] [--backup-dir DIR]
 //
 // --load-weights starts from a weights file, --save-weights writes the trained weights (Keras'
 // formats for *.weights.h5 and *.h5, else tpudsl's own); --load-weights W --epochs 0 evaluates W.
+// --backup-dir DIR backs the training up there at every epoch's end (tpudsl::BackupAndRestore): the
+// same command started again after a crash goes on from the last backup, to the bits of a run never
+// interrupted.
 //
 // The data is the four MNIST IDX files in DIR ($TPUDSL_MNIST_DIR, else ./mnist), else the real
 // 5,000-image subset mnist_5k.csv.gz there (scripts/fetch_mnist_subset.sh DIR puts it there: 4,000
@@ -65,7 +68,8 @@ try {
     if (args.epochs > 0)                // --epochs 0: no training; the weights as loaded are evaluated
         model.fit(x_train, y_train,
                   {.batch_size = args.batch, .epochs = args.epochs, .steps_per_epoch = args.steps,
-                   .validation_data = tpudsl::validation_data(x_test, y_test)});
+                   .validation_data = tpudsl::validation_data(x_test, y_test),
+                   .callbacks = seeds::backup_and_restore(args)});
     const auto scores = model.evaluate(x_test, y_test, {.batch_size = args.batch, .verbose = 0});
     // [mnist_training]
     seeds::save_weights(model, args);

@@ -4,10 +4,13 @@
 // accuracy, 10 epochs.
 //
 //   reuters_conv1d [--epochs 10] [--batch 32] [--steps N] [--data DIR] [--seed S] [--recipe default|seed]
-//                  [--save-weights PATH] [--load-weights PATH]
+//                  [--save-weights PATH] [--load-weights PATH] [--backup-dir DIR]
 //
 // --load-weights starts from a weights file, --save-weights writes the trained weights (Keras'
 // formats for *.weights.h5 and *.h5, else tpudsl's own); --load-weights W --epochs 0 evaluates W.
+// --backup-dir DIR backs the training up there at every epoch's end (tpudsl::BackupAndRestore): the
+// same command started again after a crash goes on from the last backup, to the bits of a run never
+// interrupted.
 //
 // The default is the tutorial's own pipeline and schedule: --recipe seed runs the same.
 //
@@ -60,7 +63,8 @@ train(const seeds::Args& args, const tpudsl::data::sequence_dataset& data)
                   metrics::SparseTopKCategoricalAccuracy<5>{});
     seeds::load_weights(model, args);   // --load-weights
     if (args.epochs > 0)                // --epochs 0: no training; the weights as loaded are evaluated
-        model.fit(ds_train, {.epochs = args.epochs, .steps_per_epoch = args.steps, .validation_data = ds_test});
+        model.fit(ds_train, {.epochs = args.epochs, .steps_per_epoch = args.steps, .validation_data = ds_test,
+                             .callbacks = seeds::backup_and_restore(args)});
     const auto scores = model.evaluate(ds_test, {.verbose = 0});
     // [reuters_pipeline]
     seeds::save_weights(model, args);

@@ -290,10 +290,11 @@ TEST_CASE("examples: numbers on the command line are parsed strictly, with the u
     CHECK_THROWS_WITH(parse({"--steps"}), Catch::Contains("missing value after --steps"));
     CHECK_THROWS_WITH(parse({"--bacth", "3"}), Catch::Contains("unknown flag --bacth") && Catch::Contains("usage:"));
     CHECK(parse({"--epochs", "0"}).epochs == 0);   // with --load-weights: evaluates, trains nothing
-    const auto files = parse({"--load-weights", "in.weights", "--save-weights", "out.weights.h5"});
-    CHECK((files.load_weights == "in.weights" && files.save_weights == "out.weights.h5"));
+    const auto files = parse({"--load-weights", "in.weights", "--save-weights", "out.weights.h5", "--backup-dir", "b"});
+    CHECK((files.load_weights == "in.weights" && files.save_weights == "out.weights.h5" && files.backup_dir == "b"));
     CHECK_THROWS_WITH(parse({"--save-weights", ""}), Catch::Contains("--save-weights '': expected a file's path"));
     CHECK_THROWS_WITH(parse({"--load-weights", ""}), Catch::Contains("--load-weights '': expected a file's path"));
+    CHECK_THROWS_WITH(parse({"--backup-dir", ""}), Catch::Contains("--backup-dir '': expected a directory"));
 }
 
 TEST_CASE("CSV tables: numbers with a label column, plain or gzip, CRLF, blank lines and a header",
