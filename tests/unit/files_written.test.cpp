@@ -6,6 +6,8 @@
 // The failures are chosen so that they happen as root too: a parent that is a regular file, a
 // target that is a directory or a FIFO, and a write beyond the process' file size limit
 // (RLIMIT_FSIZE, which root is held to as well).
+#include "scratch_dir.hpp"
+
 #include <tpudsl/tpudsl.hpp>
 
 #include <catch2/catch.hpp>
@@ -38,6 +40,7 @@
 
 using namespace tpudsl;
 namespace fs = std::filesystem;
+using tpudsl_tests::scratch_dir;
 
 namespace {
 
@@ -45,22 +48,6 @@ using Tiny = Sequential<Input<Shape<2>>, Dense<2, Softmax>>;
 using Wide = Sequential<Input<Shape<128>>, Dense<128>>;   // 16,512 floats: a save takes a while
 
 /// A fresh directory for one test, removed with what it holds.
-struct scratch_dir {
-    fs::path path;
-    explicit scratch_dir(const std::string& name)
-        : path(fs::temp_directory_path() / ("tpudsl_files_" + name + "_" + std::to_string(::getpid())))
-    {
-        fs::remove_all(path);
-        fs::create_directories(path);
-    }
-    ~scratch_dir()
-    {
-        std::error_code ec;
-        fs::remove_all(path, ec);
-    }
-    [[nodiscard]] std::string operator/(const std::string& name) const { return (path / name).string(); }
-};
-
 /// The names in `dir` that look like a writer's temporary ("<name>.tmp...").
 std::vector<std::string>
 temporaries(const fs::path& dir)
@@ -181,7 +168,7 @@ count(const std::string& text, const std::string& what)
 
 TEST_CASE("save_weights refuses a directory or a FIFO as its target and leaves it as it is", "[io][files]")
 {
-    scratch_dir dir("not_regular");
+    scratch_dir dir("files_not_regular");
     const auto w = pattern<Tiny>(0.5f);
 
     fs::create_directory(dir / "weights.bin");
@@ -204,7 +191,7 @@ TEST_CASE("save_weights refuses a directory or a FIFO as its target and leaves i
 
 TEST_CASE("a save that cannot be made says why (errno) and names the path", "[io][files]")
 {
-    scratch_dir dir("errno");
+    scratch_dir dir("files_errno");
     const auto w = pattern<Tiny>(0.5f);
     std::ofstream(dir / "plain") << "a regular file";
 
@@ -234,7 +221,7 @@ TEST_CASE("a save that cannot be made says why (errno) and names the path", "[io
 
 TEST_CASE("a write that fails midway removes its temporary and keeps the previous file", "[io][files]")
 {
-    scratch_dir dir("midway");
+    scratch_dir dir("files_midway");
     const std::string path = dir / "weights.bin";
     const auto before = pattern<Wide>(1.0f);
     save_weights<Wide>(path, before.data());
@@ -252,7 +239,7 @@ TEST_CASE("a write that fails midway removes its temporary and keeps the previou
 
 TEST_CASE("saves from several threads and processes to one path never corrupt it", "[io][files][concurrency]")
 {
-    scratch_dir dir("concurrent");
+    scratch_dir dir("files_concurrent");
     const std::string path = dir / "weights.bin";
     constexpr int writers = 4, saves = 25;
     std::vector<std::vector<float>> sets;
@@ -308,7 +295,7 @@ TEST_CASE("saves from several threads and processes to one path never corrupt it
 TEST_CASE("two writers on one path killed at random moments never leave an unreadable file",
           "[io][files][concurrency]")
 {
-    scratch_dir dir("killed");
+    scratch_dir dir("files_killed");
     const std::string path = dir / "weights.bin";
     const std::vector<std::vector<float>> sets = {pattern<Wide>(0.0f), pattern<Wide>(1000.0f), pattern<Wide>(2000.0f)};
     constexpr int rounds = 20;
@@ -374,7 +361,7 @@ TEST_CASE("two writers on one path killed at random moments never leave an unrea
 
 TEST_CASE("a replaced file keeps its permissions, and a symbolic link to it stays a link", "[io][files]")
 {
-    scratch_dir dir("keep");
+    scratch_dir dir("files_keep");
     const std::string path = dir / "weights.bin";
     save_weights<Tiny>(path, pattern<Tiny>(1.0f).data());
     fs::permissions(path, fs::perms::owner_read | fs::perms::owner_write);
@@ -391,7 +378,7 @@ TEST_CASE("a replaced file keeps its permissions, and a symbolic link to it stay
 TEST_CASE("load_weights refuses what is not this model's weights file, and says why it cannot open one",
           "[io][files]")
 {
-    scratch_dir dir("load");
+    scratch_dir dir("files_load");
     const std::string path = dir / "weights.bin";
     const auto w = pattern<Tiny>(1.0f);
     save_weights<Tiny>(path, w.data());
@@ -422,7 +409,7 @@ TEST_CASE("load_weights refuses what is not this model's weights file, and says 
 
 TEST_CASE("CSVLogger refuses a directory or a FIFO and says why a write failed", "[io][files][callbacks]")
 {
-    scratch_dir dir("csv");
+    scratch_dir dir("files_csv");
     saving_control c;
     fs::create_directory(dir / "log.csv");
     CSVLogger to_dir(dir / "log.csv");
@@ -465,7 +452,7 @@ TEST_CASE("CSVLogger refuses a directory or a FIFO and says why a write failed",
 TEST_CASE("ModelCheckpoint never replaces a checkpoint with non-finite weights, and says so once",
           "[io][files][callbacks][non_finite]")
 {
-    scratch_dir dir("checkpoint");
+    scratch_dir dir("files_checkpoint");
     const std::string path = dir / "ck.bin";
     std::ostringstream out;
     saving_control c;
@@ -499,7 +486,7 @@ TEST_CASE("ModelCheckpoint never replaces a checkpoint with non-finite weights, 
 
 TEST_CASE("ModelCheckpoint with save_best_only never takes a NaN monitored value as the best", "[callbacks][non_finite]")
 {
-    scratch_dir dir("best");
+    scratch_dir dir("files_best");
     const std::string path = dir / "best.bin";
     std::ostringstream out;
     saving_control c;
@@ -523,7 +510,7 @@ TEST_CASE("ModelCheckpoint with save_best_only never takes a NaN monitored value
 TEST_CASE("fit with ModelCheckpoint: a model whose weights went non-finite keeps its last good checkpoint",
           "[io][files][callbacks][non_finite]")
 {
-    scratch_dir dir("fit");
+    scratch_dir dir("files_fit");
     const std::string path = dir / "model.bin";
     Trainable<Tiny> model(3);
     model.compile(optimizers::SGD{}, losses::SparseCategoricalCrossentropy{});

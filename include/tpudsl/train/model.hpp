@@ -35,6 +35,7 @@
 #include <tpudsl/train/metrics.hpp>
 #include <tpudsl/train/optimizers.hpp>
 #include <tpudsl/train/progbar.hpp>
+#include <tpudsl/train/resume.hpp>
 
 #include <algorithm>
 #include <array>
@@ -446,6 +447,7 @@ public:
 private:
     template <class, class, std::size_t>
     friend struct detail::dataset_source;   // reads check_data and values_fit
+    friend struct detail::resume_access;    // saves and restores the training state
 
     /// One micro-batch: its buffers, its share of this step, and its results.
     struct alignas(64) micro_batch {
@@ -621,92 +623,26 @@ private:
     }
 
     /// A restored fit's first epoch (after its on_epoch_begin and begin_epoch): puts the data stream
-    /// where the backup stood; mid-epoch, also the epoch's running values and the learning rate that
-    /// epoch ran with. Returns the steps of the epoch already done.
+    /// where the backup stood; mid-epoch, also the epoch's running values and learning rate. Returns
+    /// the steps of the epoch already done (train/resume.hpp).
     template <class Source>
     std::size_t
     resume_at(Source& source, Logs& logs)
     {
-        const resume_point r = std::move(*resume_);
-        resume_.reset();
-        source.seek(r.position, seed_);
-        if (r.position.step == 0)
-            return 0;
-        loss_total_ = r.loss_total;
-        seen_ = static_cast<std::size_t>(r.seen);
-        hits_ = r.hits;
-        std::visit([&](auto& o) { o.learning_rate = r.learning_rate; }, optimizer_);
-        write_running_logs(logs);
-        return static_cast<std::size_t>(r.position.step);
+        return detail::resume_access::resume_at(*this, source, logs);
     }
-
-    /// TrainingControl: the state of the fit in progress, at position_ (BackupAndRestore).
+    /// TrainingControl: the state of the fit in progress (BackupAndRestore; train/resume.hpp).
     void
     save_training_state(const std::string& path) const override
     {
-        if (!in_fit_)
-            throw std::logic_error("tpudsl::Trainable::save_training_state: only a fit in progress has a training state");
-        detail::training_state s;
-        s.seed = seed_;
-        s.iterations = iterations_;
-        s.position = position_;
-        s.fit = fit_signature_;
-        std::visit(
-            [&](const auto& o) {
-                s.optimizer = std::decay_t<decltype(o)>::name;
-                s.learning_rate = o.learning_rate;
-                if constexpr (requires { o.momentum_product; })
-                    s.momentum_product = o.momentum_product;
-            },
-            optimizer_);
-        if (position_.step != 0) {   // mid-epoch: the epoch's running values go on too
-            s.loss_total = loss_total_;
-            s.seen = seen_;
-            s.hits = hits_;
-        }
-        detail::write_training_state<Seq>(path, s, params_.data(), slots_.data(), slots_.size());
+        detail::resume_access::save(*this, path);
     }
-
-    /// TrainingControl: takes everything from a state that save_training_state wrote, after checking
-    /// that it belongs to this model and this fit; the model is left as it was when it does not.
+    /// TrainingControl: takes everything from a state that save_training_state wrote, once it is
+    /// known to belong to this model and this fit (train/resume.hpp).
     void
     restore_training_state(const std::string& path) override
     {
-        if (!in_fit_)
-            throw std::logic_error("tpudsl::Trainable::restore_training_state: call it from a callback's on_train_begin");
-        detail::training_state s = detail::read_training_state<Seq>(path, 4 * Seq::param_buffer_size);
-        const std::string who = "tpudsl::BackupAndRestore: the backup '" + path + "' ";
-        const std::string start_over = "; remove it to start this fit from the beginning";
-        if (s.fit != fit_signature_)
-            throw std::invalid_argument(who + "was written by a fit over " + s.fit.text() + "; this fit is over " +
-                                        fit_signature_.text() + start_over);
-        const std::string_view optimizer =
-            std::visit([](const auto& o) { return std::decay_t<decltype(o)>::name; }, optimizer_);
-        if (s.optimizer != optimizer || s.slots.size() != slots_.size())
-            throw std::invalid_argument(who + "was written with the optimizer " + s.optimizer + " (" +
-                                        std::to_string(s.slots.size()) + " slot floats); this model is compiled with " +
-                                        std::string(optimizer) + " (" + std::to_string(slots_.size()) + ")" + start_over);
-        if (s.position.step != 0 && s.hits.size() != metrics_.size())
-            throw std::invalid_argument(who + "holds " + std::to_string(s.hits.size()) + " metrics; this model is "
-                                        "compiled with " + std::to_string(metrics_.size()) + start_over);
-        if (!(s.learning_rate >= 0.0f && std::isfinite(s.learning_rate)) ||
-            !(s.momentum_product >= 0.0 && s.momentum_product <= 1.0))
-            throw std::runtime_error(who + "holds an optimizer state out of its domain (learning rate " +
-                                     detail::number_text(s.learning_rate) + ", momentum product " +
-                                     detail::number_text(s.momentum_product) + ")");
-        std::copy(s.params.begin(), s.params.end(), params_.data());
-        std::copy(s.slots.begin(), s.slots.end(), slots_.data());
-        weights_version_ = detail::next_weights_version();
-        iterations_ = s.iterations;
-        seed_ = s.seed;
-        std::visit(
-            [&](auto& o) {
-                o.learning_rate = s.learning_rate;
-                if constexpr (requires { o.momentum_product; })
-                    o.momentum_product = s.momentum_product;
-            },
-            optimizer_);
-        resume_ = resume_point{s.position, s.learning_rate, s.loss_total, s.seen, std::move(s.hits)};
+        detail::resume_access::restore(*this, path);
     }
 
     /// Keras' epoch loop, shared by arrays and datasets. `steps` 0: unknown until the data ends.
@@ -1114,17 +1050,10 @@ private:
 
     /// The fit in progress, as BackupAndRestore saves and restores it: which fit, where it stands,
     /// and where a restored one goes on.
-    struct resume_point {
-        detail::fit_position position;
-        float learning_rate;
-        double loss_total;
-        std::uint64_t seen;
-        std::vector<double> hits;
-    };
     bool in_fit_ = false;
     detail::fit_signature fit_signature_;
     detail::fit_position position_;
-    std::optional<resume_point> resume_;
+    std::optional<detail::resume_point> resume_;
 };
 
 namespace keras {

@@ -1,0 +1,134 @@
+/// @file How a Trainable's fit in progress is saved and restored (what BackupAndRestore asks of it
+/// through TrainingControl): the state (io/training_state.hpp) gathered from the model, checked
+/// against the fit and the model it is restored into, and put back, so that the fit goes on to the
+/// bits of one never stopped. A friend of Trainable; nothing here runs in a training step.
+#ifndef TPUDSL_TRAIN_RESUME_HPP
+#define TPUDSL_TRAIN_RESUME_HPP
+
+#include <tpudsl/io/training_state.hpp>
+#include <tpudsl/train/buffers.hpp>
+#include <tpudsl/train/callbacks.hpp>
+#include <tpudsl/train/history.hpp>
+
+#include <algorithm>
+#include <cmath>
+#include <cstddef>
+#include <cstdint>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+#include <type_traits>
+#include <utility>
+#include <variant>
+#include <vector>
+
+namespace tpudsl::detail {
+
+/// Where a restored fit goes on: its position, and mid-epoch the learning rate and running values
+/// of the epoch it stood in.
+struct resume_point {
+    fit_position position;
+    float learning_rate;
+    double loss_total;
+    std::uint64_t seen;
+    std::vector<double> hits;
+};
+
+struct resume_access {
+    /// The state of model `m`'s fit in progress, written to `path` atomically.
+    template <class M>
+    static void
+    save(const M& m, const std::string& path)
+    {
+        if (!m.in_fit_)
+            throw std::logic_error("tpudsl::Trainable::save_training_state: only a fit in progress has a training state");
+        training_state s;
+        s.seed = m.seed_;
+        s.iterations = m.iterations_;
+        s.position = m.position_;
+        s.fit = m.fit_signature_;
+        std::visit(
+            [&](const auto& o) {
+                s.optimizer = std::decay_t<decltype(o)>::name;
+                s.learning_rate = o.learning_rate;
+                if constexpr (requires { o.momentum_product; })
+                    s.momentum_product = o.momentum_product;
+            },
+            m.optimizer_);
+        if (m.position_.step != 0) {   // mid-epoch: the epoch's running values go on too
+            s.loss_total = m.loss_total_;
+            s.seen = m.seen_;
+            s.hits = m.hits_;
+        }
+        write_training_state<typename M::sequential>(path, s, m.params_.data(), m.slots_.data(), m.slots_.size());
+    }
+
+    /// Takes everything from a state that save wrote, after checking that it belongs to this model
+    /// and this fit; the model is left as it was when it does not. The fit goes on from its position.
+    template <class M>
+    static void
+    restore(M& m, const std::string& path)
+    {
+        using Seq = typename M::sequential;
+        if (!m.in_fit_)
+            throw std::logic_error("tpudsl::Trainable::restore_training_state: call it from a callback's on_train_begin");
+        training_state s = read_training_state<Seq>(path, 4 * Seq::param_buffer_size);
+        const std::string who = "tpudsl::BackupAndRestore: the backup '" + path + "' ";
+        const std::string start_over = "; remove it to start this fit from the beginning";
+        if (s.fit != m.fit_signature_)
+            throw std::invalid_argument(who + "was written by a fit over " + s.fit.text() + "; this fit is over " +
+                                        m.fit_signature_.text() + start_over);
+        const std::string_view optimizer =
+            std::visit([](const auto& o) { return std::decay_t<decltype(o)>::name; }, m.optimizer_);
+        if (s.optimizer != optimizer || s.slots.size() != m.slots_.size())
+            throw std::invalid_argument(who + "was written with the optimizer " + s.optimizer + " (" +
+                                        std::to_string(s.slots.size()) + " slot floats); this model is compiled with " +
+                                        std::string(optimizer) + " (" + std::to_string(m.slots_.size()) + ")" +
+                                        start_over);
+        if (s.position.step != 0 && s.hits.size() != m.metrics_.size())
+            throw std::invalid_argument(who + "holds " + std::to_string(s.hits.size()) + " metrics; this model is "
+                                        "compiled with " + std::to_string(m.metrics_.size()) + start_over);
+        if (!(s.learning_rate >= 0.0f && std::isfinite(s.learning_rate)) ||
+            !(s.momentum_product >= 0.0 && s.momentum_product <= 1.0))
+            throw std::runtime_error(who + "holds an optimizer state out of its domain (learning rate " +
+                                     number_text(s.learning_rate) + ", momentum product " +
+                                     number_text(s.momentum_product) + ")");
+        std::copy(s.params.begin(), s.params.end(), m.params_.data());
+        std::copy(s.slots.begin(), s.slots.end(), m.slots_.data());
+        m.weights_version_ = next_weights_version();
+        m.iterations_ = s.iterations;
+        m.seed_ = s.seed;
+        std::visit(
+            [&](auto& o) {
+                o.learning_rate = s.learning_rate;
+                if constexpr (requires { o.momentum_product; })
+                    o.momentum_product = s.momentum_product;
+            },
+            m.optimizer_);
+        m.resume_ = resume_point{s.position, s.learning_rate, s.loss_total, s.seen, std::move(s.hits)};
+    }
+
+    /// A restored fit's first epoch (after its on_epoch_begin and begin_epoch): puts the data stream
+    /// where the backup stood; mid-epoch, also the epoch's running values and the learning rate that
+    /// epoch ran with (a schedule's on_epoch_begin has just set it again). Returns the steps done.
+    template <class M, class Source>
+    static std::size_t
+    resume_at(M& m, Source& source, Logs& logs)
+    {
+        const resume_point r = std::move(*m.resume_);
+        m.resume_.reset();
+        source.seek(r.position, m.seed_);
+        if (r.position.step == 0)
+            return 0;
+        m.loss_total_ = r.loss_total;
+        m.seen_ = static_cast<std::size_t>(r.seen);
+        m.hits_ = r.hits;
+        std::visit([&](auto& o) { o.learning_rate = r.learning_rate; }, m.optimizer_);
+        m.write_running_logs(logs);
+        return static_cast<std::size_t>(r.position.step);
+    }
+};
+
+} // namespace tpudsl::detail
+
+#endif // !TPUDSL_TRAIN_RESUME_HPP
