@@ -622,9 +622,11 @@ try {
     // In this order, the plans timed by the clock learn an epoch's length from the runs before them.
     d.execute({"first-backup-write", {{kill_point::temporary_created, 1, 0}}});
     d.execute({"mid-epoch-after-first-backup", {{kill_point::backup_landed, 1, t.epoch() / 2}}});
-    // A third into the first epoch (its backup write begins an epoch after it began); the program
+    // About a third into the first epoch (its backup write begins an epoch after it began; the gaps
+    // between backups include the writes, so not before half way to the first one); the program
     // creates the backup directory itself.
-    d.execute({"before-any-backup", {{kill_point::after_start, 1, std::max(0.05, t.first_write() - t.epoch() * 2 / 3)}},
+    d.execute({"before-any-backup",
+               {{kill_point::after_start, 1, std::max(t.first_write() - t.epoch() * 2 / 3, t.first_write() / 2)}},
                false});
     d.execute({"last-backup-write", {{kill_point::temporary_created, d.epochs(), 0}}});
     d.execute({"two-kills",
