@@ -99,15 +99,16 @@ parse_args(int argc, char** argv, Args defaults)
             a.seed = parse_number(flag, value, 0, std::numeric_limits<std::uint64_t>::max(), usage);
         else if (flag == "--data")
             a.data = value;
-        else if (flag == "--save-weights" || flag == "--load-weights") {
-            if (value.empty())
-                throw usage_error(std::string(flag) + " '': expected a file's path", usage);
-            (flag == "--save-weights" ? a.save_weights : a.load_weights) = value;
-        } else if (flag == "--backup-dir") {
-            if (value.empty())
-                throw usage_error("--backup-dir '': expected a directory", usage);
+        else if ((flag == "--save-weights" || flag == "--load-weights") && value.empty())
+            throw usage_error(std::string(flag) + " '': expected a file's path", usage);
+        else if (flag == "--save-weights")
+            a.save_weights = value;
+        else if (flag == "--load-weights")
+            a.load_weights = value;
+        else if (flag == "--backup-dir" && value.empty())
+            throw usage_error("--backup-dir '': expected a directory", usage);
+        else if (flag == "--backup-dir")
             a.backup_dir = value;
-        }
         else
             throw usage_error("unknown flag " + std::string(flag), usage);
     }
