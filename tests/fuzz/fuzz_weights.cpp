@@ -36,49 +36,6 @@ namespace fuzz {
 
 const char* const harness = "fuzz_weights";
 
-template <std::size_t... D>
-struct dims_of {
-    static constexpr std::array<std::size_t, sizeof...(D)> dims{D...};
-};
-template <std::size_t Offset, class Shape>
-struct weight_at {
-    static constexpr std::size_t offset = Offset;
-    using shape = Shape;
-};
-template <class... W>
-struct layer_of {
-    static constexpr std::size_t weight_count = sizeof...(W);
-    template <std::size_t J>
-    using weight = std::tuple_element_t<J, std::tuple<W...>>;
-};
-
-/// The weight layout of Sequential<Input<Shape<3>>, Dense<4, Relu>, Dense<2>>: 26 parameters in a
-/// buffer of 64 floats (each weight starts on a 64-byte boundary), a file of 296 bytes. Written out
-/// because clang 14 cannot compile the layers themselves (they take float template arguments);
-/// the seed writer checks it against the real model with GCC.
-struct model {
-    static constexpr std::size_t param_count = 26;
-    static constexpr std::size_t param_buffer_size = 64;
-    static constexpr std::size_t layer_count = 2;
-    template <std::size_t I>
-    using layer = std::tuple_element_t<I, std::tuple<layer_of<weight_at<0, dims_of<3, 4>>, weight_at<16, dims_of<4>>>,
-                                                     layer_of<weight_at<32, dims_of<4, 2>>, weight_at<48, dims_of<2>>>>>;
-};
-
-std::vector<std::uint8_t>
-read_file(const std::string& path)
-{
-    std::vector<std::uint8_t> out;
-    FILE* f = std::fopen(path.c_str(), "rb");
-    if (!f)
-        fail("cannot read the saved file", path);
-    std::uint8_t buf[4096];
-    for (std::size_t n; (n = std::fread(buf, 1, sizeof buf, f)) > 0;)
-        out.insert(out.end(), buf, buf + n);
-    std::fclose(f);
-    return out;
-}
-
 } // namespace fuzz
 
 #ifndef TPUDSL_FUZZ_WRITE_SEEDS

@@ -3,6 +3,7 @@
 // backups of another fit or model, corrupt ones and stale temporaries are handled with clear errors.
 // The kill -9 of a real training process is tests/resume (ctest resume.*).
 #include "scratch_dir.hpp"
+#include "toy_data.hpp"
 
 #include <tpudsl/tpudsl.hpp>
 
@@ -29,26 +30,7 @@ namespace {
 using Drop = Sequential<Input<Shape<4>>, Dense<16, Relu>, Dropout<0.3f>, Dense<3, Softmax>>;
 using Tokens = Sequential<Input<Shape<6>, std::int32_t>, Embedding<20, 4>, Flatten, Dense<3, Softmax>>;
 
-struct toy_data {
-    xt::xtensor<float, 2> x;
-    xt::xtensor<std::int32_t, 1> y;
-};
-
-/// The class is the index of the largest of the first three features.
-toy_data
-make_toy(std::size_t n, std::uint32_t seed)
-{
-    toy_data d{xt::xtensor<float, 2>(std::array<std::size_t, 2>{n, 4}),
-               xt::xtensor<std::int32_t, 1>(std::array<std::size_t, 1>{n})};
-    std::mt19937 gen(seed);
-    std::uniform_real_distribution<float> u(-1.0f, 1.0f);
-    for (std::size_t i = 0; i < n; ++i) {
-        for (std::size_t j = 0; j < 4; ++j)
-            d.x(i, j) = u(gen);
-        d.y(i) = static_cast<std::int32_t>(std::max_element(&d.x(i, 0), &d.x(i, 0) + 3) - &d.x(i, 0));
-    }
-    return d;
-}
+using tpudsl_tests::make_toy;
 
 struct crashed : std::runtime_error {
     crashed() : std::runtime_error("crashed") {}

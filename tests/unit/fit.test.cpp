@@ -1,5 +1,7 @@
 // The model object: Keras' progress output, History, fit's arguments, bad input, determinism,
 // callbacks and weight files.
+#include "toy_data.hpp"
+
 #include <tpudsl/tpudsl.hpp>
 
 #include <catch2/catch.hpp>
@@ -31,25 +33,8 @@ namespace {
 using Toy = Sequential<Input<Shape<4>>, Dense<8, Tanh>, Dense<3, Softmax>>;
 
 /// A learnable toy problem: the class is the index of the largest of the first three features.
-struct toy_data {
-    xt::xtensor<float, 2> x;
-    xt::xtensor<std::int32_t, 1> y;
-};
-
-toy_data
-make_toy(std::size_t n, std::uint32_t seed)
-{
-    toy_data d{xt::xtensor<float, 2>(std::array<std::size_t, 2>{n, 4}),
-               xt::xtensor<std::int32_t, 1>(std::array<std::size_t, 1>{n})};
-    std::mt19937 gen(seed);
-    std::uniform_real_distribution<float> u(-1.0f, 1.0f);
-    for (std::size_t i = 0; i < n; ++i) {
-        for (std::size_t j = 0; j < 4; ++j)
-            d.x(i, j) = u(gen);
-        d.y(i) = static_cast<std::int32_t>(std::max_element(&d.x(i, 0), &d.x(i, 0) + 3) - &d.x(i, 0));
-    }
-    return d;
-}
+using tpudsl_tests::make_toy;
+using tpudsl_tests::toy_data;
 
 std::vector<std::string>
 lines(const std::string& s)

@@ -1,6 +1,8 @@
 // fit as Keras runs it when a tutorial's call is copied line for line: the batch derived from
 // steps_per_epoch when none is given, the validation batch, and arrays of any numeric element type
 // converted where they enter (labels of uint8, int64, float32 or float64 train to the bits of int32).
+#include "toy_data.hpp"
+
 #include <tpudsl/tpudsl.hpp>
 
 #include <catch2/catch.hpp>
@@ -21,26 +23,11 @@ namespace {
 
 using Toy = Sequential<Input<Shape<4>>, Dense<8, Tanh>, Dense<3, Softmax>>;
 
-struct toy_data {
-    xt::xtensor<float, 2> x;
-    xt::xtensor<std::int32_t, 1> y;
-};
-
-/// A learnable toy problem: the class is the index of the largest of the first three features. The
-/// features are whole numbers in [0, 255], so that uint8 arrays can hold them exactly.
-toy_data
+/// The toy problem with whole-number features in [0, 255], so that uint8 arrays can hold them exactly.
+tpudsl_tests::toy_data
 make_toy(std::size_t n, std::uint32_t seed)
 {
-    toy_data d{xt::xtensor<float, 2>(std::array<std::size_t, 2>{n, 4}),
-               xt::xtensor<std::int32_t, 1>(std::array<std::size_t, 1>{n})};
-    std::mt19937 gen(seed);
-    std::uniform_int_distribution<int> u(0, 255);
-    for (std::size_t i = 0; i < n; ++i) {
-        for (std::size_t j = 0; j < 4; ++j)
-            d.x(i, j) = static_cast<float>(u(gen));
-        d.y(i) = static_cast<std::int32_t>(std::max_element(&d.x(i, 0), &d.x(i, 0) + 3) - &d.x(i, 0));
-    }
-    return d;
+    return tpudsl_tests::make_toy(n, seed, true);
 }
 
 template <class Model>
