@@ -1,7 +1,8 @@
 // What the harnesses (fuzz_idx, fuzz_cifar10, fuzz_sequences, fuzz_csv, fuzz_weights,
 // fuzz_training_state) share: a scratch file per process for the input, a way to fail that libFuzzer
-// records as a crash, the stand-in model of the weights readers, and a watch on the largest single allocation a load makes (through the sanitizer allocator's hooks, so
-// with -fsanitize=address only; without it the watch sees nothing and checks nothing).
+// records as a crash, the stand-in model of the weights readers, and a watch on the largest single
+// allocation a load makes (through the sanitizer allocator's hooks, so with -fsanitize=address only;
+// without it the watch sees nothing and checks nothing).
 #ifndef TPUDSL_TESTS_FUZZ_COMMON_HPP
 #define TPUDSL_TESTS_FUZZ_COMMON_HPP
 
