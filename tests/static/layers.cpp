@@ -75,6 +75,35 @@ static_assert(params<MaxPool2D<2>, F> == 0);
 static_assert(verdict<MaxPool2D<4>, tensor<Shape<3, 8, 1>>> == detail::pool_rule::window_too_large);
 static_assert(verdict<MaxPool1D<2>, F> == detail::pool_rule::needs_rank2);
 
+// Average pooling: Keras' output shapes, the max pooling's rules
+static_assert(std::is_same_v<out_t<AveragePooling1D<2>, tensor<Shape<296, 64>>>, Shape<148, 64>>);
+static_assert(std::is_same_v<out_t<AveragePooling1D<3, 1>, tensor<Shape<10, 2>>>, Shape<8, 2>>);
+static_assert(std::is_same_v<out_t<AveragePooling1D<4, 3, Same>, tensor<Shape<13, 3>>>, Shape<5, 3>>);
+static_assert(std::is_same_v<out_t<AveragePooling2D<2>, tensor<Shape<26, 26, 64>>>, Shape<13, 13, 64>>);
+static_assert(std::is_same_v<out_t<AveragePooling2D<2, 2, Same>, tensor<Shape<13, 13, 64>>>, Shape<7, 7, 64>>);
+static_assert(std::is_same_v<out_t<AveragePooling2D<Size2{2, 3}>, tensor<Shape<8, 9, 1>>>, Shape<4, 3, 1>>);
+static_assert(std::is_same_v<out_t<AveragePooling2D<3, Size2{1, 2}, Same>, tensor<Shape<5, 7, 2>>>, Shape<5, 4, 2>>);
+static_assert(params<AveragePooling2D<2>, F> == 0);
+static_assert(verdict<AveragePooling2D<4>, tensor<Shape<3, 8, 1>>> == detail::pool_rule::window_too_large);
+static_assert(verdict<AveragePooling1D<4>, tensor<Shape<3, 8>>> == detail::pool_rule::window_too_large);
+static_assert(verdict<AveragePooling1D<2>, F> == detail::pool_rule::needs_rank2);
+static_assert(verdict<AveragePooling2D<2>, tensor<Shape<28, 28>>> == detail::pool_rule::needs_rank3);
+static_assert(verdict<AveragePooling2D<0>, F> == detail::pool_rule::zero_size);
+static_assert(verdict<AveragePooling1D<2, 0>, tensor<Shape<8, 2>>> == detail::pool_rule::zero_stride);
+
+// Global pooling: (steps, C) or (rows, cols, C) -> (C), no weights; the max ones keep an argmax a channel
+static_assert(std::is_same_v<out_t<GlobalAveragePooling1D, tensor<Shape<296, 64>>>, Shape<64>>);
+static_assert(std::is_same_v<out_t<GlobalMaxPooling1D, tensor<Shape<5, 3>>>, Shape<3>>);
+static_assert(std::is_same_v<out_t<GlobalAveragePooling2D, tensor<Shape<13, 13, 64>>>, Shape<64>>);
+static_assert(std::is_same_v<out_t<GlobalMaxPooling2D, F>, Shape<1>>);
+static_assert(params<GlobalAveragePooling2D, F> == 0);
+static_assert(GlobalMaxPooling2D::scratch_size<tensor<Shape<4, 4, 6>>> == 6);
+static_assert(GlobalAveragePooling2D::scratch_size<tensor<Shape<4, 4, 6>>> == 0);
+static_assert(verdict<GlobalAveragePooling2D, tensor<Shape<784>>> == detail::global_pool_rule::needs_rank3);
+static_assert(verdict<GlobalMaxPooling2D, tensor<Shape<28, 28>>> == detail::global_pool_rule::needs_rank3);
+static_assert(verdict<GlobalAveragePooling1D, F> == detail::global_pool_rule::needs_rank2);
+static_assert(verdict<GlobalMaxPooling1D, tensor<Shape<8, 2>>> == detail::global_pool_rule::ok);
+
 // Shape-keeping layers
 static_assert(std::is_same_v<out_t<Flatten, tensor<Shape<13, 13, 64>>>, Shape<10816>>);
 static_assert(std::is_same_v<out_t<Flatten, tensor<Shape<5>>>, Shape<5>>);

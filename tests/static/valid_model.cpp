@@ -32,6 +32,14 @@ static_assert(!valid_model<Input<Shape<8, 8, 1>>, Conv2D<0, 3>>);
 static_assert(!valid_model<Input<Shape<8, 8, 1>>, Conv2D<4, Size2{0, 3}>>);
 static_assert(!valid_model<Input<Shape<16, 2>>, Conv1D<4, 3, Relu, Valid, 0>>);
 static_assert(!valid_model<Input<Shape<8, 8, 1>>, MaxPool2D<0>>);
+static_assert(!valid_model<Input<Shape<8, 8, 1>>, AveragePooling2D<0>>);
+static_assert(!valid_model<Input<Shape<3, 8>>, AveragePooling1D<4>>);
+static_assert(valid_model<Input<Shape<3, 8>>, AveragePooling1D<4, 4, Same>>);
+static_assert(!valid_model<Input<Shape<28, 28>>, AveragePooling2D<2>>);
+static_assert(!valid_model<Input<Shape<784>>, GlobalAveragePooling2D>);         // GlobalAveragePooling2D on rank 1
+static_assert(!valid_model<Img, GlobalMaxPooling1D>);
+static_assert(valid_model<Img, Conv2D<8, 3>, GlobalAveragePooling2D, Dense<10>>); // no Flatten needed
+static_assert(valid_model<Input<Shape<12, 4>>, Conv1D<8, 3>, GlobalMaxPooling1D, Dense<2>>);
 static_assert(!valid_model<Ids, Embedding<0, 8>>);
 static_assert(!valid_model<Ids, Embedding<10, 0>>);
 static_assert(!valid_model<Input<Shape<10>>, Dense<4>, Dropout<1.0f>>);

@@ -182,6 +182,29 @@ TEST_CASE("gradients: MaxPool2D valid and same", "[gradcheck]")
                            Flatten, Dense<3>>>(1e-3);
 }
 
+TEST_CASE("gradients: AveragePooling2D valid, overlapping and same (padding not counted)", "[gradcheck]")
+{
+    check_model<Sequential<Input<Shape<7, 6, 2>>, Conv2D<3, 2, Tanh, Same>, AveragePooling2D<2>,
+                           AveragePooling2D<2, 1, Same>, AveragePooling2D<Size2{2, 1}, Size2{1, 1}>, Flatten,
+                           Dense<3>>>();
+}
+
+TEST_CASE("gradients: AveragePooling1D valid and same with strides", "[gradcheck]")
+{
+    check_model<Sequential<Input<Shape<11, 2>>, Conv1D<3, 2, Tanh>, AveragePooling1D<3, 2, Same>,
+                           AveragePooling1D<2>, Flatten, Dense<2>>>();
+}
+
+TEST_CASE("gradients: global average and max pooling, 1D and 2D", "[gradcheck]")
+{
+    check_model<Sequential<Input<Shape<5, 4, 2>>, Conv2D<3, 2, Tanh>, GlobalAveragePooling2D, Dense<2>>>();
+    check_model<Sequential<Input<Shape<5, 4, 2>>, Conv2D<3, 2, Tanh>, GlobalMaxPooling2D, Dense<2>>>(1e-3);
+    check_model<Sequential<Input<Shape<9, 3>>, Conv1D<4, 3, Tanh>, GlobalAveragePooling1D, Dense<2>>>();
+    check_model<Sequential<Input<Shape<9, 3>>, Conv1D<4, 3, Tanh>, GlobalMaxPooling1D, Dense<2>>>(1e-3);
+    // As the first layer: no input gradient to spread, only the input's own.
+    check_model<Sequential<Input<Shape<3, 3, 2>>, GlobalAveragePooling2D, Dense<2, Tanh>>>();
+}
+
 TEST_CASE("gradients: Conv1D fused with MaxPool1D, input gradient sharing the pooled gradient's buffer", "[gradcheck]")
 {
     // The second convolution's input (8 x 3) is larger than its pooled output (3 x 4): samples run last to first.

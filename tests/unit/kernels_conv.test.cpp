@@ -57,7 +57,9 @@ check_conv(std::size_t n)
     check_close(dx, ref_dx, std::vector<double>(dx.size(), geo.patch() * F + 1.0));
 }
 
-template <class M>
+/// A pooling layer's forward and backward through the model machinery against the direct reference
+/// of its kind: max (bit for bit) or average (to 1e-5 of the window's magnitude).
+template <class M, bool Average = false>
 void
 check_pool(std::size_t n)
 {
@@ -75,11 +77,24 @@ check_pool(std::size_t n)
 
     std::vector<float> want_y(n * out), want_dx(x.size());
     for (std::size_t s = 0; s < n; ++s)
-        kernels::reference::max_pool(geo, x.data() + s * geo.in_size(), want_y.data() + s * out,
-                                     dy.data() + s * out, want_dx.data() + s * geo.in_size());
+        (Average ? kernels::reference::average_pool : kernels::reference::max_pool)(
+            geo, x.data() + s * geo.in_size(), want_y.data() + s * out, dy.data() + s * out,
+            want_dx.data() + s * geo.in_size());
     const float* y = G::output(ws.data(), n);
-    CHECK(std::vector<float>(y, y + n * out) == want_y);
-    CHECK(dx == want_dx);
+    if constexpr (Average) {
+        check_close(std::vector<float>(y, y + n * out), want_y, std::vector<double>(want_y.size(), 1.0));
+        check_close(dx, want_dx, std::vector<double>(dx.size(), 1.0));
+    } else {
+        CHECK(std::vector<float>(y, y + n * out) == want_y);
+        CHECK(dx == want_dx);
+    }
+}
+
+template <class M>
+void
+check_average_pool(std::size_t n)
+{
+    check_pool<M, true>(n);
 }
 
 } // namespace
@@ -134,4 +149,32 @@ TEST_CASE("max pooling equals the direct reference", "[kernels]")
     check_pool<Sequential<Input<Shape<8, 8, 16>>, MaxPool2D<2, 2, Same>>>(2);
     check_pool<Sequential<Input<Shape<7, 7, 16>>, MaxPool2D<2, 2, Same>>>(2);
     check_pool<Sequential<Input<Shape<21, 32>>, MaxPool1D<3, 2>>>(2);
+}
+
+TEST_CASE("global max pooling equals the direct reference", "[kernels]")
+{
+    check_pool<Sequential<Input<Shape<13, 11, 10>>, GlobalMaxPooling2D>>(2);
+    check_pool<Sequential<Input<Shape<3, 2, 32>>, GlobalMaxPooling2D>>(3);
+    check_pool<Sequential<Input<Shape<37, 5>>, GlobalMaxPooling1D>>(2);
+    check_pool<Sequential<Input<Shape<4, 16>>, GlobalMaxPooling1D>>(2);
+}
+
+TEST_CASE("average pooling equals the direct reference", "[kernels]")
+{
+    // Valid windows that tile, leave a last row and column unread, and overlap; Same windows whose
+    // padding is not counted in their mean; channels that fill no whole vector or a vector and a part.
+    check_average_pool<Sequential<Input<Shape<26, 26, 4>>, AveragePooling2D<2>>>(2);
+    check_average_pool<Sequential<Input<Shape<13, 11, 19>>, AveragePooling2D<2>>>(2);
+    check_average_pool<Sequential<Input<Shape<9, 9, 16>>, AveragePooling2D<3, 2>>>(2);
+    check_average_pool<Sequential<Input<Shape<7, 9, 3>>, AveragePooling2D<3, 2, Same>>>(2);
+    check_average_pool<Sequential<Input<Shape<7, 9, 3>>, AveragePooling2D<Size2{2, 3}, 1, Same>>>(2);
+    check_average_pool<Sequential<Input<Shape<5, 7, 2>>, AveragePooling2D<3, Size2{1, 2}, Same>>>(2);
+    check_average_pool<Sequential<Input<Shape<296, 8>>, AveragePooling1D<2>>>(2);
+    check_average_pool<Sequential<Input<Shape<20, 5>>, AveragePooling1D<3>>>(3);
+    check_average_pool<Sequential<Input<Shape<13, 3>>, AveragePooling1D<4, 3, Same>>>(3);
+    check_average_pool<Sequential<Input<Shape<21, 32>>, AveragePooling1D<3, 2>>>(2);
+    // A global average pooling is one window over the whole input.
+    check_average_pool<Sequential<Input<Shape<13, 11, 10>>, GlobalAveragePooling2D>>(2);
+    check_average_pool<Sequential<Input<Shape<37, 5>>, GlobalAveragePooling1D>>(2);
+    check_average_pool<Sequential<Input<Shape<4, 16>>, GlobalAveragePooling1D>>(3);
 }

@@ -5,12 +5,18 @@
 #define TPUDSL_LAYERS_OPS_HPP
 
 #include <tpudsl/layers/activation_ops.hpp>
+#include <tpudsl/layers/average_pooling1d_ops.hpp>
+#include <tpudsl/layers/average_pooling2d_ops.hpp>
 #include <tpudsl/layers/conv1d_ops.hpp>
 #include <tpudsl/layers/conv2d_ops.hpp>
 #include <tpudsl/layers/dense_ops.hpp>
 #include <tpudsl/layers/dropout_ops.hpp>
 #include <tpudsl/layers/embedding_ops.hpp>
 #include <tpudsl/layers/flatten_ops.hpp>
+#include <tpudsl/layers/global_average_pooling1d_ops.hpp>
+#include <tpudsl/layers/global_average_pooling2d_ops.hpp>
+#include <tpudsl/layers/global_max_pooling1d_ops.hpp>
+#include <tpudsl/layers/global_max_pooling2d_ops.hpp>
 #include <tpudsl/layers/max_pool1d_ops.hpp>
 #include <tpudsl/layers/max_pool2d_ops.hpp>
 

@@ -1,5 +1,6 @@
 /// @file Scalar reference of a 2-D convolution (direct loops, double accumulation), forward and
-/// backward; a 1-D convolution is the case in_h = k_h = 1. The oracle of the im2col + GEMM path.
+/// backward, and of max and average pooling; a 1-D window is the case in_h = k_h = 1. The oracle of
+/// the im2col + GEMM path and of the pooling kernels.
 #ifndef TPUDSL_KERNELS_REFERENCE_CONV_HPP
 #define TPUDSL_KERNELS_REFERENCE_CONV_HPP
 
@@ -100,6 +101,38 @@ max_pool(const window_geometry& g, const float* x, float* y, const float* dy, fl
                 y[yi] = best;
                 dx[at] += dy[yi];
             }
+}
+
+/// Average pooling of one sample: y the mean of each window's real elements (padding not counted),
+/// and the gradient dy / count spread over them (dx overwritten).
+inline void
+average_pool(const window_geometry& g, const float* x, float* y, const float* dy, float* dx)
+{
+    std::vector<double> gx(g.in_size(), 0.0);
+    for (std::size_t oh = 0; oh < g.out_h; ++oh)
+        for (std::size_t ow = 0; ow < g.out_w; ++ow)
+            for (std::size_t c = 0; c < g.channels; ++c) {
+                double sum = 0.0;
+                std::size_t count = 0;
+                for (std::size_t kh = 0; kh < g.k_h; ++kh)
+                    for (std::size_t kw = 0; kw < g.k_w; ++kw) {
+                        std::size_t ih, iw;
+                        if (!input_at(g, oh, ow, kh, kw, ih, iw))
+                            continue;
+                        sum += x[(ih * g.in_w + iw) * g.channels + c];
+                        ++count;
+                    }
+                const std::size_t yi = (oh * g.out_w + ow) * g.channels + c;
+                y[yi] = static_cast<float>(sum / static_cast<double>(count));
+                for (std::size_t kh = 0; kh < g.k_h; ++kh)
+                    for (std::size_t kw = 0; kw < g.k_w; ++kw) {
+                        std::size_t ih, iw;
+                        if (input_at(g, oh, ow, kh, kw, ih, iw))
+                            gx[(ih * g.in_w + iw) * g.channels + c] += dy[yi] / static_cast<double>(count);
+                    }
+            }
+    for (std::size_t i = 0; i < gx.size(); ++i)
+        dx[i] = static_cast<float>(gx[i]);
 }
 
 } // namespace tpudsl::kernels::reference

@@ -1,5 +1,5 @@
-/// @file Defines the rules Conv1D and Conv2D share, and those MaxPool1D and MaxPool2D share, with
-/// their messages.
+/// @file Defines the rules Conv1D and Conv2D share, those the max and average poolings share, and
+/// those of the global poolings, with their messages.
 #ifndef TPUDSL_LAYERS_DETAIL_WINDOW_RULES_HPP
 #define TPUDSL_LAYERS_DETAIL_WINDOW_RULES_HPP
 
@@ -29,25 +29,42 @@ struct conv_diagnostic {
                   "smaller kernel, tpudsl::Same padding, or less pooling before it [TPUDSL_CONV_KERNEL_TOO_LARGE]");
 };
 
-/// The rules of a max pooling (its `rule`), checked in this order.
+/// The rules of a max or average pooling (its `rule`), checked in this order.
 enum class pool_rule { ok, zero_size, zero_stride, needs_rank2, needs_rank3, window_too_large };
 
-/// The messages of a max pooling's rules (its `diagnostic<R>`).
+/// The messages of a max or average pooling's rules (its `diagnostic<R>`).
 template <pool_rule R>
 struct pool_diagnostic {
     static_assert(R != pool_rule::zero_size,
-                  "tpudsl::MaxPool1D/MaxPool2D<Pool>: requires a pool of at least 1 in every direction "
-                  "[TPUDSL_POOL_ZERO_SIZE]");
+                  "tpudsl::MaxPool1D/MaxPool2D/AveragePooling1D/AveragePooling2D<Pool>: requires a pool of at "
+                  "least 1 in every direction [TPUDSL_POOL_ZERO_SIZE]");
     static_assert(R != pool_rule::zero_stride,
-                  "tpudsl::MaxPool1D/MaxPool2D: requires Stride >= 1 in every direction [TPUDSL_POOL_ZERO_STRIDE]");
+                  "tpudsl::MaxPool1D/MaxPool2D/AveragePooling1D/AveragePooling2D: requires Stride >= 1 in every "
+                  "direction [TPUDSL_POOL_ZERO_STRIDE]");
     static_assert(R != pool_rule::needs_rank2,
-                  "tpudsl::MaxPool1D<Pool>: requires a rank-2 input (steps, channels) [TPUDSL_POOL1D_NEEDS_RANK2]");
+                  "tpudsl::MaxPool1D/AveragePooling1D<Pool>: requires a rank-2 input (steps, channels) "
+                  "[TPUDSL_POOL1D_NEEDS_RANK2]");
     static_assert(R != pool_rule::needs_rank3,
-                  "tpudsl::MaxPool2D<Pool>: requires a rank-3 input (rows, cols, channels) "
+                  "tpudsl::MaxPool2D/AveragePooling2D<Pool>: requires a rank-3 input (rows, cols, channels) "
                   "[TPUDSL_POOL2D_NEEDS_RANK3]");
     static_assert(R != pool_rule::window_too_large,
-                  "tpudsl::MaxPool1D/MaxPool2D: the pool window is larger than its input under Valid padding; "
-                  "use a smaller pool or tpudsl::Same padding [TPUDSL_POOL_WINDOW_TOO_LARGE]");
+                  "tpudsl::MaxPool1D/MaxPool2D/AveragePooling1D/AveragePooling2D: the pool window is larger than "
+                  "its input under Valid padding; use a smaller pool or tpudsl::Same padding "
+                  "[TPUDSL_POOL_WINDOW_TOO_LARGE]");
+};
+
+/// The rules of a global pooling (its `rule`).
+enum class global_pool_rule { ok, needs_rank2, needs_rank3 };
+
+/// The messages of a global pooling's rules (its `diagnostic<R>`).
+template <global_pool_rule R>
+struct global_pool_diagnostic {
+    static_assert(R != global_pool_rule::needs_rank2,
+                  "tpudsl::GlobalAveragePooling1D/GlobalMaxPooling1D: requires a rank-2 input (steps, channels); "
+                  "for images use the 2D layer [TPUDSL_GLOBAL_POOL1D_NEEDS_RANK2]");
+    static_assert(R != global_pool_rule::needs_rank3,
+                  "tpudsl::GlobalAveragePooling2D/GlobalMaxPooling2D: requires a rank-3 input (rows, cols, "
+                  "channels); for sequences use the 1D layer [TPUDSL_GLOBAL_POOL2D_NEEDS_RANK3]");
 };
 
 } // namespace tpudsl::detail

@@ -1,0 +1,65 @@
+/// @file Defines tpudsl::AveragePooling1D, Keras' AveragePooling1D.
+#ifndef TPUDSL_LAYERS_AVERAGE_POOLING1D_HPP
+#define TPUDSL_LAYERS_AVERAGE_POOLING1D_HPP
+
+#include <tpudsl/core/padding.hpp>
+#include <tpudsl/core/shape.hpp>
+#include <tpudsl/core/weights.hpp>
+#include <tpudsl/detail/sliding_window.hpp>
+#include <tpudsl/layers/detail/window_rules.hpp>
+#include <tpudsl/layers/layer_base.hpp>
+
+#include <array>
+#include <cstddef>
+#include <string_view>
+
+namespace tpudsl {
+
+namespace detail {
+template <class Spec>
+struct average_pooling1d_ops;   // layers/average_pooling1d_ops.hpp
+} // namespace detail
+
+/// `AveragePooling1D(pool_size, strides, padding)` on (steps, channels): the mean of each window, per
+/// channel. Strides default to the pool size, as in Keras; under `Same` padding a window's mean is over
+/// its real elements only (the padding is not counted), as in Keras.
+/// @tparam Pool   window length, > 0 (2 by default)
+/// @tparam Stride step, > 0 (Pool by default)
+/// @tparam Pad    `Valid` (default) or `Same`
+template <std::size_t Pool = 2, std::size_t Stride = Pool, PaddingType Pad = Valid>
+struct AveragePooling1D : layer_base {
+    static constexpr std::string_view class_name = "AveragePooling1D";
+    static constexpr std::string_view base_name = "average_pooling1d";
+    static constexpr std::size_t pool_size = Pool;
+    static constexpr std::size_t stride = Stride;
+    using padding = Pad;
+    using ops = detail::average_pooling1d_ops<AveragePooling1D>;
+    using window =
+        detail::sliding_window<Pad, 1, std::array<std::size_t, 1>{Pool}, std::array<std::size_t, 1>{Stride}>;
+
+    using rule = detail::pool_rule;
+
+    template <class In, std::size_t Index>
+    [[nodiscard]] static consteval rule
+    check() noexcept
+    {
+        if (window::has_zero_window())
+            return rule::zero_size;
+        if (window::has_zero_stride())
+            return rule::zero_stride;
+        return window::template check_input<typename In::shape>(rule::needs_rank2, rule::window_too_large);
+    }
+
+    template <rule R>
+    using diagnostic = detail::pool_diagnostic<R>;
+
+    template <class In>
+    using expects = typename window::template expects<typename In::shape>;
+
+    template <class In>
+    using output = detail::tensor<typename window::template output_shape<typename In::shape, In::shape::dims[1]>>;
+};
+
+} // namespace tpudsl
+
+#endif // !TPUDSL_LAYERS_AVERAGE_POOLING1D_HPP

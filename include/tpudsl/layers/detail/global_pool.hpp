@@ -1,0 +1,63 @@
+/// @file Defines global_pooling, the spec the global poolings share (their rules, expected input and
+/// output), and the whole-input window they run.
+#ifndef TPUDSL_LAYERS_DETAIL_GLOBAL_POOL_HPP
+#define TPUDSL_LAYERS_DETAIL_GLOBAL_POOL_HPP
+
+#include <tpudsl/core/shape.hpp>
+#include <tpudsl/core/weights.hpp>
+#include <tpudsl/detail/diagnostics.hpp>
+#include <tpudsl/kernels/window_geometry.hpp>
+#include <tpudsl/layers/detail/window_rules.hpp>
+#include <tpudsl/layers/layer_base.hpp>
+
+#include <cstddef>
+#include <type_traits>
+
+namespace tpudsl::detail {
+
+/// A pooling of every position of a channels-last input of rank N + 1 (N = 1: steps; N = 2: rows,
+/// cols) down to one value per channel: (..., C) -> (C), as Keras' global poolings with
+/// keepdims=False.
+template <std::size_t N>
+struct global_pooling : layer_base {
+    using rule = global_pool_rule;
+
+    template <class In, std::size_t Index>
+    [[nodiscard]] static consteval rule
+    check() noexcept
+    {
+        if constexpr (In::shape::rank != N + 1)
+            return N == 1 ? rule::needs_rank2 : rule::needs_rank3;
+        else
+            return rule::ok;
+    }
+
+    template <rule R>
+    using diagnostic = global_pool_diagnostic<R>;
+
+    template <class In>
+    using expects = std::conditional_t<In::shape::rank == N + 1, typename In::shape, any_shape_of_rank<N + 1>>;
+
+    template <class In>
+    using output = tensor<Shape<In::shape::dims[N]>>;
+};
+
+/// The one window of a global pooling over a sample of shape S, (steps, C) or (rows, cols, C): the
+/// whole input, a 1-D input being one row.
+template <class S>
+inline constexpr kernels::window_geometry global_geometry = [] {
+    constexpr bool one_d = S::rank == 2;
+    constexpr std::size_t h = one_d ? 1 : S::dims[0], w = S::dims[one_d ? 0 : 1], c = S::dims[S::rank - 1];
+    return kernels::window_geometry{h, w, c, h, w, h, w, 1, 1, 0, 0};
+}();
+
+/// Which core a bound global pooling runs: `Core` (a max or an average pooling core) over the whole input.
+template <template <kernels::window_geometry> class Core>
+struct global_binding {
+    template <class B>
+    using core = Core<global_geometry<typename B::input_shape>>;
+};
+
+} // namespace tpudsl::detail
+
+#endif // !TPUDSL_LAYERS_DETAIL_GLOBAL_POOL_HPP
