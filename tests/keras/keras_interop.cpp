@@ -7,7 +7,15 @@
 //   keras_interop <model> save <dir>   trains a few steps, saves <model>.tpudsl.weights.h5 and
 //                                      <model>.tpudsl.h5, and writes its predictions on <model>.x.bin
 //                                      to <model>.tpudsl_pred.bin for Keras to compare with.
-// Arrays are raw little-endian float32 (int32 token ids for Reuters), row-major.
+// For one layer model (pooling_models.hpp):
+//   keras_interop <model> step <dir>   reads Keras' initial weights <model>.weights.h5, predicts on the
+//                                      batch <model>.x.bin and compares with <model>.keras_pred.bin,
+//                                      then trains one step on that batch with labels <model>.y.bin and
+//                                      compares its weights with Keras' after the same step,
+//                                      <model>.step.weights.h5 (1e-5 both).
+// Arrays are raw little-endian float32 (int32 token ids for Reuters, and labels), row-major.
+#include "pooling_models.hpp"
+
 #include <tpudsl/tpudsl.hpp>
 
 #include <cifar10_cnn/model.hpp>
@@ -134,6 +142,36 @@ save(const std::string& name, const std::string& dir)
     return 0;
 }
 
+/// The learning rate of keras_side.py's step.
+constexpr float step_learning_rate = 0.5f;
+
+template <class Model>
+int
+step(const std::string& name, const std::string& dir)
+{
+    using namespace tpudsl;
+    const auto x = read_inputs<Model>(dir + "/" + name + ".x.bin");
+    const auto labels = read_array<std::int32_t>(dir + "/" + name + ".y.bin");
+    const auto expected = read_array<float>(dir + "/" + name + ".keras_pred.bin");
+    Trainable<Model> model(12345);
+    model.load_weights(dir + "/" + name + ".weights.h5");
+    const std::vector<float> initial = model.get_weights();
+    const double forward = max_difference(model.predict(x, {.batch_size = x.dims[0]}), expected);
+
+    model.compile(optimizers::SGD{.learning_rate = step_learning_rate}, losses::SparseCategoricalCrossentropy{});
+    model.fit(x, samples<std::int32_t>{labels, {labels.size()}},
+              {.batch_size = x.dims[0], .epochs = 1, .verbose = 0, .shuffle = false});
+    Trainable<Model> keras_after(1);
+    keras_after.load_weights(dir + "/" + name + ".step.weights.h5");
+    const double after = max_difference(model.get_weights(), keras_after.get_weights());
+    const double moved = max_difference(initial, keras_after.get_weights());
+
+    const bool ok = forward <= tolerance && after <= tolerance && moved > 100 * tolerance;
+    std::cout << name << ": max |tpudsl - keras| forward " << forward << ", weights after one step " << after
+              << " (the step moved them by up to " << moved << ")" << (ok ? " ok" : " MISMATCH") << '\n';
+    return ok ? 0 : 1;
+}
+
 template <class Model>
 int
 run(const std::string& name, const std::string& mode, const std::string& dir)
@@ -145,13 +183,25 @@ run(const std::string& name, const std::string& mode, const std::string& dir)
     throw std::invalid_argument("keras_interop: mode must be load or save, not '" + mode + "'");
 }
 
+/// A layer model: one step against Keras'.
+template <class Model>
+int
+run_step(const std::string& name, const std::string& mode, const std::string& dir)
+{
+    if (mode != "step")
+        throw std::invalid_argument("keras_interop: the layer model '" + name + "' is checked by mode step");
+    return step<Model>(name, dir);
+}
+
 } // namespace
 
 int
 main(int argc, char** argv)
 {
     if (argc != 4) {
-        std::cerr << "usage: keras_interop fashion_mnist_cnn|mnist_mlp|cifar10_cnn|reuters_conv1d load|save DIR\n";
+        std::cerr << "usage: keras_interop fashion_mnist_cnn|mnist_mlp|cifar10_cnn|reuters_conv1d load|save DIR\n"
+                     "       keras_interop average_pool2d|average_pool1d|global_average2d|global_max2d|"
+                     "global_average1d|global_max1d step DIR\n";
         return 2;
     }
     const std::string name = argv[1], mode = argv[2], dir = argv[3];
@@ -164,6 +214,18 @@ main(int argc, char** argv)
             return run<seeds::Cifar10Cnn>(name, mode, dir);
         if (name == "reuters_conv1d")
             return run<seeds::Reuters>(name, mode, dir);
+        if (name == "average_pool2d")
+            return run_step<pooling_models::AveragePool2D>(name, mode, dir);
+        if (name == "average_pool1d")
+            return run_step<pooling_models::AveragePool1D>(name, mode, dir);
+        if (name == "global_average2d")
+            return run_step<pooling_models::GlobalAverage2D>(name, mode, dir);
+        if (name == "global_max2d")
+            return run_step<pooling_models::GlobalMax2D>(name, mode, dir);
+        if (name == "global_average1d")
+            return run_step<pooling_models::GlobalAverage1D>(name, mode, dir);
+        if (name == "global_max1d")
+            return run_step<pooling_models::GlobalMax1D>(name, mode, dir);
         std::cerr << "keras_interop: unknown model '" << name << "'\n";
         return 2;
     } catch (const std::exception& e) {

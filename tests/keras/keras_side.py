@@ -11,8 +11,13 @@
     keras_side.py MODEL check DIR   loads MODEL.tpudsl.weights.h5 and MODEL.tpudsl.h5 (written by
                                     tpudsl) into the Keras model and compares Keras' predictions on
                                     MODEL.x.bin with tpudsl's, MODEL.tpudsl_pred.bin, to 1e-5.
-Arrays are raw little-endian float32 (int32 token ids for Reuters), row-major. Exit status 0 when
-everything agrees.
+    keras_side.py MODEL step DIR    for the layer models (one layer each that the seeds lack): writes
+                                    Keras' initial weights MODEL.weights.h5, a batch MODEL.x.bin with
+                                    labels MODEL.y.bin, Keras' predictions on it MODEL.keras_pred.bin,
+                                    then trains one step on that batch (SGD, sparse categorical
+                                    crossentropy) and writes the weights after it, MODEL.step.weights.h5.
+Arrays are raw little-endian float32 (int32 token ids for Reuters, and labels), row-major. Exit status
+0 when everything agrees.
 """
 import os
 import sys
@@ -84,9 +89,56 @@ def reuters_conv1d():
     ])
 
 
+def average_pool2d():
+    """Valid windows that tile, and Same ones whose padding is not counted in their mean."""
+    return keras.Sequential([
+        keras.Input((9, 9, 2)),
+        layers.Conv2D(4, 3, activation="tanh"),
+        layers.AveragePooling2D(3, strides=2, padding="same"),
+        layers.AveragePooling2D(2),
+        layers.Flatten(),
+        layers.Dense(3, activation="softmax"),
+    ])
+
+
+def average_pool1d():
+    return keras.Sequential([
+        keras.Input((12, 3)),
+        layers.Conv1D(4, 3, activation="tanh"),
+        layers.AveragePooling1D(3, strides=2, padding="same"),
+        layers.AveragePooling1D(2),
+        layers.Flatten(),
+        layers.Dense(3, activation="softmax"),
+    ])
+
+
+def global_pooling(rank, pooling):
+    def model():
+        return keras.Sequential([
+            keras.Input((6, 6, 2) if rank == 2 else (10, 3)),
+            (layers.Conv2D if rank == 2 else layers.Conv1D)(4, 3, activation="tanh"),
+            pooling(),
+            layers.Dense(3, activation="softmax"),
+        ])
+    return model
+
+
+global_average2d = global_pooling(2, layers.GlobalAveragePooling2D)
+global_max2d = global_pooling(2, layers.GlobalMaxPooling2D)
+global_average1d = global_pooling(1, layers.GlobalAveragePooling1D)
+global_max1d = global_pooling(1, layers.GlobalMaxPooling1D)
+
 MODELS = {f.__name__: f for f in (fashion_mnist_cnn, mnist_mlp, cifar10_cnn, reuters_conv1d)}
 PARAMS = {"fashion_mnist_cnn": 108_810, "mnist_mlp": 669_706, "cifar10_cnn": 1_250_858,
           "reuters_conv1d": 332_856}
+# The layer models: checked by one training step (step), each against its own type in keras_interop.cpp.
+LAYER_MODELS = {"average_pool2d": average_pool2d, "average_pool1d": average_pool1d,
+                "global_average2d": global_average2d, "global_max2d": global_max2d,
+                "global_average1d": global_average1d, "global_max1d": global_max1d}
+MODELS.update(LAYER_MODELS)
+PARAMS.update({"average_pool2d": 127, "average_pool1d": 67, "global_average2d": 91, "global_max2d": 91,
+               "global_average1d": 55, "global_max1d": 55})
+LEARNING_RATE = 0.5
 
 
 def inputs(name):
@@ -126,6 +178,30 @@ def write(name, out):
     return 0
 
 
+def step(name, out):
+    keras.utils.set_random_seed(1)
+    model = MODELS[name]()   # the first of its layers' classes in this process: Keras' auto-names are tpudsl's
+    assert model.count_params() == PARAMS[name], (name, model.count_params())
+    for layer in model.layers:
+        for v in layer.weights:
+            if "bias" in v.path:
+                v.assign(np.random.RandomState(len(v.path)).uniform(-0.1, 0.1, v.shape).astype(np.float32))
+    rng = np.random.RandomState(2024)
+    x = rng.uniform(-1.0, 1.0, size=(SAMPLES,) + tuple(model.input_shape[1:])).astype(np.float32)
+    y = (np.arange(SAMPLES) % model.output_shape[-1]).astype(np.int32)
+    x.tofile(os.path.join(out, name + ".x.bin"))
+    y.tofile(os.path.join(out, name + ".y.bin"))
+    model.save_weights(os.path.join(out, name + ".weights.h5"))
+    predict(model, x).tofile(os.path.join(out, name + ".keras_pred.bin"))
+    model.compile(optimizer=keras.optimizers.SGD(learning_rate=LEARNING_RATE),
+                  loss=keras.losses.SparseCategoricalCrossentropy())
+    loss = model.train_on_batch(x, y)
+    model.save_weights(os.path.join(out, name + ".step.weights.h5"))
+    print(f"{name}: Keras {keras.__version__} wrote {name}.weights.h5, its predictions and, after one step "
+          f"(loss {float(loss):.6f}), {name}.step.weights.h5")
+    return 0
+
+
 def check(name, out):
     x = inputs(name)
     expected = np.fromfile(os.path.join(out, name + ".tpudsl_pred.bin"), dtype=np.float32)
@@ -145,11 +221,14 @@ def check(name, out):
 
 
 def main(argv):
-    if len(argv) != 4 or argv[1] not in MODELS or argv[2] not in ("write", "inputs", "check"):
+    if len(argv) != 4 or argv[1] not in MODELS or argv[2] not in ("write", "inputs", "check", "step") or \
+            (argv[2] == "step") != (argv[1] in LAYER_MODELS):
         print(__doc__, file=sys.stderr)
         return 2
     name, mode, out = argv[1], argv[2], argv[3]
     os.makedirs(out, exist_ok=True)
+    if mode == "step":
+        return step(name, out)
     if mode == "inputs":
         inputs(name).tofile(os.path.join(out, name + ".x.bin"))
         return 0
