@@ -71,6 +71,19 @@ using SameConv = tpudsl::Sequential<tpudsl::Input<tpudsl::Shape<8, 8, 3>>, tpuds
                                     tpudsl::Conv2D<16, 3, tpudsl::Relu>, tpudsl::MaxPool2D<2>, tpudsl::Flatten,
                                     tpudsl::Dense<10, tpudsl::Softmax>>;
 
+/// The average and global poolings, 2-D and 1-D (Same windows included).
+using Pools2D = tpudsl::Sequential<tpudsl::Input<tpudsl::Shape<12, 12, 3>>, tpudsl::Conv2D<8, 3, tpudsl::Relu, tpudsl::Same>,
+                                   tpudsl::AveragePooling2D<2>, tpudsl::AveragePooling2D<3, 2, tpudsl::Same>,
+                                   tpudsl::Conv2D<16, 1, tpudsl::Tanh>, tpudsl::GlobalMaxPooling2D,
+                                   tpudsl::Dense<10, tpudsl::Softmax>>;
+using Pools1D = tpudsl::Sequential<tpudsl::Input<tpudsl::Shape<20, 4>>, tpudsl::Conv1D<8, 3, tpudsl::Relu>,
+                                   tpudsl::AveragePooling1D<3, 2, tpudsl::Same>, tpudsl::GlobalAveragePooling1D,
+                                   tpudsl::Dense<10, tpudsl::Softmax>>;
+using PoolsGlobal = tpudsl::Sequential<tpudsl::Input<tpudsl::Shape<20, 4>>, tpudsl::Conv1D<8, 3, tpudsl::Relu>,
+                                       tpudsl::GlobalMaxPooling1D, tpudsl::Dense<10, tpudsl::Softmax>>;
+using PoolsAverage2D = tpudsl::Sequential<tpudsl::Input<tpudsl::Shape<6, 6, 2>>, tpudsl::Conv2D<8, 3, tpudsl::Relu>,
+                                          tpudsl::GlobalAveragePooling2D, tpudsl::Dense<10, tpudsl::Softmax>>;
+
 } // namespace
 
 TEST_CASE("a training step allocates nothing, the first one included, the plan sized every kernel's scratch",
@@ -81,6 +94,10 @@ TEST_CASE("a training step allocates nothing, the first one included, the plan s
     CHECK(allocations_in_steps<seeds::MnistMlp>(tpudsl::optimizers::RMSprop{}, 8, 5) == 0);
     CHECK(allocations_in_steps<seeds::MnistMlp>(tpudsl::optimizers::SGD{.momentum = 0.9f}, 8, 5) == 0);
     CHECK(allocations_in_steps<SameConv>(tpudsl::optimizers::Adam{}, 48, 4) == 0);
+    CHECK(allocations_in_steps<Pools2D>(tpudsl::optimizers::Adam{}, 16, 4) == 0);
+    CHECK(allocations_in_steps<Pools1D>(tpudsl::optimizers::SGD{}, 16, 4) == 0);
+    CHECK(allocations_in_steps<PoolsGlobal>(tpudsl::optimizers::Adam{}, 16, 4) == 0);
+    CHECK(allocations_in_steps<PoolsAverage2D>(tpudsl::optimizers::Adam{}, 16, 4) == 0);
     // Each of two threads with its own arena; large batches take the packed kernels.
     CHECK(allocations_in_steps<seeds::FashionCnn, tpudsl::TpuStrategy<2>>(tpudsl::optimizers::Adam{}, 256, 3) == 0);
     CHECK(allocations_in_steps<seeds::MnistMlp, tpudsl::TpuStrategy<2>>(tpudsl::optimizers::Adam{}, 256, 3) == 0);

@@ -91,3 +91,43 @@ TEST_CASE("summary rows cut and pad as Keras' print_row", "[summary]")
     CHECK(tpudsl::detail::with_thousands(1000) == "1,000");
     CHECK(tpudsl::detail::with_thousands(1250858) == "1,250,858");
 }
+
+TEST_CASE("summary rows and auto-names of the average and global poolings", "[summary]")
+{
+    using namespace tpudsl;
+    using Image = Sequential<Input<Shape<16, 16, 3>>, Conv2D<8, 3, Relu, Same>, AveragePooling2D<2>,
+                             AveragePooling2D<3, 2, Same>, GlobalAveragePooling2D, Dense<10, Softmax>>;
+    std::ostringstream image;
+    summary<Image>(image);
+    CHECK(image.str() == "Model: \"sequential\"\n"
+                         "_________________________________________________________________\n"
+                         "Layer (type)                 Output Shape              Param #   \n"
+                         "=================================================================\n"
+                         "conv2d (Conv2D)              (None, 16, 16, 8)         224       \n"
+                         "_________________________________________________________________\n"
+                         "average_pooling2d (AveragePo (None, 8, 8, 8)           0         \n"
+                         "_________________________________________________________________\n"
+                         "average_pooling2d_1 (Average (None, 4, 4, 8)           0         \n"
+                         "_________________________________________________________________\n"
+                         "global_average_pooling2d (Gl (None, 8)                 0         \n"
+                         "_________________________________________________________________\n"
+                         "dense (Dense)                (None, 10)                90        \n"
+                         "=================================================================\n"
+                         "Total params: 314\n"
+                         "Trainable params: 314\n"
+                         "Non-trainable params: 0\n"
+                         "_________________________________________________________________\n");
+
+    using Text = Sequential<Input<Shape<40, 4>>, Conv1D<8, 3, Relu>, AveragePooling1D<2>, GlobalMaxPooling1D,
+                            Dense<3, Softmax>>;
+    std::ostringstream text;
+    summary<Text>(text);
+    CHECK(text.str().find("average_pooling1d (AveragePo (None, 19, 8)             0         \n") != std::string::npos);
+    CHECK(text.str().find("global_max_pooling1d (Global (None, 8)                 0         \n") != std::string::npos);
+
+    // Keras' auto-name prefixes, which its weights files use as group names.
+    STATIC_REQUIRE(GlobalMaxPooling2D::base_name == "global_max_pooling2d");
+    STATIC_REQUIRE(GlobalAveragePooling1D::base_name == "global_average_pooling1d");
+    STATIC_REQUIRE(GlobalAveragePooling2D::class_name == "GlobalAveragePooling2D");
+    STATIC_REQUIRE(AveragePooling1D<>::class_name == "AveragePooling1D");
+}
