@@ -28,13 +28,20 @@ import tempfile
 import zipfile
 
 TOOL = "keras_to_tpudsl"
-SUPPORTED = ("InputLayer", "Dense", "Conv1D", "Conv2D", "MaxPooling1D", "MaxPooling2D", "Embedding",
-             "Flatten", "Dropout", "Activation")
+SUPPORTED = ("InputLayer", "Dense", "Conv1D", "Conv2D", "MaxPooling1D", "MaxPooling2D", "AveragePooling1D",
+             "AveragePooling2D", "GlobalAveragePooling1D", "GlobalAveragePooling2D", "GlobalMaxPooling1D",
+             "GlobalMaxPooling2D", "Embedding", "Flatten", "Dropout", "Activation")
+# Keras' pooling classes and tpudsl's names for them.
+POOLINGS = {"MaxPooling1D": "MaxPool1D", "MaxPooling2D": "MaxPool2D", "AveragePooling1D": "AveragePooling1D",
+            "AveragePooling2D": "AveragePooling2D"}
+GLOBAL_POOLINGS = ("GlobalAveragePooling1D", "GlobalAveragePooling2D", "GlobalMaxPooling1D", "GlobalMaxPooling2D")
 ACTIVATIONS = {"linear": "Linear", "relu": "Relu", "softmax": "Softmax", "sigmoid": "Sigmoid",
                "tanh": "Tanh"}
 # Keras' other spellings of the same layers (tf-keras 2 and Keras 3 aliases).
 ALIASES = {"MaxPool1D": "MaxPooling1D", "MaxPool2D": "MaxPooling2D", "Convolution1D": "Conv1D",
-           "Convolution2D": "Conv2D"}
+           "Convolution2D": "Conv2D", "AvgPool1D": "AveragePooling1D", "AvgPool2D": "AveragePooling2D",
+           "GlobalAvgPool1D": "GlobalAveragePooling1D", "GlobalAvgPool2D": "GlobalAveragePooling2D",
+           "GlobalMaxPool1D": "GlobalMaxPooling1D", "GlobalMaxPool2D": "GlobalMaxPooling2D"}
 INPUT_TYPES = {"int8": "std::int8_t", "int16": "std::int16_t", "int32": "std::int32_t",
                "int64": "std::int64_t", "uint8": "std::uint8_t", "uint16": "std::uint16_t",
                "uint32": "std::uint32_t", "float16": None, "bfloat16": None, "float32": None,
@@ -348,8 +355,8 @@ def convert_layer(layer, shape, first):
         name = "Conv1D" if n == 1 else "Conv2D"
         params = kernel[0] * (kernel[1] if n == 2 else 1) * shape[-1] * filters + filters
         return f"{name}<{', '.join(args)}>", out + (filters,), params
-    if cls in ("MaxPooling1D", "MaxPooling2D"):
-        n = 1 if cls == "MaxPooling1D" else 2
+    if cls in POOLINGS:
+        n = 1 if cls.endswith("1D") else 2
         if rank != n + 1:
             layer.refuse(f"a {cls} takes a rank-{n + 1} input (channels last), not {fmt_shape(shape)}")
         pool = layer.ints("pool_size", n, [2] * n)
@@ -362,8 +369,15 @@ def convert_layer(layer, shape, first):
             layer.refuse(f"pool {pool} does not fit its input {fmt_shape(shape)}")
         p, st = window_arg(pool), window_arg(strides)
         args = trim_defaults([p, st, "Same" if padding == "same" else "Valid"], [None, p, "Valid"])
-        name = "MaxPool1D" if n == 1 else "MaxPool2D"
-        return f"{name}<{', '.join(args)}>", out + (shape[-1],), 0
+        return f"{POOLINGS[cls]}<{', '.join(args)}>", out + (shape[-1],), 0
+    if cls in GLOBAL_POOLINGS:
+        n = 1 if cls.endswith("1D") else 2
+        if rank != n + 1:
+            layer.refuse(f"a {cls} takes a rank-{n + 1} input (channels last), not {fmt_shape(shape)}")
+        layer.channels_last()
+        if layer.get("keepdims"):
+            layer.refuse("keepdims=true is not supported: tpudsl's global poolings give (channels)")
+        return cls, (shape[-1],), 0
     if cls == "Embedding":
         if not first:
             layer.refuse("an Embedding must be the model's first layer in tpudsl")
@@ -400,7 +414,9 @@ def convert_layer(layer, shape, first):
     if cls in ("ReLU", "Softmax"):
         hint = f" (Activation('{cls.lower()}') is)"
     layer.refuse(f"tpudsl has no {cls} layer{hint}; it has Dense, Conv1D, Conv2D, MaxPooling1D, "
-                 "MaxPooling2D, Embedding, Flatten, Dropout and Activation")
+                 "MaxPooling2D, AveragePooling1D, AveragePooling2D, GlobalAveragePooling1D, "
+                 "GlobalAveragePooling2D, GlobalMaxPooling1D, GlobalMaxPooling2D, Embedding, Flatten, "
+                 "Dropout and Activation")
 
 
 def dense_checks(layer):
@@ -479,8 +495,10 @@ def header(name, namespace, entries, total, out_shape, source, version, model_na
     q = "" if namespace else "tpudsl::"
 
     def qualify(spec):
-        return re.sub(r"\b(Input|Shape|Dense|Conv1D|Conv2D|MaxPool1D|MaxPool2D|Embedding|Flatten|Dropout|"
-                      r"Activation|Linear|Relu|Softmax|Sigmoid|Tanh|Same|Valid|Size2)\b", q + r"\1", spec)
+        return re.sub(r"\b(Input|Shape|Dense|Conv1D|Conv2D|MaxPool1D|MaxPool2D|AveragePooling1D|AveragePooling2D|"
+                      r"GlobalAveragePooling1D|GlobalAveragePooling2D|GlobalMaxPooling1D|GlobalMaxPooling2D|"
+                      r"Embedding|Flatten|Dropout|Activation|Linear|Relu|Softmax|Sigmoid|Tanh|Same|Valid|Size2)\b",
+                      q + r"\1", spec)
 
     guard = re.sub(r"[^A-Za-z0-9]+", "_", (namespace + "_" if namespace else "") +
                    re.sub(r"(?<=[a-z0-9])(?=[A-Z])", "_", name)).upper().strip("_") + "_HPP"

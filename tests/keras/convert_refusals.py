@@ -58,9 +58,34 @@ def mutations(base):
     yield "groups", with_("conv1d", "groups", 2), ["layer 'conv1d' (Conv1D)", "groups=2"]
     yield "unknown option", with_("flatten", "something_new", 3), ["layer 'flatten' (Flatten)", "something_new=3"]
 
+    def global_pooling(cls, keepdims):
+        """tf-keras 2's spelling of a global pooling (the alias, keepdims) in place of the last pooling."""
+        def change(c):
+            entry = next(l for l in c["config"]["layers"] if l["config"].get("name") == "max_pooling1d_1")
+            entry["class_name"] = cls
+            entry["config"] = {"name": "pool", "trainable": True, "dtype": "float32",
+                               "data_format": "channels_last", "keepdims": keepdims}
+        return change
+    yield "keepdims", global_pooling("GlobalAveragePooling1D", True), \
+        ["layer 'pool' (GlobalAveragePooling1D)", "keepdims=true"]
+    yield "global pooling of the wrong rank", global_pooling("GlobalMaxPooling2D", False), \
+        ["layer 'pool' (GlobalMaxPooling2D)", "takes a rank-3 input", "(146, 32)"]
+
     def unknown_dim(c):
         c["config"]["layers"][0]["config"]["batch_input_shape"] = [None, None]
     yield "variable length", unknown_dim, ["input shape [null]", "no None"]
+
+
+def average_poolings(c):
+    """tf2_reuters.json with its poolings as tf-keras 2 aliases of the average ones, the last one global."""
+    layers = c["config"]["layers"]
+    first = next(l for l in layers if l["config"].get("name") == "max_pooling1d")
+    first["class_name"] = "AvgPool1D"
+    first["config"].update({"pool_size": [3], "strides": [2], "padding": "same"})
+    last = next(l for l in layers if l["config"].get("name") == "max_pooling1d_1")
+    last["class_name"] = "GlobalAvgPool1D"
+    last["config"] = {"name": "pool", "trainable": True, "dtype": "float32", "data_format": "channels_last",
+                      "keepdims": False}
 
 
 def integer_pixels(c):
@@ -98,6 +123,20 @@ def main(argv):
             failures.append(f"integer pixels: exit {r.returncode}, stderr {r.stderr.strip()!r}, output {r.stdout!r}")
         else:
             print("integer pixels: converted to a float input")
+        with open(os.path.join(configs, "tf2_reuters.json")) as f:
+            config = json.load(f)
+        average_poolings(config)
+        path = os.path.join(tmp, "average_poolings.json")
+        with open(path, "w") as f:
+            json.dump(config, f)
+        r = run(tool, path)
+        expected = ["AveragePooling1D<3, 2, Same>,", "// (148, 64)", "GlobalAveragePooling1D,            // (32)",
+                    "Flatten,                           // (32)", "static_assert(Reuters::param_count == 226'872);"]
+        missing = [e for e in expected if e not in r.stdout]
+        if r.returncode != 0 or missing:
+            failures.append(f"average poolings: exit {r.returncode}, stderr {r.stderr.strip()!r}, missing {missing}")
+        else:
+            print("average poolings: converted")
         cases = [(name, os.path.join(configs, name), expected) for name, expected in REFUSED.items()]
         with open(os.path.join(configs, "tf2_reuters.json")) as f:
             base = json.load(f)

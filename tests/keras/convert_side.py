@@ -75,6 +75,13 @@ MODELS = {
     "mnist_mlp_functional": (mnist_mlp_functional, "MnistMlpFunctional", (".keras",)),
     "mixed_image": (mixed_image, "MixedImage", (".keras",)),
     "mixed_text": (mixed_text, "MixedText", (".keras",)),
+    # The layer models of the one-step checks: the tool's type must be pooling_models.hpp's.
+    "average_pool2d": (keras_side.average_pool2d, "AveragePool2D", (".keras",)),
+    "average_pool1d": (keras_side.average_pool1d, "AveragePool1D", (".keras",)),
+    "global_average2d": (keras_side.global_average2d, "GlobalAverage2D", (".keras",)),
+    "global_max2d": (keras_side.global_max2d, "GlobalMax2D", (".keras",)),
+    "global_average1d": (keras_side.global_average1d, "GlobalAverage1D", (".keras",)),
+    "global_max1d": (keras_side.global_max1d, "GlobalMax1D", (".keras",)),
 }
 
 

@@ -4,15 +4,24 @@
 // Each seed written by the tool is the very type of the hand-written seed (checked when this file
 // compiles), and prints the same summary. The models that are not seeds have, layer by layer, the
 // output shapes, parameter counts and weight shapes (in Keras' order) Keras gave
-// (<dir>/<model>.layers.txt), so that Keras' weights files fit them.
+// (<dir>/<model>.layers.txt), so that Keras' weights files fit them. The layer models of the one-step
+// checks written by the tool are the very types of pooling_models.hpp.
+#include "pooling_models.hpp"
+
 #include <cifar10_cnn/model.hpp>
 #include <fashion_mnist_cnn/model.hpp>
 #include <mnist_mlp/model.hpp>
 #include <reuters_conv1d/model.hpp>
 
+#include <generated/average_pool1d.hpp>
+#include <generated/average_pool2d.hpp>
 #include <generated/cifar10_cnn.hpp>
 #include <generated/fashion_mnist_cnn.hpp>
 #include <generated/fashion_mnist_cnn_h5.hpp>
+#include <generated/global_average1d.hpp>
+#include <generated/global_average2d.hpp>
+#include <generated/global_max1d.hpp>
+#include <generated/global_max2d.hpp>
 #include <generated/mixed_image.hpp>
 #include <generated/mixed_text.hpp>
 #include <generated/mnist_mlp.hpp>
@@ -37,6 +46,12 @@ static_assert(std::is_same_v<generated::MnistMlp, seeds::MnistMlp>);
 static_assert(std::is_same_v<generated::MnistMlpFunctional, seeds::MnistMlp>);
 static_assert(std::is_same_v<generated::Cifar10Cnn, seeds::Cifar10Cnn>);
 static_assert(std::is_same_v<generated::Reuters, seeds::Reuters>);
+static_assert(std::is_same_v<generated::AveragePool2D, pooling_models::AveragePool2D>);
+static_assert(std::is_same_v<generated::AveragePool1D, pooling_models::AveragePool1D>);
+static_assert(std::is_same_v<generated::GlobalAverage2D, pooling_models::GlobalAverage2D>);
+static_assert(std::is_same_v<generated::GlobalMax2D, pooling_models::GlobalMax2D>);
+static_assert(std::is_same_v<generated::GlobalAverage1D, pooling_models::GlobalAverage1D>);
+static_assert(std::is_same_v<generated::GlobalMax1D, pooling_models::GlobalMax1D>);
 
 namespace {
 
