@@ -75,7 +75,8 @@ LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size)
     fuzz::write_file(input, file.data(), file.size());
     tpudsl::detail::training_state s;
     try {
-        s = tpudsl::detail::read_training_state<fuzz::model>(input, fuzz::max_slot_floats);
+        s = tpudsl::detail::read_training_state(input, tpudsl::detail::state_layout::of<fuzz::model>(),
+                                                fuzz::max_slot_floats);
     } catch (const std::runtime_error& e) {
         if (std::string(e.what()).find("'" + input + "'") == std::string::npos)
             fuzz::fail("an error that does not name the file", e.what());
@@ -83,7 +84,8 @@ LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size)
     }
     if (s.params.size() != fuzz::model::param_buffer_size || s.slots.size() > fuzz::max_slot_floats)
         fuzz::fail("a state was accepted with buffers of the wrong size");
-    tpudsl::detail::write_training_state<fuzz::model>(again, s, s.params.data(), s.slots.data(), s.slots.size());
+    tpudsl::detail::write_training_state(again, s, tpudsl::detail::state_layout::of<fuzz::model>(), s.params.data(),
+                                         s.slots.data(), s.slots.size());
     const std::vector<std::uint8_t> written = fuzz::read_file(again);
     if (written != file)
         fuzz::fail("a file was accepted, but the state written again differs from it",
@@ -127,7 +129,7 @@ write_seed(const std::filesystem::path& path, const tpudsl::detail::training_sta
            const float* slots, std::size_t slot_floats)
 {
     const std::string tmp = path.string() + ".state";
-    tpudsl::detail::write_training_state<M>(tmp, s, w, slots, slot_floats);
+    tpudsl::detail::write_training_state(tmp, s, tpudsl::detail::state_layout::of<M>(), w, slots, slot_floats);
     put(path, fuzz::read_file(tmp), true);
     std::filesystem::remove(tmp);
 }
@@ -159,7 +161,7 @@ main(int argc, char** argv)
     s.learning_rate = 1e-3f;
     write_seed<Real>(dir / "epoch_end", s, w.data(), slots.data(), slots.size());
     const std::string tmp = (dir / "valid.state").string();
-    write_training_state<Real>(tmp, s, w.data(), slots.data(), slots.size());
+    write_training_state(tmp, s, tpudsl::detail::state_layout::of<Real>(), w.data(), slots.data(), slots.size());
     const std::vector<std::uint8_t> valid = fuzz::read_file(tmp);
     fs::remove(tmp);
 

@@ -77,15 +77,28 @@ struct training_state {
 
 inline constexpr char training_state_magic[8] = {'T', 'P', 'U', 'D', 'S', 'L', 'B', '1'};
 
-/// Writes `s` and the buffers to `path` atomically; std::system_error with the system's reason when a
-/// step fails (nothing is left behind, a previous file stays as it was).
-template <class Model>
-void
-write_training_state(const std::string& path, const training_state& s, const float* params, const float* slots,
-                     std::size_t slot_floats)
+/// The layout a training state belongs to: the model's weight-layout fingerprint and parameter floats.
+struct state_layout {
+    std::uint64_t fingerprint;
+    std::size_t param_floats;
+
+    template <class Model>
+    [[nodiscard]] static constexpr state_layout
+    of() noexcept
+    {
+        return {layout_fingerprint<Model>(), Model::param_buffer_size};
+    }
+};
+
+/// Writes `s` and the buffers (`layout.param_floats` parameters, `slot_floats` slot floats) to `path`
+/// atomically; std::system_error with the system's reason when a step fails (nothing is left behind,
+/// a previous file stays as it was). Not a template: one function for every model.
+inline void
+write_training_state(const std::string& path, const training_state& s, state_layout layout, const float* params,
+                     const float* slots, std::size_t slot_floats)
 {
     std::vector<unsigned char> bytes;
-    bytes.reserve(256 + 8 * s.hits.size() + 4 * (Model::param_buffer_size + slot_floats));
+    bytes.reserve(256 + 8 * s.hits.size() + 4 * (layout.param_floats + slot_floats));
     auto append = [&](const void* p, std::size_t n) {
         const std::size_t at = bytes.size();
         bytes.resize(at + n);
@@ -113,8 +126,8 @@ write_training_state(const std::string& path, const training_state& s, const flo
         }
     };
     append(training_state_magic, 8);
-    u64(layout_fingerprint<Model>());
-    u64(Model::param_buffer_size);
+    u64(layout.fingerprint);
+    u64(layout.param_floats);
     u64(s.seed);
     u64(s.iterations);
     for (const std::uint64_t v : {s.position.epoch, s.position.step, s.position.pass, s.position.batch})
@@ -130,18 +143,17 @@ write_training_state(const std::string& path, const training_state& s, const flo
     u64(s.hits.size());
     for (const double h : s.hits)
         f64(h);
-    floats(params, Model::param_buffer_size);
+    floats(params, layout.param_floats);
     floats(slots, slot_floats);
     u64(fnv1a(fnv1a_offset, bytes.data() + 8, bytes.size() - 8));
     replace_file("tpudsl::BackupAndRestore", path, [&](auto&& sink) { sink(bytes.data(), bytes.size()); });
 }
 
-/// Reads a state written by write_training_state<Model>; std::runtime_error naming the file and what
-/// is wrong for a file that is not one, is truncated or corrupt, or belongs to another model layout;
-/// std::system_error with the system's reason when it cannot be opened or read.
-template <class Model>
-[[nodiscard]] training_state
-read_training_state(const std::string& path, std::size_t max_slot_floats)
+/// Reads a state written by write_training_state for `layout`; std::runtime_error naming the file and
+/// what is wrong for a file that is not one, is truncated or corrupt, or belongs to another model
+/// layout; std::system_error with the system's reason when it cannot be opened or read.
+[[nodiscard]] inline training_state
+read_training_state(const std::string& path, state_layout layout, std::size_t max_slot_floats)
 {
     const std::string who = "tpudsl::BackupAndRestore: the backup '" + path + "'";
     unique_fd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK));
@@ -152,7 +164,7 @@ read_training_state(const std::string& path, std::size_t max_slot_floats)
         throw_errno(errno, who + " cannot be examined");
     require_regular(st.st_mode, "tpudsl::BackupAndRestore", path, "a backup is a regular file");
     // No state of this model is larger: refuse before reading what could be any size.
-    const std::uint64_t most = 4096 + 8 * 4096 + 4 * (Model::param_buffer_size + max_slot_floats) + 64;
+    const std::uint64_t most = 4096 + 8 * 4096 + 4 * (static_cast<std::uint64_t>(layout.param_floats) + max_slot_floats) + 64;
     if (static_cast<std::uint64_t>(st.st_size) > most)
         throw std::runtime_error(who + " is " + std::to_string(st.st_size) + " bytes; no training state of this model " +
                                  "is larger than " + std::to_string(most));
@@ -202,7 +214,7 @@ read_training_state(const std::string& path, std::size_t max_slot_floats)
     };
 
     training_state s;
-    if (u64("header") != layout_fingerprint<Model>() || u64("header") != Model::param_buffer_size)
+    if (u64("header") != layout.fingerprint || u64("header") != layout.param_floats)
         throw std::runtime_error(who + " was written by a model of another layout (its layers or weight shapes "
                                        "differ from this model's)");
     s.seed = u64("header");
@@ -224,7 +236,7 @@ read_training_state(const std::string& path, std::size_t max_slot_floats)
         throw std::runtime_error(who + " holds " + std::to_string(hits) + " metric values; a model has at most 4096");
     for (std::uint64_t i = 0; i < hits; ++i)
         s.hits.push_back(f64("running values"));
-    floats(s.params, Model::param_buffer_size, "parameters");
+    floats(s.params, layout.param_floats, "parameters");
     const std::uint64_t slot_floats = end - at >= 8 ? get_u64(bytes.data() + at) : 0;
     if (slot_floats > max_slot_floats)
         throw std::runtime_error(who + " holds " + std::to_string(slot_floats) +

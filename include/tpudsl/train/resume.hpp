@@ -60,7 +60,8 @@ struct resume_access {
             s.seen = m.seen_;
             s.hits = m.hits_;
         }
-        write_training_state<typename M::sequential>(path, s, m.params_.data(), m.slots_.data(), m.slots_.size());
+        write_training_state(path, s, state_layout::of<typename M::sequential>(), m.params_.data(), m.slots_.data(),
+                             m.slots_.size());
     }
 
     /// Takes everything from a state that save wrote, after checking that it belongs to this model
@@ -72,7 +73,7 @@ struct resume_access {
         using Seq = typename M::sequential;
         if (!m.in_fit_)
             throw std::logic_error("tpudsl::Trainable::restore_training_state: call it from a callback's on_train_begin");
-        training_state s = read_training_state<Seq>(path, 4 * Seq::param_buffer_size);
+        training_state s = read_training_state(path, state_layout::of<Seq>(), 4 * Seq::param_buffer_size);
         const std::string who = "tpudsl::BackupAndRestore: the backup '" + path + "' ";
         const std::string start_over = "; remove it to start this fit from the beginning";
         if (s.fit != m.fit_signature_)
