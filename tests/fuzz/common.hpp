@@ -47,6 +47,16 @@ scratch(const char* what)
     return scratch_files.back();
 }
 
+/// Removes this process's scratch files when it exits (each harness's LLVMFuzzerInitialize calls it).
+inline void
+remove_scratch_files_at_exit()
+{
+    std::atexit([] {
+        for (const std::string& f : scratch_files)
+            ::unlink(f.c_str());
+    });
+}
+
 [[noreturn]] inline void
 fail(const char* why, const std::string& detail = {})
 {

@@ -184,7 +184,7 @@ extern "C" int
 LLVMFuzzerInitialize(int*, char***)
 {
     fuzz::alloc_watch::install();
-    std::atexit([] { ::unlink(fuzz::input.c_str()); });
+    fuzz::remove_scratch_files_at_exit();
     return 0;
 }
 

@@ -47,10 +47,7 @@ const std::string input = scratch("input"), again = scratch("again");
 extern "C" int
 LLVMFuzzerInitialize(int*, char***)
 {
-    std::atexit([] {
-        ::unlink(fuzz::input.c_str());
-        ::unlink(fuzz::again.c_str());
-    });
+    fuzz::remove_scratch_files_at_exit();
     return 0;
 }
 
