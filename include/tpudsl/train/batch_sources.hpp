@@ -1,6 +1,7 @@
 /// @file What a training step reads (detail::batch_view: samples and labels, typed) and where fit's
 /// epochs take them from: arrays as a stream of shuffled passes (detail::array_source), or a batched
-/// Dataset, one iteration per epoch (detail::dataset_source).
+/// Dataset, one iteration per epoch (detail::dataset_source), and what a Dataset must be for a model
+/// (its type at compile time, its batch against the replicas).
 #ifndef TPUDSL_TRAIN_BATCH_SOURCES_HPP
 #define TPUDSL_TRAIN_BATCH_SOURCES_HPP
 
@@ -88,9 +89,13 @@ struct array_source {
         if (!options.steps_per_epoch && batch != 0)
             sample_order(order, seed, ++pass, options.shuffle), batch = 0;
     }
-    /// Where the stream stands: pass and batch of that pass.
-    [[nodiscard]] fit_position stream() const noexcept { return {0, 0, pass, batch}; }
-    /// Puts the stream where stream() said it stood (a restored fit), drawing with `s`.
+    /// A fit at `step` of `epoch`, with where the stream stands: pass and batch of that pass.
+    [[nodiscard]] fit_position
+    position(std::size_t epoch, std::size_t step) const noexcept
+    {
+        return {epoch, step, pass, batch};
+    }
+    /// Puts the stream where position() said it stood (a restored fit), drawing with `s`.
     void
     seek(const fit_position& p, std::uint64_t s)
     {
@@ -152,8 +157,12 @@ struct dataset_source {
         data.start(epoch);
         count = 0;
     }
-    /// Where the stream stands: batches read of this epoch's iteration.
-    [[nodiscard]] fit_position stream() const noexcept { return {0, 0, 0, count}; }
+    /// A fit at `step` of `epoch`, with where the stream stands: batches read of the epoch's iteration.
+    [[nodiscard]] fit_position
+    position(std::size_t epoch, std::size_t step) const noexcept
+    {
+        return {epoch, step, 0, count};
+    }
     /// Reads on to the step of the epoch where a restored fit stood (after begin_epoch: each epoch is
     /// an iteration of its own, so only the step within it matters).
     void
@@ -192,6 +201,44 @@ struct dataset_source {
         return true;
     }
 };
+
+/// A batched dataset's batch size: its type's, or the one `batch(n)` chose at run time, which must
+/// split evenly over the replicas (Keras' TPU rule; a compile-time batch is checked at compile time).
+template <std::size_t Replicas, class E, std::size_t B>
+[[nodiscard]] std::size_t
+dataset_batch(const Dataset<Batch<E, B>>& data)
+{
+    if constexpr (B != dynamic_batch) {
+        return B;
+    } else {
+        const std::size_t size = data.batch_size();
+        if (size % Replicas != 0)
+            bad_input("fit/evaluate(Dataset): the dataset's batch size (" + std::to_string(size) +
+                      ") must be a multiple of the strategy's " + std::to_string(Replicas) +
+                      " replicas; round it to a multiple of " + std::to_string(Replicas));
+        return size;
+    }
+}
+
+/// What a model of type Seq on Replicas replicas requires of a Dataset's type, checked at compile time.
+template <class Seq, std::size_t Replicas, class E, std::size_t B>
+constexpr void
+check_dataset_type() noexcept
+{
+    static_assert(std::is_same_v<typename E::x_shape, typename Seq::input_shape>,
+                  "tpudsl::Trainable::fit/evaluate(Dataset): the dataset's examples must have the model's input "
+                  "shape [TPUDSL_DATASET_SHAPE]");
+    static_assert(std::is_same_v<typename E::x_type, typename Seq::input_type>,
+                  "tpudsl::Trainable::fit/evaluate(Dataset): the dataset's examples must have the model's input "
+                  "element type [TPUDSL_DATASET_TYPE]");
+    static_assert(std::is_same_v<typename E::y_type, std::int32_t> || std::is_same_v<typename E::y_type, float>,
+                  "tpudsl::Trainable::fit/evaluate(Dataset): the dataset's labels must be int32 class ids or float "
+                  "targets; convert them where the dataset is made (from_tensor_slices of converted arrays, or a "
+                  "map) [TPUDSL_DATASET_LABEL_TYPE]");
+    static_assert(B == dynamic_batch || B % Replicas == 0,
+                  "tpudsl::Trainable::fit(Dataset): the dataset's batch must be a multiple of the strategy's "
+                  "replicas (Keras' TPU rule, made static) [TPUDSL_TPU_BATCH_NOT_DIVISIBLE]");
+}
 
 } // namespace tpudsl::detail
 

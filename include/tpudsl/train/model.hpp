@@ -185,11 +185,11 @@ public:
     evaluate(const Dataset<Batch<E, B>>& data, EvaluateOptions options = {})
     {
         require_compiled("evaluate");
-        check_dataset_type<E, B>();
+        detail::check_dataset_type<Seq, num_replicas_in_sync, E, B>();
         if (options.batch_size)
             detail::bad_input("evaluate: batch_size must not be set with a Dataset: its batches are its own (Keras "
                               "refuses both too)");
-        static_cast<void>(dataset_batch(data));   // its batch size against the replicas
+        static_cast<void>(detail::dataset_batch<num_replicas_in_sync>(data));   // against the replicas
         if (data.cardinality() == 0)
             detail::bad_input("evaluate: the dataset holds no batch (its cardinality is 0)");
         detail::dataset_source<Trainable, E, B> source(*this, data, 0);
@@ -317,12 +317,7 @@ public:
                     if (k.n == 0)
                         return;
                     graph::forward(params_.data(), src + (begin + k.offset) * input_size, k.workspace.data(),
-                                   micro_batch_capacity_, k.n,
-                                   step_context{.training = false,
-                                                .seed = seed_,
-                                                .step = iterations_,
-                                                .first_sample = k.offset,
-                                                .weights_version = weights_version_});
+                                   micro_batch_capacity_, k.n, context(false, k.offset));
                     const float* y = graph::output(k.workspace.data(), micro_batch_capacity_);
                     std::copy(y, y + k.n * output_size, out.data() + (begin + k.offset) * output_size);
                 });
@@ -543,55 +538,17 @@ private:
         return inputs && labels;
     }
 
-    /// A batched dataset's batch size: its type's, or the one `batch(n)` chose at run time, which must
-    /// split evenly over the replicas (Keras' TPU rule; a compile-time batch is checked at compile
-    /// time).
-    template <class E, std::size_t B>
-    static std::size_t
-    dataset_batch(const Dataset<Batch<E, B>>& data)
-    {
-        if constexpr (B != dynamic_batch) {
-            return B;
-        } else {
-            const std::size_t size = data.batch_size();
-            if (size % num_replicas_in_sync != 0)
-                detail::bad_input("fit/evaluate(Dataset): the dataset's batch size (" + std::to_string(size) +
-                                  ") must be a multiple of the strategy's " + std::to_string(num_replicas_in_sync) +
-                                  " replicas; round it to a multiple of " + std::to_string(num_replicas_in_sync));
-            return size;
-        }
-    }
-
-    template <class E, std::size_t B>
-    static constexpr void
-    check_dataset_type() noexcept
-    {
-        static_assert(std::is_same_v<typename E::x_shape, typename Seq::input_shape>,
-                      "tpudsl::Trainable::fit/evaluate(Dataset): the dataset's examples must have the model's input "
-                      "shape [TPUDSL_DATASET_SHAPE]");
-        static_assert(std::is_same_v<typename E::x_type, input_type>,
-                      "tpudsl::Trainable::fit/evaluate(Dataset): the dataset's examples must have the model's input "
-                      "element type [TPUDSL_DATASET_TYPE]");
-        static_assert(std::is_same_v<typename E::y_type, std::int32_t> || std::is_same_v<typename E::y_type, float>,
-                      "tpudsl::Trainable::fit/evaluate(Dataset): the dataset's labels must be int32 class ids or float "
-                      "targets; convert them where the dataset is made (from_tensor_slices of converted arrays, or a "
-                      "map) [TPUDSL_DATASET_LABEL_TYPE]");
-        static_assert(B == dynamic_batch || B % num_replicas_in_sync == 0,
-                      "tpudsl::Trainable::fit(Dataset): the dataset's batch must be a multiple of the strategy's "
-                      "replicas (Keras' TPU rule, made static) [TPUDSL_TPU_BATCH_NOT_DIVISIBLE]");
-    }
-
     template <class E, std::size_t B>
     History
     fit_dataset(const Dataset<Batch<E, B>>& data, FitOptions options)
     {
-        check_dataset_type<E, B>();
+        detail::check_dataset_type<Seq, num_replicas_in_sync, E, B>();
         require_compiled("fit");
         if (options.batch_size)
             detail::bad_input("fit: batch_size must not be set with a Dataset: its batches are its own (Keras "
                               "refuses both too); batch the dataset instead, dataset.batch<" +
                               std::to_string(*options.batch_size) + ">()");
-        static_cast<void>(dataset_batch(data));   // its batch size against the replicas
+        const std::size_t batch = detail::dataset_batch<num_replicas_in_sync>(data);   // against the replicas
         if (data.cardinality() == 0)
             detail::bad_input("fit: the dataset holds no batch (its cardinality is 0)");
         std::optional<detail::model_arrays<input_type>> validation;
@@ -607,30 +564,10 @@ private:
         // Validation arrays: validation_batch_size, else 32 (fit's batch_size is unset with a Dataset).
         const std::size_t validation_batch = options.validation_batch_size.value_or(32);
         auto validate = [&] { return validate_on(*options.validation_data, validation_batch, options.out); };
-        const detail::fit_signature signature{1, data.cardinality(), dataset_batch(data), options.steps_per_epoch, 0};
+        const detail::fit_signature signature{1, data.cardinality(), batch, options.steps_per_epoch, 0};
         return run_epochs(options, steps, source, options.validation_data.has_value(), validate, signature);
     }
 
-    /// The position of a fit at `step` of `epoch`, with where its data stream stands.
-    template <class Source>
-    [[nodiscard]] static detail::fit_position
-    stream_at(std::size_t epoch, std::size_t step, const Source& source) noexcept
-    {
-        detail::fit_position p = source.stream();
-        p.epoch = epoch;
-        p.step = step;
-        return p;
-    }
-
-    /// A restored fit's first epoch (after its on_epoch_begin and begin_epoch): puts the data stream
-    /// where the backup stood; mid-epoch, also the epoch's running values and learning rate. Returns
-    /// the steps of the epoch already done (train/resume.hpp).
-    template <class Source>
-    std::size_t
-    resume_at(Source& source, Logs& logs)
-    {
-        return detail::resume_access::resume_at(*this, source, logs);
-    }
     /// TrainingControl: the state of the fit in progress (BackupAndRestore; train/resume.hpp).
     void
     save_training_state(const std::string& path) const override
@@ -671,9 +608,7 @@ private:
         for (auto& cb : options.callbacks)
             cb->on_train_begin(*this);
 
-        std::size_t first_epoch = options.initial_epoch;
-        if (resume_)
-            first_epoch = resume_->position.epoch;
+        const std::size_t first_epoch = resume_ ? resume_->position.epoch : options.initial_epoch;   // restored?
         position_ = {first_epoch, 0, 0, 0};
         for (std::size_t epoch = first_epoch; epoch < options.epochs && !stop_training; ++epoch) {
             logs.clear();
@@ -686,7 +621,7 @@ private:
             Progbar bar(*options.out, shown_target, options.verbose, dynamic);
             std::size_t done = 0;
             if (resume_)
-                done = resume_at(source, logs);
+                done = detail::resume_access::resume_at(*this, source, logs);
             batch_view b;
             while ((steps == 0 || done < steps) && !stop_training) {
                 if (!source.next(b)) {
@@ -701,7 +636,7 @@ private:
                 }
                 const double loss = step(&b, b.n, true);
                 accumulate(loss, b.n);
-                position_ = stream_at(epoch, done + 1, source);
+                position_ = source.position(epoch, done + 1);
                 if (!std::isfinite(loss) && !warned_non_finite && !terminates_on_nan) {
                     warned_non_finite = true;
                     output() << "WARNING: tpudsl: the loss became " << (std::isnan(loss) ? "nan" : loss > 0 ? "inf" : "-inf")
@@ -727,7 +662,7 @@ private:
             bar.finish(done, logs);
             if (shown_target == 0)
                 shown_target = history.params.steps = done;   // known after the first pass
-            position_ = stream_at(epoch + 1, 0, source);
+            position_ = source.position(epoch + 1, 0);
             for (auto& cb : options.callbacks)
                 cb->on_epoch_end(epoch, logs, *this);
             history.record(epoch, logs);
