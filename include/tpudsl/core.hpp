@@ -22,8 +22,10 @@
 #include <tpudsl/layers/global_average_pooling2d.hpp>
 #include <tpudsl/layers/global_max_pooling1d.hpp>
 #include <tpudsl/layers/global_max_pooling2d.hpp>
+#include <tpudsl/layers/gru.hpp>
 #include <tpudsl/layers/layer_base.hpp>
 #include <tpudsl/layers/layer_concepts.hpp>
+#include <tpudsl/layers/lstm.hpp>
 #include <tpudsl/layers/max_pool1d.hpp>
 #include <tpudsl/layers/max_pool2d.hpp>
 #include <tpudsl/model/sequential.hpp>

@@ -205,6 +205,31 @@ TEST_CASE("gradients: global average and max pooling, 1D and 2D", "[gradcheck]")
     check_model<Sequential<Input<Shape<3, 3, 2>>, GlobalAveragePooling2D, Dense<2, Tanh>>>();
 }
 
+TEST_CASE("gradients: LSTM, the last state and every state, through time", "[gradcheck][recurrent]")
+{
+    // Units not a multiple of the vector width (the gates' partial vectors), then a full one.
+    check_model<Sequential<Input<Shape<4, 3>>, LSTM<5>, Dense<2>>>();
+    check_model<Sequential<Input<Shape<5, 2>>, LSTM<3, true>, Flatten, Dense<2>>>();
+    check_model<Sequential<Input<Shape<3, 4>>, LSTM<8, true>, LSTM<4>, Dense<2, Tanh>>>();
+    // One step only, and after a convolution (the input gradient goes back into it).
+    check_model<Sequential<Input<Shape<1, 3>>, LSTM<4>, Dense<2>>>();
+    check_model<Sequential<Input<Shape<6, 2>>, Conv1D<3, 2, Tanh>, LSTM<4, true>, GlobalAveragePooling1D, Dense<2>>>();
+}
+
+TEST_CASE("gradients: GRU (reset_after), the last state and every state, through time", "[gradcheck][recurrent]")
+{
+    check_model<Sequential<Input<Shape<4, 3>>, GRU<5>, Dense<2>>>();
+    check_model<Sequential<Input<Shape<5, 2>>, GRU<3, true>, Flatten, Dense<2>>>();
+    check_model<Sequential<Input<Shape<3, 4>>, GRU<8, true>, GRU<4>, Dense<2, Tanh>>>();
+    check_model<Sequential<Input<Shape<1, 3>>, GRU<4>, Dense<2>>>();
+    check_model<Sequential<Input<Shape<6, 2>>, Conv1D<3, 2, Tanh>, GRU<4, true>, LSTM<3>, Dense<2>>>();
+}
+
+TEST_CASE("gradients: an Embedding before an LSTM (the gradient scattered into its rows)", "[gradcheck][recurrent]")
+{
+    check_model<Sequential<Input<Shape<5>, std::int32_t>, Embedding<6, 3>, LSTM<4>, Dense<3, Softmax>>>();
+}
+
 TEST_CASE("gradients: Conv1D fused with MaxPool1D, input gradient sharing the pooled gradient's buffer", "[gradcheck]")
 {
     // The second convolution's input (8 x 3) is larger than its pooled output (3 x 4): samples run last to first.

@@ -13,7 +13,7 @@
 namespace tpudsl {
 
 /// What a weight tensor is to its layer; its name in Keras (`dense/kernel`, `embedding/embeddings`).
-enum class weight_role { kernel, bias, embeddings };
+enum class weight_role { kernel, bias, embeddings, recurrent_kernel };
 
 [[nodiscard]] constexpr std::string_view
 weight_role_name(weight_role r) noexcept
@@ -22,13 +22,14 @@ weight_role_name(weight_role r) noexcept
     case weight_role::kernel: return "kernel";
     case weight_role::bias: return "bias";
     case weight_role::embeddings: return "embeddings";
+    case weight_role::recurrent_kernel: return "recurrent_kernel";
     }
     return "?";
 }
 
 namespace detail {
 /// Keras' default initializer of a weight of role R: glorot_uniform kernels, zero biases,
-/// uniform(-0.05, 0.05) embeddings.
+/// uniform(-0.05, 0.05) embeddings, orthogonal recurrent kernels.
 template <weight_role R>
 [[nodiscard]] consteval auto
 default_initializer() noexcept
@@ -37,6 +38,8 @@ default_initializer() noexcept
         return initializers::Zeros{};
     else if constexpr (R == weight_role::embeddings)
         return initializers::RandomUniform<0.05>{};
+    else if constexpr (R == weight_role::recurrent_kernel)
+        return initializers::Orthogonal{};
     else
         return initializers::GlorotUniform{};
 }

@@ -11,6 +11,7 @@
 #endif
 
 #include <cstddef>
+#include <cstdint>
 
 namespace tpudsl::detail::simd {
 
@@ -28,6 +29,8 @@ struct vfloat {
     friend vfloat operator-(vfloat a, vfloat b) noexcept { return {a.v - b.v}; }
     friend vfloat operator/(vfloat a, vfloat b) noexcept { return {a.v / b.v}; }
     friend vfloat sqrt(vfloat a) noexcept { return {__builtin_sqrtf(a.v)}; }
+    friend vfloat exp(vfloat a) noexcept { return {__builtin_expf(a.v)}; }
+    friend vfloat tanh(vfloat a) noexcept { return {__builtin_tanhf(a.v)}; }
     friend float reduce_add(vfloat a) noexcept { return a.v; }
     friend vfloat max(vfloat a, vfloat b) noexcept { return {a.v > b.v ? a.v : b.v}; }
     /// The first `count` (< size) lanes from p, the others 0; never reads past p + count.
@@ -88,6 +91,52 @@ struct vfloat {
 #else
         return {xsimd::sqrt(a.v)};
 #endif
+    }
+    /// e^a, lane by lane: Cephes' expf (a degree-5 polynomial on a - n ln 2, times 2^n built in the
+    /// exponent's bits), within 2 ulp; a is clamped to [-87.3, 88.3], where 2^n stays normal. Written
+    /// here on plain arithmetic: xsimd's exp goes through AVX-512 intrinsics whose undefined
+    /// pass-through operand GCC 12 warns about.
+    friend vfloat
+    exp(vfloat a) noexcept
+    {
+        using ibatch = xsimd::batch<std::int32_t>;
+        const batch lo(-87.3f), hi(88.3f), magic(12582912.0f);   // 1.5 * 2^23: rounds to an integer
+        batch x = xsimd::select(a.v < lo, lo, a.v);
+        x = xsimd::select(x > hi, hi, x);
+        const batch t = xsimd::fma(x, batch(1.44269504088896341f), magic);
+        const batch n = t - magic;
+        batch r = xsimd::fma(n, batch(-0.693359375f), x);
+        r = xsimd::fma(n, batch(2.12194440e-4f), r);
+        batch p(1.9875691500e-4f);
+        p = xsimd::fma(p, r, batch(1.3981999507e-3f));
+        p = xsimd::fma(p, r, batch(8.3334519073e-3f));
+        p = xsimd::fma(p, r, batch(4.1665795894e-2f));
+        p = xsimd::fma(p, r, batch(1.6666665459e-1f));
+        p = xsimd::fma(p, r, batch(5.0000001201e-1f));
+        const batch e = xsimd::fma(p, r * r, r) + batch(1.0f);
+        // t's low bits hold n: (n + 127) << 23 is 2^n's float.
+        const ibatch bits = (xsimd::bitwise_cast<ibatch>(t) - ibatch(0x4B400000 - 127)) * ibatch(1 << 23);
+        return {e * xsimd::bitwise_cast<batch>(bits)};
+    }
+    /// tanh(a), lane by lane: Cephes' odd polynomial for |a| < 0.625, (1 - e) / (1 + e) with
+    /// e = exp(-2 |a|) beyond; within a few ulp.
+    friend vfloat
+    tanh(vfloat a) noexcept
+    {
+        const batch zero(0.0f), one(1.0f);
+        const auto negative = a.v < zero;
+        const batch m = xsimd::select(negative, zero - a.v, a.v);
+        const batch e = exp(vfloat{batch(-2.0f) * m}).v;
+        const batch big = (one - e) / (one + e);
+        const batch z = a.v * a.v;
+        batch p(-5.70498872745e-3f);
+        p = xsimd::fma(p, z, batch(2.06390887954e-2f));
+        p = xsimd::fma(p, z, batch(-5.37397155531e-2f));
+        p = xsimd::fma(p, z, batch(1.33314422036e-1f));
+        p = xsimd::fma(p, z, batch(-3.33332819422e-1f));
+        const batch small = xsimd::fma(p * z, a.v, a.v);
+        const batch far = xsimd::select(negative, zero - big, big);
+        return {xsimd::select(m < batch(0.625f), small, far)};
     }
     friend float reduce_add(vfloat a) noexcept { return xsimd::hadd(a.v); }
     /// (a < b) ? b : a, lane by lane (NaN in a stays). AVX-512: a compare and a blend (GCC 12 warns
