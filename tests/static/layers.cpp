@@ -104,6 +104,34 @@ static_assert(verdict<GlobalMaxPooling2D, tensor<Shape<28, 28>>> == detail::glob
 static_assert(verdict<GlobalAveragePooling1D, F> == detail::global_pool_rule::needs_rank2);
 static_assert(verdict<GlobalMaxPooling1D, tensor<Shape<8, 2>>> == detail::global_pool_rule::ok);
 
+// LSTM: kernel (in, 4U), recurrent_kernel (U, 4U), bias (4U); (T, F) -> (U), or (T, U) for every step
+static_assert(std::is_same_v<out_t<LSTM<64>, tensor<Shape<300, 7>>>, Shape<64>>);
+static_assert(std::is_same_v<out_t<LSTM<16, true>, tensor<Shape<20, 3>>>, Shape<20, 16>>);
+static_assert(params<LSTM<64>, tensor<Shape<300, 7>>> == 4 * 64 * (7 + 64 + 1));
+static_assert(std::is_same_v<LSTM<8>::weights<tensor<Shape<5, 3>>>,
+                             weight_list<weight<weight_role::kernel, Shape<3, 32>>,
+                                         weight<weight_role::recurrent_kernel, Shape<8, 32>>,
+                                         weight<weight_role::bias, Shape<32>, initializers::UnitForgetBias>>>);
+static_assert(LSTM<8>::weights<tensor<Shape<5, 3>>>::param_count == 4 * 8 * (3 + 8 + 1));
+static_assert(LSTM<4>::scratch_size<tensor<Shape<5, 3>>> == 5 * (3 + 6 * 4) + 2 * 4);
+static_assert(verdict<LSTM<4>, tensor<Shape<5, 3>>> == rule<LSTM<4>>::ok);
+static_assert(verdict<LSTM<4>, tensor<Shape<300>>> == rule<LSTM<4>>::needs_rank2);
+static_assert(verdict<LSTM<4>, F> == rule<LSTM<4>>::needs_rank2);
+static_assert(verdict<LSTM<0>, tensor<Shape<5, 3>>> == rule<LSTM<0>>::zero_units);
+static_assert(std::is_same_v<LSTM<4>::expects<F>, detail::any_shape_of_rank<2>>);
+
+// GRU (reset_after): kernel (in, 3U), recurrent_kernel (U, 3U), bias (2, 3U)
+static_assert(std::is_same_v<out_t<GRU<32>, tensor<Shape<300, 7>>>, Shape<32>>);
+static_assert(std::is_same_v<out_t<GRU<5, true>, tensor<Shape<9, 2>>>, Shape<9, 5>>);
+static_assert(params<GRU<32>, tensor<Shape<300, 7>>> == 3 * 32 * (7 + 32 + 2));
+static_assert(std::is_same_v<GRU<8>::weights<tensor<Shape<5, 3>>>,
+                             weight_list<weight<weight_role::kernel, Shape<3, 24>>,
+                                         weight<weight_role::recurrent_kernel, Shape<8, 24>, initializers::Orthogonal>,
+                                         weight<weight_role::bias, Shape<2, 24>, initializers::Zeros>>>);
+static_assert(verdict<GRU<4>, tensor<Shape<784>>> == rule<GRU<4>>::needs_rank2);
+static_assert(verdict<GRU<0>, tensor<Shape<5, 3>>> == rule<GRU<0>>::zero_units);
+static_assert(verdict<GRU<4, true>, tensor<Shape<1, 1>>> == rule<GRU<4, true>>::ok);
+
 // Shape-keeping layers
 static_assert(std::is_same_v<out_t<Flatten, tensor<Shape<13, 13, 64>>>, Shape<10816>>);
 static_assert(std::is_same_v<out_t<Flatten, tensor<Shape<5>>>, Shape<5>>);

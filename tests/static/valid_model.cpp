@@ -40,6 +40,11 @@ static_assert(!valid_model<Input<Shape<784>>, GlobalAveragePooling2D>);         
 static_assert(!valid_model<Img, GlobalMaxPooling1D>);
 static_assert(valid_model<Img, Conv2D<8, 3>, GlobalAveragePooling2D, Dense<10>>); // no Flatten needed
 static_assert(valid_model<Input<Shape<12, 4>>, Conv1D<8, 3>, GlobalMaxPooling1D, Dense<2>>);
+static_assert(valid_model<Ids, Embedding<100, 8>, LSTM<16>, Dense<2>>);            // a sentence to its last state
+static_assert(valid_model<Ids, Embedding<100, 8>, GRU<16, true>, LSTM<4>, Dense<2>>);
+static_assert(!valid_model<Ids, Embedding<100, 8>, LSTM<16>, LSTM<4>>);         // the second gets (16)
+static_assert(!valid_model<Input<Shape<784>>, GRU<8>>);
+static_assert(!valid_model<Input<Shape<10, 3>>, LSTM<0>>);
 static_assert(!valid_model<Ids, Embedding<0, 8>>);
 static_assert(!valid_model<Ids, Embedding<10, 0>>);
 static_assert(!valid_model<Input<Shape<10>>, Dense<4>, Dropout<1.0f>>);

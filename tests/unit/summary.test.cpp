@@ -131,3 +131,21 @@ TEST_CASE("summary rows and auto-names of the average and global poolings", "[su
     STATIC_REQUIRE(GlobalAveragePooling2D::class_name == "GlobalAveragePooling2D");
     STATIC_REQUIRE(AveragePooling1D<>::class_name == "AveragePooling1D");
 }
+
+TEST_CASE("summary rows and auto-names of the recurrent layers", "[summary][recurrent]")
+{
+    using namespace tpudsl;
+    using Text = Sequential<Input<Shape<300>, std::int32_t>, Embedding<30982, 7>, LSTM<64, true>, LSTM<32, true>, GRU<16, true>,
+                            GRU<8>, Dense<46, Softmax>>;
+    std::ostringstream text;
+    summary<Text>(text);
+    CHECK(text.str().find("lstm (LSTM)                  (None, 300, 64)           18432     \n") != std::string::npos);
+    CHECK(text.str().find("lstm_1 (LSTM)                (None, 300, 32)           12416     \n") != std::string::npos);
+    CHECK(text.str().find("gru (GRU)                    (None, 300, 16)           2400      \n") != std::string::npos);
+    CHECK(text.str().find("gru_1 (GRU)                  (None, 8)                 624       \n") != std::string::npos);
+
+    STATIC_REQUIRE(LSTM<4>::base_name == "lstm");
+    STATIC_REQUIRE(LSTM<4>::class_name == "LSTM");
+    STATIC_REQUIRE(GRU<4, true>::base_name == "gru");
+    STATIC_REQUIRE(GRU<4, true>::class_name == "GRU");
+}
