@@ -84,6 +84,12 @@ using PoolsGlobal = tpudsl::Sequential<tpudsl::Input<tpudsl::Shape<20, 4>>, tpud
 using PoolsAverage2D = tpudsl::Sequential<tpudsl::Input<tpudsl::Shape<6, 6, 2>>, tpudsl::Conv2D<8, 3, tpudsl::Relu>,
                                           tpudsl::GlobalAveragePooling2D, tpudsl::Dense<10, tpudsl::Softmax>>;
 
+/// The recurrent layers, their last state and every state, behind an Embedding and stacked.
+using Recurrent = tpudsl::Sequential<tpudsl::Input<tpudsl::Shape<30>, std::int32_t>, tpudsl::Embedding<1000, 7>,
+                                     tpudsl::LSTM<16, true>, tpudsl::GRU<12>, tpudsl::Dense<10, tpudsl::Softmax>>;
+using RecurrentFloat = tpudsl::Sequential<tpudsl::Input<tpudsl::Shape<10, 4>>, tpudsl::Conv1D<8, 3, tpudsl::Relu>,
+                                          tpudsl::GRU<8, true>, tpudsl::LSTM<12>, tpudsl::Dense<10, tpudsl::Softmax>>;
+
 } // namespace
 
 TEST_CASE("a training step allocates nothing, the first one included, the plan sized every kernel's scratch",
@@ -98,6 +104,9 @@ TEST_CASE("a training step allocates nothing, the first one included, the plan s
     CHECK(allocations_in_steps<Pools1D>(tpudsl::optimizers::SGD{}, 16, 4) == 0);
     CHECK(allocations_in_steps<PoolsGlobal>(tpudsl::optimizers::Adam{}, 16, 4) == 0);
     CHECK(allocations_in_steps<PoolsAverage2D>(tpudsl::optimizers::Adam{}, 16, 4) == 0);
+    CHECK(allocations_in_steps<Recurrent>(tpudsl::optimizers::Adam{}, 16, 4) == 0);
+    CHECK(allocations_in_steps<RecurrentFloat>(tpudsl::optimizers::SGD{}, 16, 4) == 0);
+    CHECK(allocations_in_steps<Recurrent, tpudsl::TpuStrategy<2>>(tpudsl::optimizers::Adam{}, 256, 3) == 0);
     // Each of two threads with its own arena; large batches take the packed kernels.
     CHECK(allocations_in_steps<seeds::FashionCnn, tpudsl::TpuStrategy<2>>(tpudsl::optimizers::Adam{}, 256, 3) == 0);
     CHECK(allocations_in_steps<seeds::MnistMlp, tpudsl::TpuStrategy<2>>(tpudsl::optimizers::Adam{}, 256, 3) == 0);

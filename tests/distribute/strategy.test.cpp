@@ -154,6 +154,25 @@ TEST_CASE("TpuStrategy is bitwise reproducible, and N = 1, 2, 4, 8 give the same
     CHECK(!same_bits(eight, std::vector<float>(fresh.parameters(), fresh.parameters() + M::param_buffer_size)));
 }
 
+TEST_CASE("recurrent models: TpuStrategy<2> and <8> give one device's bits, runs repeat their bits",
+          "[strategy][determinism][recurrent]")
+{
+    using Text = Sequential<Input<Shape<12>, std::int32_t>, Embedding<1024, 6>, LSTM<16>, Dense<5, Softmax>>;
+    const synthetic<Text> text(160, 8);
+    const auto one = train<Text, OneDeviceStrategy>(text, optimizers::Adam{}, 32, 5);
+    CHECK(same_bits(one, train<Text, TpuStrategy<2>>(text, optimizers::Adam{}, 32, 5)));
+    CHECK(same_bits(one, train<Text, TpuStrategy<8>>(text, optimizers::Adam{}, 32, 5)));
+    CHECK(same_bits(one, train<Text, OneDeviceStrategy>(text, optimizers::Adam{}, 32, 5)));
+    Trainable<Text> fresh(7);
+    CHECK(!same_bits(one, std::vector<float>(fresh.parameters(), fresh.parameters() + Text::param_buffer_size)));
+
+    using Stacked = Sequential<Input<Shape<6, 4>>, GRU<8, true>, LSTM<6>, Dense<3, Softmax>>;
+    const synthetic<Stacked> seq(90, 9);
+    const auto first = train<Stacked, OneDeviceStrategy>(seq, optimizers::Nadam{}, 24, 4);   // partial batches too
+    CHECK(same_bits(first, train<Stacked, TpuStrategy<2>>(seq, optimizers::Nadam{}, 24, 4)));
+    CHECK(same_bits(first, train<Stacked, TpuStrategy<8>>(seq, optimizers::Nadam{}, 24, 4)));
+}
+
 TEST_CASE("metrics are global sums: evaluate gives the same numbers on every strategy", "[strategy]")
 {
     const synthetic<seeds::FashionCnn> data(101, 6);
