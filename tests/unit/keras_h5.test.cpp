@@ -521,3 +521,48 @@ TEST_CASE("keras_h5: threads save and load Keras files at the same time")
         th.join();
     CHECK(ok == std::vector<int>(4, 5));
 }
+
+TEST_CASE("keras_h5: LSTM and GRU weights are their cells', in both layouts")
+{
+    using Recurrent = Sequential<Input<Shape<10>, std::int32_t>, Embedding<20, 3>, LSTM<4, true>, GRU<5, true>, LSTM<2>,
+                                 Dense<3, Softmax>>;
+    scratch_dir dir("keras_h5_recurrent");
+    const std::string k3 = dir / "r.weights.h5", k2 = dir / "r.h5";
+    const auto w = pattern<Recurrent>(0.75f);
+    save_keras_weights<Recurrent>(k3, w.data(), keras_h5_layout::keras3);
+    save_keras_weights<Recurrent>(k2, w.data(), keras_h5_layout::keras2);
+    {
+        // Keras 3: layers/lstm/vars empty (named lstm), layers/lstm/cell/vars/0..2 (named lstm_cell).
+        const h5file f(k3);
+        CHECK(f.has("layers/lstm/vars"));
+        CHECK_FALSE(f.has("layers/lstm/vars/0"));
+        CHECK(f.shape("layers/lstm/cell/vars/0") == std::vector<std::size_t>{3, 16});
+        CHECK(f.shape("layers/lstm/cell/vars/1") == std::vector<std::size_t>{4, 16});
+        CHECK(f.shape("layers/lstm/cell/vars/2") == std::vector<std::size_t>{16});
+        CHECK(f.shape("layers/gru/cell/vars/0") == std::vector<std::size_t>{4, 15});
+        CHECK(f.shape("layers/gru/cell/vars/1") == std::vector<std::size_t>{5, 15});
+        CHECK(f.shape("layers/gru/cell/vars/2") == std::vector<std::size_t>{2, 15});
+        CHECK(f.shape("layers/lstm_1/cell/vars/1") == std::vector<std::size_t>{2, 8});
+        const detail::h5::context ctx{"test", k3};
+        const hid_t g = H5Gopen2(f.id, "layers/lstm_1/cell/vars", H5P_DEFAULT);
+        CHECK(detail::h5::read_string_attribute(ctx, g, "name", "cell") == std::vector<std::string>{"lstm_cell"});
+        H5Gclose(g);
+    }
+    {
+        // Keras 2: lstm/lstm_cell/kernel:0, as tf.keras names them.
+        const h5file f(k2);
+        CHECK(f.shape("lstm/lstm/lstm_cell/kernel:0") == std::vector<std::size_t>{3, 16});
+        CHECK(f.shape("gru/gru/gru_cell/bias:0") == std::vector<std::size_t>{2, 15});
+        const detail::h5::context ctx{"test", k2};
+        const hid_t g = H5Gopen2(f.id, "lstm_1", H5P_DEFAULT);
+        CHECK(detail::h5::read_string_attribute(ctx, g, "weight_names", "lstm_1") ==
+              std::vector<std::string>{"lstm_1/lstm_cell/kernel:0", "lstm_1/lstm_cell/recurrent_kernel:0",
+                                       "lstm_1/lstm_cell/bias:0"});
+        H5Gclose(g);
+    }
+    for (const auto& path : {k3, k2}) {
+        std::vector<float> back(Recurrent::param_buffer_size, 0.0f);
+        load_keras_weights<Recurrent>(path, back.data());
+        CHECK(back == w);
+    }
+}

@@ -339,6 +339,7 @@ struct layer_ref {
     std::string name;         // Keras' auto-name: "conv2d", "dense_1"
     std::string class_name;   // "Conv2D"
     std::string group;        // Keras 3's group: snake_case(class_name) with a per-class counter
+    std::string cell;         // the cell that holds the weights in Keras ("lstm_cell"), or empty
     std::vector<weight_ref> weights;
 };
 
@@ -360,6 +361,17 @@ weights_of()
     }(std::make_index_sequence<L::weight_count>{});
 }
 
+/// The cell that holds a layer's weights in Keras' files (layer_base::keras_cell), or empty.
+template <class Spec>
+[[nodiscard]] std::string
+keras_cell_of()
+{
+    if constexpr (requires { Spec::keras_cell; })
+        return std::string(Spec::keras_cell);
+    else
+        return {};
+}
+
 /// The model's layers, in order, with the names Keras gives them.
 template <class Model>
 [[nodiscard]] std::vector<layer_ref>
@@ -369,6 +381,7 @@ layers_of()
     [&]<std::size_t... I>(std::index_sequence<I...>) {
         (layers.push_back(layer_ref{Model::template layer_name<I>(),
                                     std::string(Model::template layer<I>::spec::class_name), {},
+                                    keras_cell_of<typename Model::template layer<I>::spec>(),
                                     weights_of<typename Model::template layer<I>>()}),
          ...);
     }(std::make_index_sequence<Model::layer_count>{});
@@ -482,8 +495,15 @@ write_keras3(const context& ctx, hid_t file, const std::vector<layer_ref>& layer
         const handle lg = create_group(ctx, all.get(), l.group);
         const handle vars = create_group(ctx, lg.get(), "vars");
         write_string_attribute(ctx, vars.get(), "name", l.name);
+        // A recurrent layer's weights are its cell's: `layers/lstm/cell/vars`, its own `vars` empty.
+        handle cell, cell_vars;
+        if (!l.cell.empty()) {
+            cell = create_group(ctx, lg.get(), "cell");
+            cell_vars = create_group(ctx, cell.get(), "vars");
+            write_string_attribute(ctx, cell_vars.get(), "name", l.cell);
+        }
         for (std::size_t j = 0; j < l.weights.size(); ++j)
-            write_weight(ctx, vars.get(), std::to_string(j), l.weights[j], params);
+            write_weight(ctx, l.cell.empty() ? vars.get() : cell_vars.get(), std::to_string(j), l.weights[j], params);
     }
 }
 
@@ -504,7 +524,7 @@ write_keras2(const context& ctx, hid_t file, const std::vector<layer_ref>& layer
         const handle lg = create_group(ctx, file, l.name);
         std::vector<std::string> weight_names;
         for (const auto& w : l.weights)
-            weight_names.push_back(l.name + "/" + w.role + ":0");
+            weight_names.push_back(l.name + "/" + (l.cell.empty() ? "" : l.cell + "/") + w.role + ":0");
         write_string_list_attribute(ctx, lg.get(), "weight_names", weight_names);
         for (std::size_t j = 0; j < l.weights.size(); ++j)
             write_weight(ctx, lg.get(), weight_names[j], l.weights[j], params);
@@ -540,7 +560,7 @@ read_keras3(const context& ctx, hid_t file, const std::vector<layer_ref>& layers
     }
     for (std::size_t i = 0; i < layers.size(); ++i) {
         const auto& l = layers[i];
-        const std::string vars_path = l.group + "/vars";
+        const std::string vars_path = l.group + (l.cell.empty() ? "/vars" : "/cell/vars");
         std::vector<std::string> datasets;
         handle vars;
         if (is_group(all.get(), vars_path)) {

@@ -30,6 +30,7 @@ template <std::size_t Units, bool ReturnSequences = false>
 struct GRU : detail::recurrent_spec<Units, ReturnSequences> {
     static constexpr std::string_view class_name = "GRU";
     static constexpr std::string_view base_name = "gru";
+    static constexpr std::string_view keras_cell = "gru_cell";   // its weights are its cell's in Keras' files
     using ops = detail::gru_ops<Units, ReturnSequences>;
 
     template <detail::recurrent_rule R>

@@ -8,6 +8,7 @@
 #include <tpudsl/detail/diagnostics.hpp>
 
 #include <cstddef>
+#include <string_view>
 #include <type_traits>
 
 namespace tpudsl {
@@ -52,6 +53,10 @@ struct layer_base {
 
     template <class In>
     static constexpr std::size_t scratch_size = 0;
+
+    /// The name of the cell that holds the layer's weights in Keras' files (a recurrent layer's
+    /// `lstm_cell`: `layers/lstm/cell/vars/0`, `lstm/lstm_cell/kernel:0`); empty: the layer's own.
+    static constexpr std::string_view keras_cell = "";
 
     // What the graph and the trainer may assume of the layer's ops: they read these traits, never
     // the layer's type. A layer declares what differs (docs/layers.md).

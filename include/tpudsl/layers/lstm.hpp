@@ -28,6 +28,7 @@ template <std::size_t Units, bool ReturnSequences = false>
 struct LSTM : detail::recurrent_spec<Units, ReturnSequences> {
     static constexpr std::string_view class_name = "LSTM";
     static constexpr std::string_view base_name = "lstm";
+    static constexpr std::string_view keras_cell = "lstm_cell";   // its weights are its cell's in Keras' files
     using ops = detail::lstm_ops<Units, ReturnSequences>;
 
     template <detail::recurrent_rule R>
