@@ -7,7 +7,7 @@
 //   keras_interop <model> save <dir>   trains a few steps, saves <model>.tpudsl.weights.h5 and
 //                                      <model>.tpudsl.h5, and writes its predictions on <model>.x.bin
 //                                      to <model>.tpudsl_pred.bin for Keras to compare with.
-// For one layer model (pooling_models.hpp):
+// For one layer model (pooling_models.hpp, recurrent_models.hpp):
 //   keras_interop <model> step <dir>   reads Keras' initial weights <model>.weights.h5, predicts on the
 //                                      batch <model>.x.bin and compares with <model>.keras_pred.bin,
 //                                      then trains one step on that batch with labels <model>.y.bin and
@@ -15,6 +15,7 @@
 //                                      <model>.step.weights.h5 (1e-5 both).
 // Arrays are raw little-endian float32 (int32 token ids for Reuters, and labels), row-major.
 #include "pooling_models.hpp"
+#include "recurrent_models.hpp"
 
 #include <tpudsl/tpudsl.hpp>
 
@@ -201,7 +202,7 @@ main(int argc, char** argv)
     if (argc != 4) {
         std::cerr << "usage: keras_interop fashion_mnist_cnn|mnist_mlp|cifar10_cnn|reuters_conv1d load|save DIR\n"
                      "       keras_interop average_pool2d|average_pool1d|global_average2d|global_max2d|"
-                     "global_average1d|global_max1d step DIR\n";
+                     "global_average1d|global_max1d|lstm|lstm_sequences|gru|gru_sequences|recurrent_stacked step DIR\n";
         return 2;
     }
     const std::string name = argv[1], mode = argv[2], dir = argv[3];
@@ -226,6 +227,16 @@ main(int argc, char** argv)
             return run_step<pooling_models::GlobalAverage1D>(name, mode, dir);
         if (name == "global_max1d")
             return run_step<pooling_models::GlobalMax1D>(name, mode, dir);
+        if (name == "lstm")
+            return run_step<recurrent_models::Lstm>(name, mode, dir);
+        if (name == "lstm_sequences")
+            return run_step<recurrent_models::LstmSequences>(name, mode, dir);
+        if (name == "gru")
+            return run_step<recurrent_models::Gru>(name, mode, dir);
+        if (name == "gru_sequences")
+            return run_step<recurrent_models::GruSequences>(name, mode, dir);
+        if (name == "recurrent_stacked")
+            return run_step<recurrent_models::Stacked>(name, mode, dir);
         std::cerr << "keras_interop: unknown model '" << name << "'\n";
         return 2;
     } catch (const std::exception& e) {

@@ -128,6 +128,41 @@ global_max2d = global_pooling(2, layers.GlobalMaxPooling2D)
 global_average1d = global_pooling(1, layers.GlobalAveragePooling1D)
 global_max1d = global_pooling(1, layers.GlobalMaxPooling1D)
 
+def lstm():
+    return keras.Sequential([keras.Input((8, 3)), layers.LSTM(6), layers.Dense(3, activation="softmax")])
+
+
+def lstm_sequences():
+    return keras.Sequential([
+        keras.Input((7, 3)),
+        layers.LSTM(5, return_sequences=True),
+        layers.Flatten(),
+        layers.Dense(3, activation="softmax"),
+    ])
+
+
+def gru():
+    return keras.Sequential([keras.Input((8, 3)), layers.GRU(6), layers.Dense(3, activation="softmax")])
+
+
+def gru_sequences():
+    return keras.Sequential([
+        keras.Input((7, 3)),
+        layers.GRU(5, return_sequences=True),
+        layers.GlobalAveragePooling1D(),
+        layers.Dense(3, activation="softmax"),
+    ])
+
+
+def recurrent_stacked():
+    return keras.Sequential([
+        keras.Input((6, 4)),
+        layers.LSTM(8, return_sequences=True),
+        layers.GRU(5),
+        layers.Dense(3, activation="softmax"),
+    ])
+
+
 MODELS = {f.__name__: f for f in (fashion_mnist_cnn, mnist_mlp, cifar10_cnn, reuters_conv1d)}
 PARAMS = {"fashion_mnist_cnn": 108_810, "mnist_mlp": 669_706, "cifar10_cnn": 1_250_858,
           "reuters_conv1d": 332_856}
@@ -135,9 +170,11 @@ PARAMS = {"fashion_mnist_cnn": 108_810, "mnist_mlp": 669_706, "cifar10_cnn": 1_2
 LAYER_MODELS = {"average_pool2d": average_pool2d, "average_pool1d": average_pool1d,
                 "global_average2d": global_average2d, "global_max2d": global_max2d,
                 "global_average1d": global_average1d, "global_max1d": global_max1d}
+LAYER_MODELS.update({f.__name__: f for f in (lstm, lstm_sequences, gru, gru_sequences, recurrent_stacked)})
 MODELS.update(LAYER_MODELS)
 PARAMS.update({"average_pool2d": 127, "average_pool1d": 67, "global_average2d": 91, "global_max2d": 91,
                "global_average1d": 55, "global_max1d": 55})
+PARAMS.update({"lstm": 261, "lstm_sequences": 288, "gru": 219, "gru_sequences": 168, "recurrent_stacked": 659})
 LEARNING_RATE = 0.5
 
 
