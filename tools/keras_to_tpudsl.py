@@ -12,9 +12,10 @@ computes from the Keras config itself. Without -o the header goes to standard ou
 written to a temporary file beside OUT and renamed over it.
 
 What tpudsl cannot express is refused, naming the layer (its Keras name and class) and the option:
-layers tpudsl lacks (LSTM, BatchNormalization, ...), options it lacks (dilation, groups, causal
+layers tpudsl lacks (BatchNormalization, ...), options it lacks (dilation, groups, causal
 padding, channels_first, use_bias=False, initializers other than Keras' defaults, regularizers,
-constraints, frozen layers, mixed precision), and models that are not one chain of layers. Exit
+constraints, frozen layers, mixed precision; for LSTM and GRU: other activations, return_state,
+go_backwards, stateful, dropout, reset_after=False), and models that are not one chain of layers. Exit
 status 0 on success, 1 when the model is refused or unreadable, 2 for a bad command line.
 
 Needs only Python's standard library (and h5py for `.h5` files); not Keras.
@@ -30,7 +31,7 @@ import zipfile
 TOOL = "keras_to_tpudsl"
 SUPPORTED = ("InputLayer", "Dense", "Conv1D", "Conv2D", "MaxPooling1D", "MaxPooling2D", "AveragePooling1D",
              "AveragePooling2D", "GlobalAveragePooling1D", "GlobalAveragePooling2D", "GlobalMaxPooling1D",
-             "GlobalMaxPooling2D", "Embedding", "Flatten", "Dropout", "Activation")
+             "GlobalMaxPooling2D", "Embedding", "Flatten", "Dropout", "Activation", "LSTM", "GRU")
 # Keras' pooling classes and tpudsl's names for them.
 POOLINGS = {"MaxPooling1D": "MaxPool1D", "MaxPooling2D": "MaxPool2D", "AveragePooling1D": "AveragePooling1D",
             "AveragePooling2D": "AveragePooling2D"}
@@ -277,6 +278,8 @@ class Layer:
             ok = norm == "glorotuniform" and not cfg.get("input_axes") and not cfg.get("output_axes")
         elif want == "zeros":
             ok = norm in ("zeros", "zero")
+        elif want == "orthogonal":
+            ok = norm == "orthogonal" and float(cfg.get("gain", 1.0)) == 1.0
         else:   # Embedding: RandomUniform(-0.05, 0.05)
             ok = norm in ("uniform", "randomuniform") and float(cfg.get("minval", -0.05)) == -0.05 and \
                 float(cfg.get("maxval", 0.05)) == 0.05
@@ -394,6 +397,8 @@ def convert_layer(layer, shape, first):
         if length is not None and (length if isinstance(length, int) else list(length)) not in (shape[0], list(shape)):
             layer.refuse(f"input_length={json.dumps(length)} differs from the input's shape {fmt_shape(shape)}")
         return f"Embedding<{vocab}, {dim}>", tuple(shape) + (dim,), vocab * dim
+    if cls in ("LSTM", "GRU"):
+        return convert_recurrent(layer, shape)
     if cls == "Flatten":
         layer.channels_last()
         size = 1
@@ -415,8 +420,54 @@ def convert_layer(layer, shape, first):
         hint = f" (Activation('{cls.lower()}') is)"
     layer.refuse(f"tpudsl has no {cls} layer{hint}; it has Dense, Conv1D, Conv2D, MaxPooling1D, "
                  "MaxPooling2D, AveragePooling1D, AveragePooling2D, GlobalAveragePooling1D, "
-                 "GlobalAveragePooling2D, GlobalMaxPooling1D, GlobalMaxPooling2D, Embedding, Flatten, "
-                 "Dropout and Activation")
+                 "GlobalAveragePooling2D, GlobalMaxPooling1D, GlobalMaxPooling2D, Embedding, LSTM, GRU, "
+                 "Flatten, Dropout and Activation")
+
+
+def convert_recurrent(layer, shape):
+    """An LSTM or a GRU with Keras' defaults (tanh, sigmoid, a zero initial state, reset_after for GRU):
+    (timesteps, features) to (units) or, with return_sequences, (timesteps, units)."""
+    cls = layer.cls
+    if len(shape) != 2:
+        layer.refuse(f"an {cls} takes a (timesteps, features) input, not {fmt_shape(shape)}")
+    units = layer.get("units")
+    if not isinstance(units, int) or units <= 0:
+        layer.refuse(f"units={json.dumps(units)} is not a positive integer")
+    for key, want in (("activation", "tanh"), ("recurrent_activation", "sigmoid")):
+        act = layer.get(key, want)
+        if isinstance(act, dict):   # Keras 3 may write {"class_name": "function", "config": "tanh"}
+            act = act.get("config") if isinstance(act.get("config"), str) else act.get("class_name")
+        if act != want:
+            layer.refuse(f"{key}={json.dumps(act)} is not supported: tpudsl's {cls} uses {want}")
+    for key, why in (("return_state", "tpudsl's layers have one output"),
+                     ("go_backwards", "tpudsl reads sequences from the first step"),
+                     ("stateful", "tpudsl starts every batch from a zero state"),
+                     ("time_major", "tpudsl's sequences are (batch, timesteps, features)")):
+        if layer.get(key):
+            layer.refuse(f"{key}=true is not supported: {why}")
+    for key in ("dropout", "recurrent_dropout"):
+        if layer.get(key, 0.0) not in (None, 0, 0.0):
+            layer.refuse(f"{key}={json.dumps(layer.get(key))} is not supported: tpudsl's {cls} has no dropout "
+                         "(put a Dropout before it)")
+    if layer.get("use_bias", True) is not True:
+        layer.refuse(f"use_bias=false is not supported: tpudsl's {cls} always has a bias")
+    if cls == "LSTM" and layer.get("unit_forget_bias", True) is not True:
+        layer.refuse("unit_forget_bias=false is not supported: tpudsl's LSTM starts its forget bias at one")
+    if cls == "GRU" and layer.get("reset_after", True) is not True:
+        layer.refuse("reset_after=false is not supported: tpudsl's GRU is Keras 3's reset_after=True")
+    layer.initializer("kernel_initializer", "glorot_uniform")
+    layer.initializer("recurrent_initializer", "orthogonal")
+    layer.initializer("bias_initializer", "zeros")
+    layer.no_extras("kernel_regularizer", "recurrent_regularizer", "bias_regularizer", "activity_regularizer",
+                    "kernel_constraint", "recurrent_constraint", "bias_constraint")
+    # Hints on how Keras runs the layer, not what it computes; without masks, zero_output_for_mask is moot.
+    layer.used.update(("unroll", "use_cudnn", "implementation", "zero_output_for_mask"))
+    sequences = bool(layer.get("return_sequences", False))
+    gates = 4 if cls == "LSTM" else 3
+    params = gates * units * (shape[1] + units + (1 if cls == "LSTM" else 2))
+    args = trim_defaults([str(units), "true" if sequences else "false"], [None, "false"])
+    out = (shape[0], units) if sequences else (units,)
+    return f"{cls}<{', '.join(args)}>", out, params
 
 
 def dense_checks(layer):
@@ -497,7 +548,8 @@ def header(name, namespace, entries, total, out_shape, source, version, model_na
     def qualify(spec):
         return re.sub(r"\b(Input|Shape|Dense|Conv1D|Conv2D|MaxPool1D|MaxPool2D|AveragePooling1D|AveragePooling2D|"
                       r"GlobalAveragePooling1D|GlobalAveragePooling2D|GlobalMaxPooling1D|GlobalMaxPooling2D|"
-                      r"Embedding|Flatten|Dropout|Activation|Linear|Relu|Softmax|Sigmoid|Tanh|Same|Valid|Size2)\b",
+                      r"Embedding|LSTM|GRU|Flatten|Dropout|Activation|Linear|Relu|Softmax|Sigmoid|Tanh|Same|Valid|"
+                      r"Size2)\b",
                       q + r"\1", spec)
 
     guard = re.sub(r"[^A-Za-z0-9]+", "_", (namespace + "_" if namespace else "") +

@@ -24,10 +24,11 @@ ACCEPTED = {
                                   "Activation<Relu>,", "Flatten,                           // (10816)",
                                   "static_assert(Reuters::param_count == 108'810);",
                                   "static_assert(std::is_same_v<Reuters::output_shape, Shape<10>>);"],
+    "keras3_lstm.json": ["Embedding<1000, 16>,", "LSTM<32>,                          // (32)",
+                         "static_assert(Reuters::param_count == 22'305);"],
 }
 
 REFUSED = {
-    "keras3_lstm.json": ["layer 'lstm' (LSTM)", "tpudsl has no LSTM layer"],
     "tf2_channels_first.json": ["layer 'conv2d' (Conv2D)", "data_format='channels_first'"],
     "keras3_branching.json": ["layer 'add' (Add) takes 2 inputs", "branches"],
 }
@@ -93,6 +94,29 @@ def integer_pixels(c):
     c["config"]["layers"][0]["config"]["dtype"] = "int32"
 
 
+def recurrent_mutations():
+    """Single options changed in keras3_lstm.json's LSTM (or it made a GRU), each refused."""
+    def with_(key, value, cls=None):
+        def change(c):
+            entry = next(l for l in c["config"]["layers"] if l["config"].get("name") == "lstm")
+            entry["config"][key] = value
+            if cls:
+                entry["class_name"] = cls
+        return change
+    yield "go_backwards", with_("go_backwards", True), ["layer 'lstm' (LSTM)", "go_backwards=true"]
+    yield "stateful", with_("stateful", True), ["layer 'lstm' (LSTM)", "stateful=true"]
+    yield "return_state", with_("return_state", True), ["layer 'lstm' (LSTM)", "return_state=true"]
+    yield "recurrent dropout", with_("recurrent_dropout", 0.2), ["layer 'lstm' (LSTM)", "recurrent_dropout=0.2"]
+    yield "hard_sigmoid", with_("recurrent_activation", "hard_sigmoid"), \
+        ["layer 'lstm' (LSTM)", 'recurrent_activation="hard_sigmoid"', "sigmoid"]
+    yield "relu LSTM", with_("activation", "relu"), ["layer 'lstm' (LSTM)", 'activation="relu"', "tanh"]
+    yield "unit_forget_bias", with_("unit_forget_bias", False), ["layer 'lstm' (LSTM)", "unit_forget_bias=false"]
+    yield "recurrent initializer", with_("recurrent_initializer", {"class_name": "GlorotUniform", "config": {}}), \
+        ["layer 'lstm' (LSTM)", "recurrent_initializer=", "orthogonal"]
+    yield "reset_after", with_("reset_after", False, "GRU"), ["layer 'lstm' (GRU)", "reset_after=false"]
+    yield "SimpleRNN", with_("units", 32, "SimpleRNN"), ["layer 'lstm' (SimpleRNN)", "tpudsl has no SimpleRNN layer"]
+
+
 def run(tool, path, out=None):
     cmd = [sys.executable, tool, path, "--name", "Reuters", "--namespace", "t"] + (["-o", out] if out else [])
     return subprocess.run(cmd, capture_output=True, text=True)
@@ -141,6 +165,15 @@ def main(argv):
         with open(os.path.join(configs, "tf2_reuters.json")) as f:
             base = json.load(f)
         for label, change, expected in mutations(base):
+            config = copy.deepcopy(base)
+            change(config)
+            path = os.path.join(tmp, label.replace(" ", "_") + ".json")
+            with open(path, "w") as f:
+                json.dump(config, f)
+            cases.append((label, path, expected))
+        with open(os.path.join(configs, "keras3_lstm.json")) as f:
+            base = json.load(f)
+        for label, change, expected in recurrent_mutations():
             config = copy.deepcopy(base)
             change(config)
             path = os.path.join(tmp, label.replace(" ", "_") + ".json")

@@ -66,6 +66,17 @@ def mixed_text():
     ])
 
 
+def mixed_recurrent():
+    """Token ids into an LSTM giving every state, a GRU giving its last, in .keras and .h5 (tf.keras names)."""
+    return keras.Sequential([
+        keras.Input((20,), dtype="int32"),
+        layers.Embedding(30, 5),
+        layers.LSTM(6, return_sequences=True),
+        layers.GRU(4),
+        layers.Dense(3, activation="softmax"),
+    ])
+
+
 # (builder, C++ name, file suffixes, whether tpudsl has it as a seed)
 MODELS = {
     "fashion_mnist_cnn": (keras_side.fashion_mnist_cnn, "FashionCnn", (".keras", ".h5")),
@@ -75,6 +86,7 @@ MODELS = {
     "mnist_mlp_functional": (mnist_mlp_functional, "MnistMlpFunctional", (".keras",)),
     "mixed_image": (mixed_image, "MixedImage", (".keras",)),
     "mixed_text": (mixed_text, "MixedText", (".keras",)),
+    "mixed_recurrent": (mixed_recurrent, "MixedRecurrent", (".keras", ".h5")),
     # The layer models of the one-step checks: the tool's type must be pooling_models.hpp's.
     "average_pool2d": (keras_side.average_pool2d, "AveragePool2D", (".keras",)),
     "average_pool1d": (keras_side.average_pool1d, "AveragePool1D", (".keras",)),
@@ -82,6 +94,12 @@ MODELS = {
     "global_max2d": (keras_side.global_max2d, "GlobalMax2D", (".keras",)),
     "global_average1d": (keras_side.global_average1d, "GlobalAverage1D", (".keras",)),
     "global_max1d": (keras_side.global_max1d, "GlobalMax1D", (".keras",)),
+    # ... and recurrent_models.hpp's.
+    "lstm": (keras_side.lstm, "Lstm", (".keras",)),
+    "lstm_sequences": (keras_side.lstm_sequences, "LstmSequences", (".keras",)),
+    "gru": (keras_side.gru, "Gru", (".keras",)),
+    "gru_sequences": (keras_side.gru_sequences, "GruSequences", (".keras",)),
+    "recurrent_stacked": (keras_side.recurrent_stacked, "Stacked", (".keras",)),
 }
 
 

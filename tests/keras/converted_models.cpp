@@ -5,8 +5,9 @@
 // compiles), and prints the same summary. The models that are not seeds have, layer by layer, the
 // output shapes, parameter counts and weight shapes (in Keras' order) Keras gave
 // (<dir>/<model>.layers.txt), so that Keras' weights files fit them. The layer models of the one-step
-// checks written by the tool are the very types of pooling_models.hpp.
+// checks written by the tool are the very types of pooling_models.hpp and recurrent_models.hpp.
 #include "pooling_models.hpp"
+#include "recurrent_models.hpp"
 
 #include <cifar10_cnn/model.hpp>
 #include <fashion_mnist_cnn/model.hpp>
@@ -22,10 +23,17 @@
 #include <generated/global_average2d.hpp>
 #include <generated/global_max1d.hpp>
 #include <generated/global_max2d.hpp>
+#include <generated/gru.hpp>
+#include <generated/gru_sequences.hpp>
+#include <generated/lstm.hpp>
+#include <generated/lstm_sequences.hpp>
 #include <generated/mixed_image.hpp>
+#include <generated/mixed_recurrent.hpp>
+#include <generated/mixed_recurrent_h5.hpp>
 #include <generated/mixed_text.hpp>
 #include <generated/mnist_mlp.hpp>
 #include <generated/mnist_mlp_functional.hpp>
+#include <generated/recurrent_stacked.hpp>
 #include <generated/reuters_conv1d.hpp>
 
 #include <tpudsl/core.hpp>
@@ -52,6 +60,12 @@ static_assert(std::is_same_v<generated::GlobalAverage2D, pooling_models::GlobalA
 static_assert(std::is_same_v<generated::GlobalMax2D, pooling_models::GlobalMax2D>);
 static_assert(std::is_same_v<generated::GlobalAverage1D, pooling_models::GlobalAverage1D>);
 static_assert(std::is_same_v<generated::GlobalMax1D, pooling_models::GlobalMax1D>);
+static_assert(std::is_same_v<generated::Lstm, recurrent_models::Lstm>);
+static_assert(std::is_same_v<generated::LstmSequences, recurrent_models::LstmSequences>);
+static_assert(std::is_same_v<generated::Gru, recurrent_models::Gru>);
+static_assert(std::is_same_v<generated::GruSequences, recurrent_models::GruSequences>);
+static_assert(std::is_same_v<generated::Stacked, recurrent_models::Stacked>);
+static_assert(std::is_same_v<generated::MixedRecurrentH5, generated::MixedRecurrent>);
 
 namespace {
 
@@ -140,5 +154,6 @@ main(int argc, char** argv)
                    same_summary<generated::Reuters, seeds::Reuters>("reuters_conv1d");
     failures += same_layers<generated::MixedImage>(argv[1], "mixed_image");
     failures += same_layers<generated::MixedText>(argv[1], "mixed_text");
+    failures += same_layers<generated::MixedRecurrent>(argv[1], "mixed_recurrent");
     return failures == 0 ? 0 : 1;
 }
