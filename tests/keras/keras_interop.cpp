@@ -12,7 +12,8 @@
 //                                      batch <model>.x.bin and compares with <model>.keras_pred.bin,
 //                                      then trains one step on that batch with labels <model>.y.bin and
 //                                      compares its weights with Keras' after the same step,
-//                                      <model>.step.weights.h5 (1e-5 both).
+//                                      <model>.step.weights.h5 (1e-5 both); writes its own weights
+//                                      after the step to <model>.tpudsl_step.weights.h5 and .h5.
 // Arrays are raw little-endian float32 (int32 token ids for Reuters, and labels), row-major.
 #include "pooling_models.hpp"
 #include "recurrent_models.hpp"
@@ -166,6 +167,10 @@ step(const std::string& name, const std::string& dir)
     keras_after.load_weights(dir + "/" + name + ".step.weights.h5");
     const double after = max_difference(model.get_weights(), keras_after.get_weights());
     const double moved = max_difference(initial, keras_after.get_weights());
+
+    // For keras_side.py's step_check: Keras reads the weights after the step from tpudsl's files.
+    model.save_weights(dir + "/" + name + ".tpudsl_step.weights.h5");
+    model.save_weights(dir + "/" + name + ".tpudsl_step.h5");
 
     const bool ok = forward <= tolerance && after <= tolerance && moved > 100 * tolerance;
     std::cout << name << ": max |tpudsl - keras| forward " << forward << ", weights after one step " << after

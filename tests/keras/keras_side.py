@@ -16,6 +16,9 @@
                                     labels MODEL.y.bin, Keras' predictions on it MODEL.keras_pred.bin,
                                     then trains one step on that batch (SGD, sparse categorical
                                     crossentropy) and writes the weights after it, MODEL.step.weights.h5.
+    keras_side.py MODEL step_check DIR  loads tpudsl's weights after the same step,
+                                    MODEL.tpudsl_step.weights.h5 and MODEL.tpudsl_step.h5, and compares
+                                    them with Keras' (1e-5).
 Arrays are raw little-endian float32 (int32 token ids for Reuters, and labels), row-major. Exit status
 0 when everything agrees.
 """
@@ -257,15 +260,34 @@ def check(name, out):
     return 1 if failures else 0
 
 
+def step_check(name, out):
+    """Keras reads tpudsl's weights after the step, both layouts, and finds its own."""
+    expected = MODELS[name]()
+    expected.load_weights(os.path.join(out, name + ".step.weights.h5"))
+    failures = 0
+    for suffix in (".tpudsl_step.weights.h5", ".tpudsl_step.h5"):
+        model = MODELS[name]()
+        model.load_weights(os.path.join(out, name + suffix))
+        diff = max(float(np.max(np.abs(np.asarray(a) - np.asarray(b)))) for a, b in zip(model.weights, expected.weights))
+        ok = diff <= TOLERANCE
+        print(f"{name}{suffix}: Keras reads it, max |tpudsl - keras| over the weights = {diff:.3g}" +
+              (" ok" if ok else " MISMATCH"))
+        failures += not ok
+    return 1 if failures else 0
+
+
 def main(argv):
-    if len(argv) != 4 or argv[1] not in MODELS or argv[2] not in ("write", "inputs", "check", "step") or \
-            (argv[2] == "step") != (argv[1] in LAYER_MODELS):
+    steps = ("step", "step_check")
+    if len(argv) != 4 or argv[1] not in MODELS or argv[2] not in ("write", "inputs", "check") + steps or \
+            (argv[2] in steps) != (argv[1] in LAYER_MODELS):
         print(__doc__, file=sys.stderr)
         return 2
     name, mode, out = argv[1], argv[2], argv[3]
     os.makedirs(out, exist_ok=True)
     if mode == "step":
         return step(name, out)
+    if mode == "step_check":
+        return step_check(name, out)
     if mode == "inputs":
         inputs(name).tofile(os.path.join(out, name + ".x.bin"))
         return 0

@@ -5,7 +5,8 @@
 # tpudsl_to_keras: tpudsl trains a few steps and writes its files and predictions, Keras reads them and
 # predicts the same.
 # one_step (the layer models): Keras writes its initial weights, a batch, its predictions on it and its
-# weights after one training step on it; tpudsl predicts the same and reaches the same weights.
+# weights after one training step on it; tpudsl predicts the same and reaches the same weights, and
+# Keras reads them from tpudsl's files.
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
 venv="$1" interop="$2" model="$3" direction="$4" dir="$5"
@@ -22,6 +23,7 @@ case "$direction" in
         "$venv/bin/python" "$here/keras_side.py" "$model" check "$dir" ;;
     one_step)
         "$venv/bin/python" "$here/keras_side.py" "$model" step "$dir"
-        "$interop" "$model" step "$dir" ;;
+        "$interop" "$model" step "$dir"
+        "$venv/bin/python" "$here/keras_side.py" "$model" step_check "$dir" ;;
     *) echo "run.sh: unknown direction '$direction'" >&2; exit 2 ;;
 esac
