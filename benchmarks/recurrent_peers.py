@@ -1,0 +1,91 @@
+#!/usr/bin/python3
+"""tpudsl's LSTM and GRU beside PyTorch's, measured in one run on one machine.
+
+  benchmarks/recurrent_peers.py [--build build/release] [--batch 32,128] [--threads 1,2]
+                                [--seconds 3] [--rounds 3]
+
+The same model on both sides: 300 token ids -> Embedding(30982, 7) -> LSTM(64) or GRU(64), its last
+state -> Dense(46) with softmax cross-entropy, Adam, one batch of synthetic ids trained over and over.
+tpudsl: build/release/benchmarks/recurrent_bench (one thread OneDeviceStrategy, two TpuStrategy<2>);
+PyTorch: Debian's python3-torch with torch.set_num_threads(t). The two take turns, --rounds times
+over, and each figure is the median of its rounds. Prints one line per measurement and one per ratio:
+  peer framework=<f> model=<m> batch=<b> threads=<t> samples_per_s=<median>
+  ratio model=<m> batch=<b> threads=<t> tpudsl_over_torch=<r>
+Run it with Debian's python3 (/usr/bin/python3), which is the one python3-torch installs into.
+"""
+import argparse
+import pathlib
+import re
+import statistics
+import subprocess
+import time
+
+ROOT = pathlib.Path(__file__).resolve().parent.parent
+
+
+def torch_samples_per_s(cell, batch, threads, seconds):
+    import torch
+
+    torch.manual_seed(0)
+    torch.set_num_threads(threads)
+
+    class Model(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.embedding = torch.nn.Embedding(30982, 7)
+            self.rnn = (torch.nn.LSTM if cell == "lstm" else torch.nn.GRU)(7, 64, batch_first=True)
+            self.dense = torch.nn.Linear(64, 46)
+
+        def forward(self, x):
+            h, _ = self.rnn(self.embedding(x))
+            return self.dense(h[:, -1])
+
+    model = Model()
+    opt = torch.optim.Adam(model.parameters())
+    loss = torch.nn.CrossEntropyLoss()
+    x = torch.randint(0, 30982, (batch, 300))
+    y = torch.randint(0, 46, (batch,))
+
+    def step():
+        opt.zero_grad()
+        loss(model(x), y).backward()
+        opt.step()
+
+    step()
+    done, start = 0, time.perf_counter()
+    while time.perf_counter() - start < seconds:
+        step()
+        done += batch
+    return done / (time.perf_counter() - start)
+
+
+def tpudsl_samples_per_s(binary, cell, batch, threads, seconds):
+    out = subprocess.run([str(binary), "--model", cell, "--batch", str(batch), "--threads", str(threads),
+                          "--seconds", str(seconds)], capture_output=True, text=True, check=True).stdout
+    return float(re.search(r"samples_per_s=([0-9.]+)", out).group(1))
+
+
+def main():
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--build", default=str(ROOT / "build" / "release"))
+    p.add_argument("--batch", default="32,128")
+    p.add_argument("--threads", default="1,2")
+    p.add_argument("--seconds", type=float, default=3.0)
+    p.add_argument("--rounds", type=int, default=3)
+    args = p.parse_args()
+    binary = pathlib.Path(args.build) / "benchmarks" / "recurrent_bench"
+    for batch in (int(b) for b in args.batch.split(",")):
+        for threads in (int(t) for t in args.threads.split(",")):
+            for cell in ("lstm", "gru"):
+                ours, theirs = [], []
+                for _ in range(args.rounds):
+                    ours.append(tpudsl_samples_per_s(binary, cell, batch, threads, args.seconds))
+                    theirs.append(torch_samples_per_s(cell, batch, threads, args.seconds))
+                a, b = statistics.median(ours), statistics.median(theirs)
+                print(f"peer framework=tpudsl model={cell} batch={batch} threads={threads} samples_per_s={a:.0f}")
+                print(f"peer framework=torch model={cell} batch={batch} threads={threads} samples_per_s={b:.0f}")
+                print(f"ratio model={cell} batch={batch} threads={threads} tpudsl_over_torch={a / b:.1f}", flush=True)
+
+
+if __name__ == "__main__":
+    main()
