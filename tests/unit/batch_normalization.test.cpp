@@ -186,7 +186,7 @@ TEST_CASE("BatchNormalization: one core and 2 or 8 replicas train to the same bi
     CHECK(accuracy > 0.9);   // it learns (with the moving statistics at inference)
 }
 
-TEST_CASE("BatchNormalization: momentum 1 freezes the moving statistics; the optimizer never touches them",
+TEST_CASE("BatchNormalization: momentum 1 freezes the moving statistics, the optimizer never touches them",
           "[batchnorm]")
 {
     const auto d = make_sequences(16, 5);
