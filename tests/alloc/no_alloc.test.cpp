@@ -84,6 +84,14 @@ using PoolsGlobal = tpudsl::Sequential<tpudsl::Input<tpudsl::Shape<20, 4>>, tpud
 using PoolsAverage2D = tpudsl::Sequential<tpudsl::Input<tpudsl::Shape<6, 6, 2>>, tpudsl::Conv2D<8, 3, tpudsl::Relu>,
                                           tpudsl::GlobalAveragePooling2D, tpudsl::Dense<10, tpudsl::Softmax>>;
 
+/// A per-timestep classifier: TimeDistributed Dense layers (the last a Softmax whose logits the loss
+/// reads) after a Conv1D, and as the first layer.
+using Tagger = tpudsl::Sequential<tpudsl::Input<tpudsl::Shape<20, 4>>, tpudsl::Conv1D<8, 3, tpudsl::Relu, tpudsl::Same>,
+                                  tpudsl::TimeDistributed<tpudsl::Dense<16, tpudsl::Relu>>,
+                                  tpudsl::TimeDistributed<tpudsl::Dense<5, tpudsl::Softmax>>>;
+using TaggerFirst = tpudsl::Sequential<tpudsl::Input<tpudsl::Shape<20, 4>>,
+                                       tpudsl::TimeDistributed<tpudsl::Dense<10, tpudsl::Softmax>>>;
+
 } // namespace
 
 TEST_CASE("a training step allocates nothing, the first one included, the plan sized every kernel's scratch",
@@ -98,6 +106,9 @@ TEST_CASE("a training step allocates nothing, the first one included, the plan s
     CHECK(allocations_in_steps<Pools1D>(tpudsl::optimizers::SGD{}, 16, 4) == 0);
     CHECK(allocations_in_steps<PoolsGlobal>(tpudsl::optimizers::Adam{}, 16, 4) == 0);
     CHECK(allocations_in_steps<PoolsAverage2D>(tpudsl::optimizers::Adam{}, 16, 4) == 0);
+    CHECK(allocations_in_steps<Tagger>(tpudsl::optimizers::Adam{}, 16, 4) == 0);
+    CHECK(allocations_in_steps<TaggerFirst>(tpudsl::optimizers::SGD{}, 16, 4) == 0);
+    CHECK(allocations_in_steps<Tagger, tpudsl::TpuStrategy<2>>(tpudsl::optimizers::Adam{}, 64, 3) == 0);
     // Each of two threads with its own arena; large batches take the packed kernels.
     CHECK(allocations_in_steps<seeds::FashionCnn, tpudsl::TpuStrategy<2>>(tpudsl::optimizers::Adam{}, 256, 3) == 0);
     CHECK(allocations_in_steps<seeds::MnistMlp, tpudsl::TpuStrategy<2>>(tpudsl::optimizers::Adam{}, 256, 3) == 0);
