@@ -30,7 +30,7 @@ import zipfile
 TOOL = "keras_to_tpudsl"
 SUPPORTED = ("InputLayer", "Dense", "Conv1D", "Conv2D", "MaxPooling1D", "MaxPooling2D", "AveragePooling1D",
              "AveragePooling2D", "GlobalAveragePooling1D", "GlobalAveragePooling2D", "GlobalMaxPooling1D",
-             "GlobalMaxPooling2D", "Embedding", "Flatten", "Dropout", "Activation")
+             "GlobalMaxPooling2D", "Embedding", "Flatten", "Dropout", "Activation", "TimeDistributed")
 # Keras' pooling classes and tpudsl's names for them.
 POOLINGS = {"MaxPooling1D": "MaxPool1D", "MaxPooling2D": "MaxPool2D", "AveragePooling1D": "AveragePooling1D",
             "AveragePooling2D": "AveragePooling2D"}
@@ -329,6 +329,8 @@ def convert_layer(layer, shape, first):
         dense_checks(layer)
         args = trim_defaults([str(units), act], [None, "Linear"])
         return f"Dense<{', '.join(args)}>", (units,), shape[0] * units + units
+    if cls == "TimeDistributed":
+        return time_distributed(layer, shape)
     if cls in ("Conv1D", "Conv2D"):
         n = 1 if cls == "Conv1D" else 2
         if rank != n + 1:
@@ -416,7 +418,25 @@ def convert_layer(layer, shape, first):
     layer.refuse(f"tpudsl has no {cls} layer{hint}; it has Dense, Conv1D, Conv2D, MaxPooling1D, "
                  "MaxPooling2D, AveragePooling1D, AveragePooling2D, GlobalAveragePooling1D, "
                  "GlobalAveragePooling2D, GlobalMaxPooling1D, GlobalMaxPooling2D, Embedding, Flatten, "
-                 "Dropout and Activation")
+                 "Dropout, Activation and TimeDistributed(Dense)")
+
+
+def time_distributed(layer, shape):
+    """TimeDistributed(Dense) on (timesteps, features): the Dense converted as on one timestep."""
+    inner = layer.get("layer")
+    if not isinstance(inner, dict):
+        layer.refuse("its config holds no wrapped layer")
+    inner_cls = ALIASES.get(inner.get("class_name"), inner.get("class_name"))
+    if inner_cls != "Dense":
+        layer.refuse(f"TimeDistributed({inner_cls}) is not supported: tpudsl's TimeDistributed wraps a Dense only")
+    if len(shape) != 2:
+        layer.refuse(f"a TimeDistributed(Dense) on a rank-{len(shape)} input {fmt_shape(shape)} is not supported: "
+                     "tpudsl's takes a rank-2 input (timesteps, features)")
+    dense = Layer("Dense", inner.get("config") or {}, layer.index)
+    dense.name = f"{layer.name}/{dense.name}"   # its refusals name the wrapper too
+    spec, (units,), params = convert_layer(dense, shape[1:], first=False)
+    dense.finish()
+    return f"TimeDistributed<{spec}>", (shape[0], units), params
 
 
 def dense_checks(layer):
@@ -497,7 +517,8 @@ def header(name, namespace, entries, total, out_shape, source, version, model_na
     def qualify(spec):
         return re.sub(r"\b(Input|Shape|Dense|Conv1D|Conv2D|MaxPool1D|MaxPool2D|AveragePooling1D|AveragePooling2D|"
                       r"GlobalAveragePooling1D|GlobalAveragePooling2D|GlobalMaxPooling1D|GlobalMaxPooling2D|"
-                      r"Embedding|Flatten|Dropout|Activation|Linear|Relu|Softmax|Sigmoid|Tanh|Same|Valid|Size2)\b",
+                      r"Embedding|Flatten|Dropout|Activation|TimeDistributed|Linear|Relu|Softmax|Sigmoid|Tanh|Same|"
+                      r"Valid|Size2)\b",
                       q + r"\1", spec)
 
     guard = re.sub(r"[^A-Za-z0-9]+", "_", (namespace + "_" if namespace else "") +

@@ -7,6 +7,7 @@
 // (<dir>/<model>.layers.txt), so that Keras' weights files fit them. The layer models of the one-step
 // checks written by the tool are the very types of pooling_models.hpp.
 #include "pooling_models.hpp"
+#include "time_distributed_models.hpp"
 
 #include <cifar10_cnn/model.hpp>
 #include <fashion_mnist_cnn/model.hpp>
@@ -27,6 +28,7 @@
 #include <generated/mnist_mlp.hpp>
 #include <generated/mnist_mlp_functional.hpp>
 #include <generated/reuters_conv1d.hpp>
+#include <generated/time_distributed_dense.hpp>
 
 #include <tpudsl/core.hpp>
 
@@ -52,6 +54,7 @@ static_assert(std::is_same_v<generated::GlobalAverage2D, pooling_models::GlobalA
 static_assert(std::is_same_v<generated::GlobalMax2D, pooling_models::GlobalMax2D>);
 static_assert(std::is_same_v<generated::GlobalAverage1D, pooling_models::GlobalAverage1D>);
 static_assert(std::is_same_v<generated::GlobalMax1D, pooling_models::GlobalMax1D>);
+static_assert(std::is_same_v<generated::TimeDistributedDense, time_distributed_models::TimeDistributedDense>);
 
 namespace {
 

@@ -15,6 +15,7 @@
 //                                      <model>.step.weights.h5 (1e-5 both).
 // Arrays are raw little-endian float32 (int32 token ids for Reuters, and labels), row-major.
 #include "pooling_models.hpp"
+#include "time_distributed_models.hpp"
 
 #include <tpudsl/tpudsl.hpp>
 
@@ -159,7 +160,11 @@ step(const std::string& name, const std::string& dir)
     const double forward = max_difference(model.predict(x, {.batch_size = x.dims[0]}), expected);
 
     model.compile(optimizers::SGD{.learning_rate = step_learning_rate}, losses::SparseCategoricalCrossentropy{});
-    model.fit(x, samples<std::int32_t>{labels, {labels.size()}},
+    // A class id per sample, or per timestep of a (timesteps, classes) output.
+    constexpr std::size_t positions = Trainable<Model>::label_positions;
+    const std::vector<std::size_t> label_dims =
+        positions == 1 ? std::vector<std::size_t>{labels.size()} : std::vector<std::size_t>{labels.size() / positions, positions};
+    model.fit(x, samples<std::int32_t>{labels, label_dims},
               {.batch_size = x.dims[0], .epochs = 1, .verbose = 0, .shuffle = false});
     Trainable<Model> keras_after(1);
     keras_after.load_weights(dir + "/" + name + ".step.weights.h5");
@@ -201,7 +206,7 @@ main(int argc, char** argv)
     if (argc != 4) {
         std::cerr << "usage: keras_interop fashion_mnist_cnn|mnist_mlp|cifar10_cnn|reuters_conv1d load|save DIR\n"
                      "       keras_interop average_pool2d|average_pool1d|global_average2d|global_max2d|"
-                     "global_average1d|global_max1d step DIR\n";
+                     "global_average1d|global_max1d|time_distributed_dense step DIR\n";
         return 2;
     }
     const std::string name = argv[1], mode = argv[2], dir = argv[3];
@@ -226,6 +231,8 @@ main(int argc, char** argv)
             return run_step<pooling_models::GlobalAverage1D>(name, mode, dir);
         if (name == "global_max1d")
             return run_step<pooling_models::GlobalMax1D>(name, mode, dir);
+        if (name == "time_distributed_dense")
+            return run_step<time_distributed_models::TimeDistributedDense>(name, mode, dir);
         std::cerr << "keras_interop: unknown model '" << name << "'\n";
         return 2;
     } catch (const std::exception& e) {
