@@ -214,7 +214,7 @@ TEST_CASE("a per-timestep classifier (TimeDistributed) trains to the same bits o
         model.compile(optimizers::Adam{.learning_rate = 0.01f}, losses::SparseCategoricalCrossentropy{},
                       metrics::SparseCategoricalAccuracy{});
         std::ostringstream quiet;
-        const History h = model.fit(x, y, {.batch_size = 16, .epochs = 3, .verbose = 0, .out = &quiet});
+        const History h = model.fit(x, y, {.batch_size = 16, .epochs = 10, .verbose = 0, .out = &quiet});
         const auto scores = model.evaluate(x, y, {.batch_size = 30, .verbose = 0});
         return std::make_tuple(std::vector<float>(model.parameters(), model.parameters() + Tagger::param_buffer_size),
                                h["loss"], scores);
