@@ -30,7 +30,8 @@ import zipfile
 TOOL = "keras_to_tpudsl"
 SUPPORTED = ("InputLayer", "Dense", "Conv1D", "Conv2D", "MaxPooling1D", "MaxPooling2D", "AveragePooling1D",
              "AveragePooling2D", "GlobalAveragePooling1D", "GlobalAveragePooling2D", "GlobalMaxPooling1D",
-             "GlobalMaxPooling2D", "Embedding", "Flatten", "Dropout", "Activation", "TimeDistributed")
+             "GlobalMaxPooling2D", "Embedding", "Flatten", "Dropout", "Activation", "BatchNormalization",
+             "TimeDistributed")
 # Keras' pooling classes and tpudsl's names for them.
 POOLINGS = {"MaxPooling1D": "MaxPool1D", "MaxPooling2D": "MaxPool2D", "AveragePooling1D": "AveragePooling1D",
             "AveragePooling2D": "AveragePooling2D"}
@@ -410,6 +411,8 @@ def convert_layer(layer, shape, first):
         return f"Dropout<{float(rate)!r}f>", shape, 0
     if cls == "Activation":
         return f"Activation<{layer.activation()}>", shape, 0
+    if cls == "BatchNormalization":
+        return batch_normalization(layer, shape)
     if cls == "InputLayer":
         layer.refuse("an InputLayer can only come first")
     hint = ""
@@ -418,7 +421,40 @@ def convert_layer(layer, shape, first):
     layer.refuse(f"tpudsl has no {cls} layer{hint}; it has Dense, Conv1D, Conv2D, MaxPooling1D, "
                  "MaxPooling2D, AveragePooling1D, AveragePooling2D, GlobalAveragePooling1D, "
                  "GlobalAveragePooling2D, GlobalMaxPooling1D, GlobalMaxPooling2D, Embedding, Flatten, "
-                 "Dropout, Activation and TimeDistributed(Dense)")
+                 "Dropout, Activation, BatchNormalization and TimeDistributed(Dense)")
+
+
+def batch_normalization(layer, shape):
+    """BatchNormalization over the last axis, with Keras' initializers, centred and scaled."""
+    axis = layer.get("axis", -1)
+    if isinstance(axis, list) and len(axis) == 1:
+        axis = axis[0]
+    if axis not in (-1, len(shape)):
+        layer.refuse(f"axis={json.dumps(axis)} is not supported: tpudsl normalises the last (channel) axis")
+    momentum, epsilon = layer.get("momentum", 0.99), layer.get("epsilon", 1e-3)
+    if not isinstance(momentum, (int, float)) or not 0 <= momentum <= 1:
+        layer.refuse(f"momentum={json.dumps(momentum)} is not in [0, 1]")
+    if not isinstance(epsilon, (int, float)) or not epsilon > 0:
+        layer.refuse(f"epsilon={json.dumps(epsilon)} is not positive")
+    for key in ("center", "scale"):
+        if layer.get(key, True) is not True:
+            layer.refuse(f"{key}=false is not supported: tpudsl's BatchNormalization has gamma and beta")
+    for key, want in (("beta_initializer", "zeros"), ("gamma_initializer", "ones"),
+                      ("moving_mean_initializer", "zeros"), ("moving_variance_initializer", "ones")):
+        init = layer.get(key)
+        cls = init if isinstance(init, str) or init is None else init.get("class_name")
+        if cls is not None and re.sub(r"[^a-z]", "", str(cls).lower()) not in (want, want[:-1]):
+            layer.refuse(f"{key}={json.dumps(init)} is not supported: tpudsl starts it with Keras' default, {want}")
+    if layer.get("synchronized"):
+        layer.refuse("synchronized=true is not supported: tpudsl normalises each fixed micro-batch on its own")
+    if layer.get("renorm"):
+        layer.refuse("renorm=true is not supported by tpudsl")
+    layer.no_extras("beta_regularizer", "gamma_regularizer", "beta_constraint", "gamma_constraint",
+                    "virtual_batch_size", "adjustment", "renorm_clipping")
+    layer.get("fused")            # an implementation choice of TensorFlow's: the same results
+    layer.get("renorm_momentum")  # read only with renorm
+    args = trim_defaults([f"{float(momentum)!r}f", f"{float(epsilon)!r}f"], ["0.99f", "0.001f"])
+    return f"BatchNormalization<{', '.join(args)}>" if args else "BatchNormalization<>", shape, 4 * shape[-1]
 
 
 def time_distributed(layer, shape):

@@ -12,6 +12,7 @@
 #include <tpudsl/layers/activation.hpp>
 #include <tpudsl/layers/average_pooling1d.hpp>
 #include <tpudsl/layers/average_pooling2d.hpp>
+#include <tpudsl/layers/batch_normalization.hpp>
 #include <tpudsl/layers/conv1d.hpp>
 #include <tpudsl/layers/conv2d.hpp>
 #include <tpudsl/layers/dense.hpp>

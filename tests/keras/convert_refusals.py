@@ -71,6 +71,20 @@ def mutations(base):
     yield "global pooling of the wrong rank", global_pooling("GlobalMaxPooling2D", False), \
         ["layer 'pool' (GlobalMaxPooling2D)", "takes a rank-3 input", "(146, 32)"]
 
+    def batch_norm(**options):
+        """A BatchNormalization after the first convolution, with options tpudsl lacks."""
+        def change(c):
+            layers = c["config"]["layers"]
+            at = next(i for i, l in enumerate(layers) if l["config"].get("name") == "conv1d") + 1
+            config = {"name": "bn", "trainable": True, "dtype": "float32", "axis": -1, "momentum": 0.99,
+                      "epsilon": 0.001, "center": True, "scale": True}
+            config.update(options)
+            layers.insert(at, {"class_name": "BatchNormalization", "config": config})
+        return change
+    yield "batch norm axis", batch_norm(axis=1), ["layer 'bn' (BatchNormalization)", "axis=1", "last (channel) axis"]
+    yield "synchronized", batch_norm(synchronized=True), ["layer 'bn' (BatchNormalization)", "synchronized=true"]
+    yield "no scale", batch_norm(scale=False), ["layer 'bn' (BatchNormalization)", "scale=false"]
+
     def wrapped(name, cls, config):
         """tf-keras 2's TimeDistributed around a layer, in place of the layer `name`."""
         def change(c):

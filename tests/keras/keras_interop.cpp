@@ -14,6 +14,7 @@
 //                                      compares its weights with Keras' after the same step,
 //                                      <model>.step.weights.h5 (1e-5 both).
 // Arrays are raw little-endian float32 (int32 token ids for Reuters, and labels), row-major.
+#include "batch_norm_models.hpp"
 #include "pooling_models.hpp"
 #include "time_distributed_models.hpp"
 
@@ -146,7 +147,9 @@ save(const std::string& name, const std::string& dir)
 /// The learning rate of keras_side.py's step.
 constexpr float step_learning_rate = 0.5f;
 
-template <class Model>
+/// One step of Model under Strategy (BatchNormalization: TpuStrategy<1, 1>, the batch in one piece as
+/// Keras normalises it).
+template <class Model, class Strategy>
 int
 step(const std::string& name, const std::string& dir)
 {
@@ -154,7 +157,7 @@ step(const std::string& name, const std::string& dir)
     const auto x = read_inputs<Model>(dir + "/" + name + ".x.bin");
     const auto labels = read_array<std::int32_t>(dir + "/" + name + ".y.bin");
     const auto expected = read_array<float>(dir + "/" + name + ".keras_pred.bin");
-    Trainable<Model> model(12345);
+    Trainable<Model, Strategy> model(12345);
     model.load_weights(dir + "/" + name + ".weights.h5");
     const std::vector<float> initial = model.get_weights();
     const double forward = max_difference(model.predict(x, {.batch_size = x.dims[0]}), expected);
@@ -189,13 +192,13 @@ run(const std::string& name, const std::string& mode, const std::string& dir)
 }
 
 /// A layer model: one step against Keras'.
-template <class Model>
+template <class Model, class Strategy = tpudsl::OneDeviceStrategy>
 int
 run_step(const std::string& name, const std::string& mode, const std::string& dir)
 {
     if (mode != "step")
         throw std::invalid_argument("keras_interop: the layer model '" + name + "' is checked by mode step");
-    return step<Model>(name, dir);
+    return step<Model, Strategy>(name, dir);
 }
 
 } // namespace
@@ -206,7 +209,8 @@ main(int argc, char** argv)
     if (argc != 4) {
         std::cerr << "usage: keras_interop fashion_mnist_cnn|mnist_mlp|cifar10_cnn|reuters_conv1d load|save DIR\n"
                      "       keras_interop average_pool2d|average_pool1d|global_average2d|global_max2d|"
-                     "global_average1d|global_max1d|time_distributed_dense step DIR\n";
+                     "global_average1d|global_max1d|batch_norm_conv|batch_norm_dense|"
+                     "time_distributed_dense step DIR\n";
         return 2;
     }
     const std::string name = argv[1], mode = argv[2], dir = argv[3];
@@ -231,6 +235,10 @@ main(int argc, char** argv)
             return run_step<pooling_models::GlobalAverage1D>(name, mode, dir);
         if (name == "global_max1d")
             return run_step<pooling_models::GlobalMax1D>(name, mode, dir);
+        if (name == "batch_norm_conv")
+            return run_step<batch_norm_models::BatchNormConv, tpudsl::TpuStrategy<1, 1>>(name, mode, dir);
+        if (name == "batch_norm_dense")
+            return run_step<batch_norm_models::BatchNormDense, tpudsl::TpuStrategy<1, 1>>(name, mode, dir);
         if (name == "time_distributed_dense")
             return run_step<time_distributed_models::TimeDistributedDense>(name, mode, dir);
         std::cerr << "keras_interop: unknown model '" << name << "'\n";

@@ -128,6 +128,26 @@ global_max2d = global_pooling(2, layers.GlobalMaxPooling2D)
 global_average1d = global_pooling(1, layers.GlobalAveragePooling1D)
 global_max1d = global_pooling(1, layers.GlobalMaxPooling1D)
 
+def batch_norm_conv():
+    """After a convolution, before its activation: statistics over samples and positions."""
+    return keras.Sequential([
+        keras.Input((6, 6, 2)),
+        layers.Conv2D(4, 3),
+        layers.BatchNormalization(),
+        layers.Activation("relu"),
+        layers.GlobalAveragePooling2D(),
+        layers.Dense(3, activation="softmax"),
+    ])
+
+
+def batch_norm_dense():
+    return keras.Sequential([
+        keras.Input((8,)),
+        layers.Dense(6, activation="tanh"),
+        layers.BatchNormalization(momentum=0.8, epsilon=0.01),
+        layers.Dense(3, activation="softmax"),
+    ])
+
 
 def time_distributed_dense():
     """A per-timestep classifier: labels (samples, timesteps), the loss their mean."""
@@ -137,18 +157,20 @@ def time_distributed_dense():
         layers.TimeDistributed(layers.Dense(3, activation="softmax")),
     ])
 
+
 MODELS = {f.__name__: f for f in (fashion_mnist_cnn, mnist_mlp, cifar10_cnn, reuters_conv1d)}
 PARAMS = {"fashion_mnist_cnn": 108_810, "mnist_mlp": 669_706, "cifar10_cnn": 1_250_858,
           "reuters_conv1d": 332_856}
 # The layer models: checked by one training step (step), each against its own type in keras_interop.cpp.
 LAYER_MODELS = {"average_pool2d": average_pool2d, "average_pool1d": average_pool1d,
                 "global_average2d": global_average2d, "global_max2d": global_max2d,
-                "global_average1d": global_average1d, "global_max1d": global_max1d}
+                "global_average1d": global_average1d, "global_max1d": global_max1d,
+                "batch_norm_conv": batch_norm_conv, "batch_norm_dense": batch_norm_dense}
 LAYER_MODELS["time_distributed_dense"] = time_distributed_dense
 MODELS.update(LAYER_MODELS)
 PARAMS["time_distributed_dense"] = 55
 PARAMS.update({"average_pool2d": 127, "average_pool1d": 67, "global_average2d": 91, "global_max2d": 91,
-               "global_average1d": 55, "global_max1d": 55})
+               "global_average1d": 55, "global_max1d": 55, "batch_norm_conv": 107, "batch_norm_dense": 99})
 LEARNING_RATE = 0.5
 
 
@@ -197,6 +219,10 @@ def step(name, out):
         for v in layer.weights:
             if "bias" in v.path:
                 v.assign(np.random.RandomState(len(v.path)).uniform(-0.1, 0.1, v.shape).astype(np.float32))
+            # BatchNormalization's four: away from ones and zeros too, the variances positive.
+            low, high = (0.5, 1.5) if v.path.endswith(("gamma", "moving_variance")) else (-0.1, 0.1)
+            if v.path.endswith(("gamma", "beta", "moving_mean", "moving_variance")):
+                v.assign(np.random.RandomState(len(v.path)).uniform(low, high, v.shape).astype(np.float32))
     rng = np.random.RandomState(2024)
     x = rng.uniform(-1.0, 1.0, size=(SAMPLES,) + tuple(model.input_shape[1:])).astype(np.float32)
     # A class id per sample, or per timestep of a (timesteps, classes) output.

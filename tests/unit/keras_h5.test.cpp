@@ -178,6 +178,35 @@ TEST_CASE("keras_h5: Keras 2 layout, written and read back bit for bit")
     CHECK(b.get_weights() == w);
 }
 
+TEST_CASE("keras_h5: BatchNormalization's four weights, moving statistics included, in both layouts")
+{
+    using Normalized = Sequential<Input<Shape<6, 6, 2>>, Conv2D<4, 3>, BatchNormalization<>, Flatten, Dense<3>,
+                                  BatchNormalization<0.9f>>;
+    scratch_dir dir("keras_h5_bn");
+    const std::string k3 = dir / "bn.weights.h5", k2 = dir / "bn.h5";
+    const auto w = pattern<Normalized>(0.75f);
+    save_keras_weights<Normalized>(k3, w.data(), keras_h5_layout::keras3);
+    save_keras_weights<Normalized>(k2, w.data(), keras_h5_layout::keras2);
+    {
+        const h5file f3(k3), f2(k2);
+        for (int v = 0; v < 4; ++v)
+            CHECK(f3.shape("layers/batch_normalization/vars/" + std::to_string(v)) == std::vector<std::size_t>{4});
+        CHECK(f3.shape("layers/batch_normalization_1/vars/3") == std::vector<std::size_t>{3});
+        CHECK_FALSE(f3.has("layers/batch_normalization/vars/4"));
+        const detail::h5::context ctx{"test", k2};
+        const hid_t g = H5Gopen2(f2.id, "batch_normalization", H5P_DEFAULT);
+        CHECK(detail::h5::read_string_attribute(ctx, g, "weight_names", "batch_normalization") ==
+              std::vector<std::string>{"batch_normalization/gamma:0", "batch_normalization/beta:0",
+                                       "batch_normalization/moving_mean:0", "batch_normalization/moving_variance:0"});
+        H5Gclose(g);
+    }
+    for (const auto& path : {k3, k2}) {
+        std::vector<float> back(Normalized::param_buffer_size, 0.0f);
+        load_keras_weights<Normalized>(path, back.data());
+        CHECK(back == w);
+    }
+}
+
 TEST_CASE("keras_h5: layers of one class are numbered as Keras numbers them")
 {
     scratch_dir dir("keras_h5_names");

@@ -132,6 +132,23 @@ TEST_CASE("summary rows and auto-names of the average and global poolings", "[su
     STATIC_REQUIRE(AveragePooling1D<>::class_name == "AveragePooling1D");
 }
 
+TEST_CASE("summary of a model with BatchNormalization: Keras' Total, Trainable and Non-trainable counts",
+          "[summary]")
+{
+    using namespace tpudsl;
+    using Image = Sequential<Input<Shape<16, 16, 3>>, Conv2D<8, 3, Linear, Same>, BatchNormalization<>, Activation<Relu>,
+                             GlobalAveragePooling2D, Dense<10>, BatchNormalization<0.9f>, Dense<3, Softmax>>;
+    std::ostringstream image;
+    summary<Image>(image);
+    // Keras: 224 + 32 + 90 + 40 + 33 = 419, of which 2 x (8 + 10) = 36 moving statistics.
+    CHECK(image.str().find("batch_normalization (BatchNo (None, 16, 16, 8)         32        \n") != std::string::npos);
+    CHECK(image.str().find("batch_normalization_1 (Batch (None, 10)                40        \n") != std::string::npos);
+    CHECK(image.str().find("Total params: 419\n"
+                           "Trainable params: 383\n"
+                           "Non-trainable params: 36\n") != std::string::npos);
+    STATIC_REQUIRE(BatchNormalization<>::class_name == "BatchNormalization");
+}
+
 TEST_CASE("summary rows and auto-names of TimeDistributed", "[summary]")
 {
     using namespace tpudsl;

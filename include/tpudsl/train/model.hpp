@@ -496,7 +496,7 @@ private:
     }();
     /// The gradient buffer as the fused reduce sees it.
     static constexpr distribute::gradient_layout gradient_layout{
-        Seq::param_buffer_size, deferred_ranges, graph::accumulating_ranges, marked_table, table};
+        Seq::param_buffer_size, deferred_ranges, graph::accumulating_ranges, marked_table, table, graph::moving_ranges};
 
     /// Checks fit's validation data, and points validation arrays at `validation`, which holds them
     /// converted to the model's types (once per fit, not per epoch).
@@ -896,7 +896,7 @@ private:
             batches[k] = {micro_batches_[k].x, micro_batches_[k].workspace.data(), micro_batches_[k].n};
         }
         distribute::reduce_and_update(
-            t, threads, gradient_layout, gradients,
+            t, threads, gradient_layout, gradients, params_.data(),
             [&](std::size_t lo, std::size_t hi, float* g0) {
                 graph::deferred_gradient(batches, micro_batches, micro_batch_capacity_, lo, hi, g0);
             },
