@@ -30,7 +30,8 @@ import zipfile
 TOOL = "keras_to_tpudsl"
 SUPPORTED = ("InputLayer", "Dense", "Conv1D", "Conv2D", "MaxPooling1D", "MaxPooling2D", "AveragePooling1D",
              "AveragePooling2D", "GlobalAveragePooling1D", "GlobalAveragePooling2D", "GlobalMaxPooling1D",
-             "GlobalMaxPooling2D", "Embedding", "Flatten", "Dropout", "Activation", "BatchNormalization")
+             "GlobalMaxPooling2D", "Embedding", "Flatten", "Dropout", "Activation", "BatchNormalization",
+             "TimeDistributed")
 # Keras' pooling classes and tpudsl's names for them.
 POOLINGS = {"MaxPooling1D": "MaxPool1D", "MaxPooling2D": "MaxPool2D", "AveragePooling1D": "AveragePooling1D",
             "AveragePooling2D": "AveragePooling2D"}
@@ -329,6 +330,8 @@ def convert_layer(layer, shape, first):
         dense_checks(layer)
         args = trim_defaults([str(units), act], [None, "Linear"])
         return f"Dense<{', '.join(args)}>", (units,), shape[0] * units + units
+    if cls == "TimeDistributed":
+        return time_distributed(layer, shape)
     if cls in ("Conv1D", "Conv2D"):
         n = 1 if cls == "Conv1D" else 2
         if rank != n + 1:
@@ -418,7 +421,7 @@ def convert_layer(layer, shape, first):
     layer.refuse(f"tpudsl has no {cls} layer{hint}; it has Dense, Conv1D, Conv2D, MaxPooling1D, "
                  "MaxPooling2D, AveragePooling1D, AveragePooling2D, GlobalAveragePooling1D, "
                  "GlobalAveragePooling2D, GlobalMaxPooling1D, GlobalMaxPooling2D, Embedding, Flatten, "
-                 "Dropout, Activation and BatchNormalization")
+                 "Dropout, Activation, BatchNormalization and TimeDistributed(Dense)")
 
 
 def batch_normalization(layer, shape):
@@ -452,6 +455,24 @@ def batch_normalization(layer, shape):
     layer.get("renorm_momentum")  # read only with renorm
     args = trim_defaults([f"{float(momentum)!r}f", f"{float(epsilon)!r}f"], ["0.99f", "0.001f"])
     return f"BatchNormalization<{', '.join(args)}>" if args else "BatchNormalization<>", shape, 4 * shape[-1]
+
+
+def time_distributed(layer, shape):
+    """TimeDistributed(Dense) on (timesteps, features): the Dense converted as on one timestep."""
+    inner = layer.get("layer")
+    if not isinstance(inner, dict):
+        layer.refuse("its config holds no wrapped layer")
+    inner_cls = ALIASES.get(inner.get("class_name"), inner.get("class_name"))
+    if inner_cls != "Dense":
+        layer.refuse(f"TimeDistributed({inner_cls}) is not supported: tpudsl's TimeDistributed wraps a Dense only")
+    if len(shape) != 2:
+        layer.refuse(f"a TimeDistributed(Dense) on a rank-{len(shape)} input {fmt_shape(shape)} is not supported: "
+                     "tpudsl's takes a rank-2 input (timesteps, features)")
+    dense = Layer("Dense", inner.get("config") or {}, layer.index)
+    dense.name = f"{layer.name}/{dense.name}"   # its refusals name the wrapper too
+    spec, (units,), params = convert_layer(dense, shape[1:], first=False)
+    dense.finish()
+    return f"TimeDistributed<{spec}>", (shape[0], units), params
 
 
 def dense_checks(layer):
@@ -532,7 +553,8 @@ def header(name, namespace, entries, total, out_shape, source, version, model_na
     def qualify(spec):
         return re.sub(r"\b(Input|Shape|Dense|Conv1D|Conv2D|MaxPool1D|MaxPool2D|AveragePooling1D|AveragePooling2D|"
                       r"GlobalAveragePooling1D|GlobalAveragePooling2D|GlobalMaxPooling1D|GlobalMaxPooling2D|"
-                      r"Embedding|Flatten|Dropout|Activation|Linear|Relu|Softmax|Sigmoid|Tanh|Same|Valid|Size2)\b",
+                      r"Embedding|Flatten|Dropout|Activation|TimeDistributed|Linear|Relu|Softmax|Sigmoid|Tanh|Same|"
+                      r"Valid|Size2)\b",
                       q + r"\1", spec)
 
     guard = re.sub(r"[^A-Za-z0-9]+", "_", (namespace + "_" if namespace else "") +

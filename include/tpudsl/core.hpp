@@ -27,6 +27,7 @@
 #include <tpudsl/layers/layer_concepts.hpp>
 #include <tpudsl/layers/max_pool1d.hpp>
 #include <tpudsl/layers/max_pool2d.hpp>
+#include <tpudsl/layers/time_distributed.hpp>
 #include <tpudsl/model/sequential.hpp>
 #include <tpudsl/model/summary.hpp>
 #include <tpudsl/model/valid_model.hpp>

@@ -89,6 +89,13 @@ using Normalized = tpudsl::Sequential<tpudsl::Input<tpudsl::Shape<8, 8, 3>>, tpu
                                       tpudsl::BatchNormalization<>, tpudsl::Activation<tpudsl::Relu>,
                                       tpudsl::GlobalAveragePooling2D, tpudsl::Dense<16>, tpudsl::BatchNormalization<0.9f>,
                                       tpudsl::Dense<10, tpudsl::Softmax>>;
+/// A per-timestep classifier: TimeDistributed Dense layers (the last a Softmax whose logits the loss
+/// reads) after a Conv1D, and as the first layer.
+using Tagger = tpudsl::Sequential<tpudsl::Input<tpudsl::Shape<20, 4>>, tpudsl::Conv1D<8, 3, tpudsl::Relu, tpudsl::Same>,
+                                  tpudsl::TimeDistributed<tpudsl::Dense<16, tpudsl::Relu>>,
+                                  tpudsl::TimeDistributed<tpudsl::Dense<5, tpudsl::Softmax>>>;
+using TaggerFirst = tpudsl::Sequential<tpudsl::Input<tpudsl::Shape<20, 4>>,
+                                       tpudsl::TimeDistributed<tpudsl::Dense<10, tpudsl::Softmax>>>;
 
 } // namespace
 
@@ -106,6 +113,9 @@ TEST_CASE("a training step allocates nothing, the first one included, the plan s
     CHECK(allocations_in_steps<PoolsAverage2D>(tpudsl::optimizers::Adam{}, 16, 4) == 0);
     CHECK(allocations_in_steps<Normalized>(tpudsl::optimizers::Nadam{}, 16, 4) == 0);
     CHECK(allocations_in_steps<Normalized, tpudsl::TpuStrategy<2>>(tpudsl::optimizers::Adam{}, 32, 3) == 0);
+    CHECK(allocations_in_steps<Tagger>(tpudsl::optimizers::Adam{}, 16, 4) == 0);
+    CHECK(allocations_in_steps<TaggerFirst>(tpudsl::optimizers::SGD{}, 16, 4) == 0);
+    CHECK(allocations_in_steps<Tagger, tpudsl::TpuStrategy<2>>(tpudsl::optimizers::Adam{}, 64, 3) == 0);
     // Each of two threads with its own arena; large batches take the packed kernels.
     CHECK(allocations_in_steps<seeds::FashionCnn, tpudsl::TpuStrategy<2>>(tpudsl::optimizers::Adam{}, 256, 3) == 0);
     CHECK(allocations_in_steps<seeds::MnistMlp, tpudsl::TpuStrategy<2>>(tpudsl::optimizers::Adam{}, 256, 3) == 0);

@@ -85,6 +85,22 @@ def mutations(base):
     yield "synchronized", batch_norm(synchronized=True), ["layer 'bn' (BatchNormalization)", "synchronized=true"]
     yield "no scale", batch_norm(scale=False), ["layer 'bn' (BatchNormalization)", "scale=false"]
 
+    def wrapped(name, cls, config):
+        """tf-keras 2's TimeDistributed around a layer, in place of the layer `name`."""
+        def change(c):
+            entry = next(l for l in c["config"]["layers"] if l["config"].get("name") == name)
+            entry["class_name"] = "TimeDistributed"
+            entry["config"] = {"name": "td", "trainable": True, "dtype": "float32",
+                               "layer": {"class_name": cls, "config": config}}
+        return change
+    yield "TimeDistributed of a Dropout", wrapped("flatten", "Dropout", {"name": "drop", "rate": 0.5}), \
+        ["layer 'td' (TimeDistributed)", "TimeDistributed(Dropout) is not supported", "wraps a Dense only"]
+    yield "TimeDistributed on a rank-1 input", wrapped("dense", "Dense", {"name": "inner", "units": 46}), \
+        ["layer 'td' (TimeDistributed)", "rank-1 input (2336)", "(timesteps, features)"]
+    yield "TimeDistributed Dense without a bias", \
+        wrapped("flatten", "Dense", {"name": "inner", "units": 4, "use_bias": False}), \
+        ["layer 'td/inner' (Dense)", "use_bias=false"]
+
     def unknown_dim(c):
         c["config"]["layers"][0]["config"]["batch_input_shape"] = [None, None]
     yield "variable length", unknown_dim, ["input shape [null]", "no None"]

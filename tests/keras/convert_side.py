@@ -85,6 +85,8 @@ MODELS = {
     # ... and of batch_norm_models.hpp.
     "batch_norm_conv": (keras_side.batch_norm_conv, "BatchNormConv", (".keras",)),
     "batch_norm_dense": (keras_side.batch_norm_dense, "BatchNormDense", (".keras",)),
+    # ... and time_distributed_models.hpp's.
+    "time_distributed_dense": (keras_side.time_distributed_dense, "TimeDistributedDense", (".keras",)),
 }
 
 

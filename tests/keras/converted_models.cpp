@@ -8,6 +8,7 @@
 // checks written by the tool are the very types of pooling_models.hpp and batch_norm_models.hpp.
 #include "batch_norm_models.hpp"
 #include "pooling_models.hpp"
+#include "time_distributed_models.hpp"
 
 #include <cifar10_cnn/model.hpp>
 #include <fashion_mnist_cnn/model.hpp>
@@ -30,6 +31,7 @@
 #include <generated/mnist_mlp.hpp>
 #include <generated/mnist_mlp_functional.hpp>
 #include <generated/reuters_conv1d.hpp>
+#include <generated/time_distributed_dense.hpp>
 
 #include <tpudsl/core.hpp>
 
@@ -57,6 +59,7 @@ static_assert(std::is_same_v<generated::GlobalAverage1D, pooling_models::GlobalA
 static_assert(std::is_same_v<generated::GlobalMax1D, pooling_models::GlobalMax1D>);
 static_assert(std::is_same_v<generated::BatchNormConv, batch_norm_models::BatchNormConv>);
 static_assert(std::is_same_v<generated::BatchNormDense, batch_norm_models::BatchNormDense>);
+static_assert(std::is_same_v<generated::TimeDistributedDense, time_distributed_models::TimeDistributedDense>);
 
 namespace {
 

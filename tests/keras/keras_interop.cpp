@@ -16,6 +16,7 @@
 // Arrays are raw little-endian float32 (int32 token ids for Reuters, and labels), row-major.
 #include "batch_norm_models.hpp"
 #include "pooling_models.hpp"
+#include "time_distributed_models.hpp"
 
 #include <tpudsl/tpudsl.hpp>
 
@@ -162,7 +163,11 @@ step(const std::string& name, const std::string& dir)
     const double forward = max_difference(model.predict(x, {.batch_size = x.dims[0]}), expected);
 
     model.compile(optimizers::SGD{.learning_rate = step_learning_rate}, losses::SparseCategoricalCrossentropy{});
-    model.fit(x, samples<std::int32_t>{labels, {labels.size()}},
+    // A class id per sample, or per timestep of a (timesteps, classes) output.
+    constexpr std::size_t positions = Trainable<Model>::label_positions;
+    const std::vector<std::size_t> label_dims =
+        positions == 1 ? std::vector<std::size_t>{labels.size()} : std::vector<std::size_t>{labels.size() / positions, positions};
+    model.fit(x, samples<std::int32_t>{labels, label_dims},
               {.batch_size = x.dims[0], .epochs = 1, .verbose = 0, .shuffle = false});
     Trainable<Model> keras_after(1);
     keras_after.load_weights(dir + "/" + name + ".step.weights.h5");
@@ -204,7 +209,8 @@ main(int argc, char** argv)
     if (argc != 4) {
         std::cerr << "usage: keras_interop fashion_mnist_cnn|mnist_mlp|cifar10_cnn|reuters_conv1d load|save DIR\n"
                      "       keras_interop average_pool2d|average_pool1d|global_average2d|global_max2d|"
-                     "global_average1d|global_max1d|batch_norm_conv|batch_norm_dense step DIR\n";
+                     "global_average1d|global_max1d|batch_norm_conv|batch_norm_dense|"
+                     "time_distributed_dense step DIR\n";
         return 2;
     }
     const std::string name = argv[1], mode = argv[2], dir = argv[3];
@@ -233,6 +239,8 @@ main(int argc, char** argv)
             return run_step<batch_norm_models::BatchNormConv, tpudsl::TpuStrategy<1, 1>>(name, mode, dir);
         if (name == "batch_norm_dense")
             return run_step<batch_norm_models::BatchNormDense, tpudsl::TpuStrategy<1, 1>>(name, mode, dir);
+        if (name == "time_distributed_dense")
+            return run_step<time_distributed_models::TimeDistributedDense>(name, mode, dir);
         std::cerr << "keras_interop: unknown model '" << name << "'\n";
         return 2;
     } catch (const std::exception& e) {

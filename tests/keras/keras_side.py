@@ -149,6 +149,15 @@ def batch_norm_dense():
     ])
 
 
+def time_distributed_dense():
+    """A per-timestep classifier: labels (samples, timesteps), the loss their mean."""
+    return keras.Sequential([
+        keras.Input((10, 3)),
+        layers.Conv1D(4, 3, padding="same", activation="tanh"),
+        layers.TimeDistributed(layers.Dense(3, activation="softmax")),
+    ])
+
+
 MODELS = {f.__name__: f for f in (fashion_mnist_cnn, mnist_mlp, cifar10_cnn, reuters_conv1d)}
 PARAMS = {"fashion_mnist_cnn": 108_810, "mnist_mlp": 669_706, "cifar10_cnn": 1_250_858,
           "reuters_conv1d": 332_856}
@@ -157,7 +166,9 @@ LAYER_MODELS = {"average_pool2d": average_pool2d, "average_pool1d": average_pool
                 "global_average2d": global_average2d, "global_max2d": global_max2d,
                 "global_average1d": global_average1d, "global_max1d": global_max1d,
                 "batch_norm_conv": batch_norm_conv, "batch_norm_dense": batch_norm_dense}
+LAYER_MODELS["time_distributed_dense"] = time_distributed_dense
 MODELS.update(LAYER_MODELS)
+PARAMS["time_distributed_dense"] = 55
 PARAMS.update({"average_pool2d": 127, "average_pool1d": 67, "global_average2d": 91, "global_max2d": 91,
                "global_average1d": 55, "global_max1d": 55, "batch_norm_conv": 107, "batch_norm_dense": 99})
 LEARNING_RATE = 0.5
@@ -214,7 +225,9 @@ def step(name, out):
                 v.assign(np.random.RandomState(len(v.path)).uniform(low, high, v.shape).astype(np.float32))
     rng = np.random.RandomState(2024)
     x = rng.uniform(-1.0, 1.0, size=(SAMPLES,) + tuple(model.input_shape[1:])).astype(np.float32)
-    y = (np.arange(SAMPLES) % model.output_shape[-1]).astype(np.int32)
+    # A class id per sample, or per timestep of a (timesteps, classes) output.
+    y_shape = (SAMPLES,) + tuple(model.output_shape[1:-1])
+    y = (np.arange(int(np.prod(y_shape))) % model.output_shape[-1]).reshape(y_shape).astype(np.int32)
     x.tofile(os.path.join(out, name + ".x.bin"))
     y.tofile(os.path.join(out, name + ".y.bin"))
     model.save_weights(os.path.join(out, name + ".weights.h5"))

@@ -213,6 +213,15 @@ TEST_CASE("gradients: global average and max pooling, 1D and 2D", "[gradcheck]")
     check_model<Sequential<Input<Shape<3, 3, 2>>, GlobalAveragePooling2D, Dense<2, Tanh>>>();
 }
 
+TEST_CASE("gradients: TimeDistributed Dense, after a Conv1D and first, softmax per timestep", "[gradcheck]")
+{
+    check_model<Sequential<Input<Shape<6, 3>>, Conv1D<4, 3, Tanh, Same>, TimeDistributed<Dense<5, Tanh>>,
+                           TimeDistributed<Dense<3, Softmax>>>>();
+    // As the first layer (its input's gradient), and feeding a Flatten and a Dense.
+    check_model<Sequential<Input<Shape<4, 7>>, TimeDistributed<Dense<2, Sigmoid>>, Flatten, Dense<3>>>();
+    check_model<Sequential<Input<Shape<5, 2>>, TimeDistributed<Dense<3>>>>();
+}
+
 TEST_CASE("gradients: Conv1D fused with MaxPool1D, input gradient sharing the pooled gradient's buffer", "[gradcheck]")
 {
     // The second convolution's input (8 x 3) is larger than its pooled output (3 x 4): samples run last to first.

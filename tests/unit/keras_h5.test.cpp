@@ -229,6 +229,49 @@ TEST_CASE("keras_h5: layers of one class are numbered as Keras numbers them")
     CHECK(back == w);
 }
 
+TEST_CASE("keras_h5: TimeDistributed keeps its Dense's weights where Keras keeps them")
+{
+    // Keras 3: `layers/time_distributed/vars` empty, the wrapped Dense's in `layer/vars`, named as Keras
+    // names the Dense (made before its wrapper, counted with the model's other Dense layers).
+    using Wrapped = Sequential<Input<Shape<6, 3>>, TimeDistributed<Dense<5, Relu>>, TimeDistributed<Dense<2, Softmax>>>;
+    using Tagger = Sequential<Input<Shape<6, 3>>, TimeDistributed<Dense<4>>, Flatten, Dense<3>, Dense<2>>;
+    scratch_dir dir("keras_h5_td");
+    const std::string k3 = dir / "td.weights.h5", k2 = dir / "td.h5";
+    const auto w = pattern<Wrapped>(0.75f);
+    save_keras_weights<Wrapped>(k3, w.data(), keras_h5_layout::keras3);
+    save_keras_weights<Wrapped>(k2, w.data(), keras_h5_layout::keras2);
+    {
+        const h5file f3(k3), f2(k2);
+        CHECK(f3.has("layers/time_distributed/vars"));
+        CHECK_FALSE(f3.has("layers/time_distributed/vars/0"));
+        CHECK(f3.shape("layers/time_distributed/layer/vars/0") == std::vector<std::size_t>{3, 5});
+        CHECK(f3.shape("layers/time_distributed/layer/vars/1") == std::vector<std::size_t>{5});
+        CHECK(f3.shape("layers/time_distributed_1/layer/vars/0") == std::vector<std::size_t>{5, 2});
+        const detail::h5::context ctx{"test", k3};
+        const hid_t g = H5Gopen2(f3.id, "layers/time_distributed_1/layer/vars", H5P_DEFAULT);
+        CHECK(detail::h5::read_string_attribute(ctx, g, "name", "vars") == std::vector<std::string>{"dense_1"});
+        H5Gclose(g);
+        // Keras 2: the wrapper's group, its weights named after it (tf-keras builds the Dense in its scope).
+        CHECK(f2.shape("time_distributed/time_distributed/kernel:0") == std::vector<std::size_t>{3, 5});
+        CHECK(f2.shape("time_distributed_1/time_distributed_1/bias:0") == std::vector<std::size_t>{2});
+    }
+    for (const auto& path : {k3, k2}) {
+        Trainable<Wrapped> b(2);
+        REQUIRE(b.get_weights() != w);
+        b.load_weights(path);
+        CHECK(b.get_weights() == w);
+    }
+    // The Dense layers after it are named after the one it wraps, as Keras names them; their Keras 3
+    // groups are numbered by class (dense, dense_1) as ever.
+    const auto named = detail::h5::layers_of<Tagger>();
+    CHECK(named[0].wrapped == "dense");
+    CHECK(named[0].vars_path() == "time_distributed/layer/vars");
+    CHECK(named[2].name == "dense_1");
+    CHECK(named[3].name == "dense_2");
+    CHECK(named[2].vars_path() == "dense/vars");
+    CHECK(named[2].wrapped.empty());
+}
+
 TEST_CASE("keras_h5: a file of another model is refused, naming the file, the layer and both shapes")
 {
     scratch_dir dir("keras_h5_mismatch");

@@ -148,3 +148,29 @@ TEST_CASE("summary of a model with BatchNormalization: Keras' Total, Trainable a
                            "Non-trainable params: 36\n") != std::string::npos);
     STATIC_REQUIRE(BatchNormalization<>::class_name == "BatchNormalization");
 }
+
+TEST_CASE("summary rows and auto-names of TimeDistributed", "[summary]")
+{
+    using namespace tpudsl;
+    using Tagger = Sequential<Input<Shape<20, 8>>, Conv1D<16, 3, Relu, Same>, TimeDistributed<Dense<16, Relu>>,
+                              TimeDistributed<Dense<5, Softmax>>>;
+    std::ostringstream out;
+    summary<Tagger>(out);
+    CHECK(out.str() == "Model: \"sequential\"\n"
+                       "_________________________________________________________________\n"
+                       "Layer (type)                 Output Shape              Param #   \n"
+                       "=================================================================\n"
+                       "conv1d (Conv1D)              (None, 20, 16)            400       \n"
+                       "_________________________________________________________________\n"
+                       "time_distributed (TimeDistri (None, 20, 16)            272       \n"
+                       "_________________________________________________________________\n"
+                       "time_distributed_1 (TimeDist (None, 20, 5)             85        \n"
+                       "=================================================================\n"
+                       "Total params: 757\n"
+                       "Trainable params: 757\n"
+                       "Non-trainable params: 0\n"
+                       "_________________________________________________________________\n");
+    CHECK(Tagger::layer_name<1>() == "time_distributed");
+    CHECK(Tagger::layer_name<2>() == "time_distributed_1");
+    STATIC_REQUIRE(TimeDistributed<Dense<5>>::class_name == "TimeDistributed");
+}

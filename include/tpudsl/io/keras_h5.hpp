@@ -23,6 +23,7 @@
 
 #include <tpudsl/core/weights.hpp>
 #include <tpudsl/io/files.hpp>
+#include <tpudsl/model/sequential.hpp>
 
 #include <hdf5.h>
 
@@ -340,7 +341,17 @@ struct layer_ref {
     std::string class_name;   // "Conv2D"
     std::string group;        // Keras 3's group: snake_case(class_name) with a per-class counter
     std::vector<weight_ref> weights;
+    std::string wrapped;      // a wrapper's (TimeDistributed's) wrapped layer, by its auto-name: Keras 3
+                              // keeps the weights in `<group>/layer/vars`; empty for other layers
+
+    /// Where Keras 3 keeps the layer's weights, under `layers/`.
+    [[nodiscard]] std::string
+    vars_path() const
+    {
+        return group + (wrapped.empty() ? "/vars" : "/layer/vars");
+    }
 };
+
 
 template <class W>
 [[nodiscard]] weight_ref
@@ -366,12 +377,25 @@ template <class Model>
 layers_of()
 {
     std::vector<layer_ref> layers;
+    std::vector<std::string_view> bases, wrapped;   // auto-name prefixes, of the layers and of what they wrap
     [&]<std::size_t... I>(std::index_sequence<I...>) {
         (layers.push_back(layer_ref{Model::template layer_name<I>(),
                                     std::string(Model::template layer<I>::spec::class_name), {},
-                                    weights_of<typename Model::template layer<I>>()}),
+                                    weights_of<typename Model::template layer<I>>(), {}}),
          ...);
+        (bases.push_back(Model::template layer<I>::spec::base_name), ...);
+        (wrapped.push_back(tpudsl::detail::wrapped_base_name<typename Model::template layer<I>::spec>()), ...);
     }(std::make_index_sequence<Model::layer_count>{});
+    // A wrapped layer is named as Keras names it, made just before its wrapper: counted with the
+    // layers and the wrapped layers of its class before it.
+    for (std::size_t i = 0; i < layers.size(); ++i) {
+        if (wrapped[i].empty())
+            continue;
+        std::size_t before = 0;
+        for (std::size_t j = 0; j < i; ++j)
+            before += (bases[j] == wrapped[i]) + (wrapped[j] == wrapped[i]);
+        layers[i].wrapped = std::string(wrapped[i]) + (before == 0 ? "" : "_" + std::to_string(before));
+    }
     // Keras 3's `_get_unique_name`: the first of a class keeps the bare name, the next get _1, _2, ...
     for (std::size_t i = 0; i < layers.size(); ++i) {
         const std::string base = to_snake_case(layers[i].class_name);
@@ -480,10 +504,16 @@ write_keras3(const context& ctx, hid_t file, const std::vector<layer_ref>& layer
     const handle all = create_group(ctx, file, "layers");
     for (const auto& l : layers) {
         const handle lg = create_group(ctx, all.get(), l.group);
-        const handle vars = create_group(ctx, lg.get(), "vars");
-        write_string_attribute(ctx, vars.get(), "name", l.name);
+        const handle own_vars = create_group(ctx, lg.get(), "vars");
+        write_string_attribute(ctx, own_vars.get(), "name", l.name);
+        // A wrapper's own vars stay empty; the wrapped layer's are in `layer/vars`, named after it.
+        const handle inner = l.wrapped.empty() ? handle{} : create_group(ctx, lg.get(), "layer");
+        const handle inner_vars = l.wrapped.empty() ? handle{} : create_group(ctx, inner.get(), "vars");
+        if (!l.wrapped.empty())
+            write_string_attribute(ctx, inner_vars.get(), "name", l.wrapped);
+        const hid_t vars = l.wrapped.empty() ? own_vars.get() : inner_vars.get();
         for (std::size_t j = 0; j < l.weights.size(); ++j)
-            write_weight(ctx, vars.get(), std::to_string(j), l.weights[j], params);
+            write_weight(ctx, vars, std::to_string(j), l.weights[j], params);
     }
 }
 
@@ -540,7 +570,7 @@ read_keras3(const context& ctx, hid_t file, const std::vector<layer_ref>& layers
     }
     for (std::size_t i = 0; i < layers.size(); ++i) {
         const auto& l = layers[i];
-        const std::string vars_path = l.group + "/vars";
+        const std::string vars_path = l.vars_path();
         std::vector<std::string> datasets;
         handle vars;
         if (is_group(all.get(), vars_path)) {

@@ -20,5 +20,6 @@
 #include <tpudsl/layers/global_max_pooling2d_ops.hpp>
 #include <tpudsl/layers/max_pool1d_ops.hpp>
 #include <tpudsl/layers/max_pool2d_ops.hpp>
+#include <tpudsl/layers/time_distributed_ops.hpp>
 
 #endif // !TPUDSL_LAYERS_OPS_HPP
