@@ -2,13 +2,15 @@
 """tpudsl beside what its users would run instead, measured in one run on one machine.
 
   benchmarks/compare_peers.py [--build build/release] [--batch 128] [--seconds 3] [--rounds 3]
-                              [--threads 1,2] [--models fashion,reuters,mnist,cifar] [--csv FILE]
+                              [--threads 1,2] [--models fashion,reuters,mnist,cifar,cifar_bn]
+                              [--csv FILE]
 
 Trains each seed model for --seconds on synthetic inputs of its shapes (throughput does not depend on
 the values), Adam, sparse categorical cross-entropy, the same batch and the same thread count:
 
   * tpudsl: build/release/benchmarks/tpudsl_bench (one thread: OneDeviceStrategy; two: TpuStrategy<2>);
-  * PyTorch (Debian's python3-torch, 1.13) with torch.set_num_threads(t), the four models;
+  * PyTorch (Debian's python3-torch, 1.13) with torch.set_num_threads(t), every model (the CIFAR-10
+    one with BatchNormalization too: BatchNorm2d with Keras' epsilon and momentum);
   * tiny-dnn (Debian's tiny-dnn) and dlib (libdlib-dev), the Fashion-MNIST model, built here with g++ -O3
     -march=native (tiny-dnn with its AVX backend; CNN_SINGLE_THREAD for one thread, its own
     std::thread parallel_for otherwise; dlib with OPENBLAS_NUM_THREADS=t).
@@ -72,6 +74,12 @@ def torch_model(torch, name):
                              nn.Dropout(0.25), nn.Conv2d(32, 64, 3, padding=1), nn.ReLU(), nn.Conv2d(64, 64, 3), nn.ReLU(),
                              nn.MaxPool2d(2), nn.Dropout(0.25), nn.Flatten(), nn.Linear(6 * 6 * 64, 512), nn.ReLU(),
                              nn.Dropout(0.5), nn.Linear(512, 10)), (3, 32, 32)
+    if name == "cifar_bn":
+        def block(i, o, padding):
+            return [nn.Conv2d(i, o, 3, padding=padding), nn.BatchNorm2d(o, eps=1e-3, momentum=0.01), nn.ReLU()]
+        return nn.Sequential(*block(3, 32, 1), *block(32, 32, 0), nn.MaxPool2d(2), *block(32, 64, 1),
+                             *block(64, 64, 0), nn.AdaptiveAvgPool2d(1), nn.Flatten(), nn.Dropout(0.25),
+                             nn.Linear(64, 10)), (3, 32, 32)
     if name == "reuters":
         class Reuters(nn.Module):
             def __init__(self):
@@ -177,7 +185,7 @@ def main():
     ap.add_argument("--seconds", type=float, default=3.0)
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--threads", default="1,2")
-    ap.add_argument("--models", default="fashion,reuters,mnist,cifar")
+    ap.add_argument("--models", default="fashion,reuters,mnist,cifar,cifar_bn")
     ap.add_argument("--csv", default="")
     a = ap.parse_args()
     build = pathlib.Path(a.build)

@@ -1,7 +1,7 @@
 // How close each seed model trains to the machine's FMA peak, and how its GEMMs compare with
 // OpenBLAS at the same shapes. Figures, never assertions.
 //
-//   tpudsl_bench [--model all|fashion|reuters|mnist|cifar] [--batch 32,128,512] [--strategy one,tpu2]
+//   tpudsl_bench [--model all|fashion|reuters|mnist|cifar|cifar_bn] [--batch 32,128,512] [--strategy one,tpu2]
 //                [--seconds 2] [--rounds 2] [--kernels on|off] [--csv F] [--json F] [--svg F]
 //
 // The FMA peak is measured here, with a loop of independent vector FMAs on one core and on every
@@ -14,6 +14,7 @@
 //   tpudsl_bench model=<name> batch=<b> strategy=<s> samples_per_s=<x> gflops=<y> peak_pct=<z> ...
 // and each GEMM shape one line:
 //   tpudsl_bench_kernel model=<name> op=<nn|tn|nt> m=<M> n=<N> k=<K> gflops=<x> peak_pct=<y> openblas_gflops=<z>
+#include "cifar10_bn/model.hpp"
 #include "cifar10_cnn/model.hpp"
 #include "fashion_mnist_cnn/model.hpp"
 #include "mnist_mlp/model.hpp"
@@ -635,6 +636,8 @@ main(int argc, char** argv)
         bench_model<seeds::MnistMlp>("mnist", a, peak1, peak2, rows, kernels);
     if (a.model == "all" || a.model == "cifar")
         bench_model<seeds::Cifar10Cnn>("cifar", a, peak1, peak2, rows, kernels);
+    if (a.model == "all" || a.model == "cifar_bn")
+        bench_model<seeds::Cifar10Bn>("cifar_bn", a, peak1, peak2, rows, kernels);
     if (!a.csv.empty())
         write_csv(a.csv, rows, kernels);
     if (!a.json.empty())

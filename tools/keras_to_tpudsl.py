@@ -12,7 +12,7 @@ computes from the Keras config itself. Without -o the header goes to standard ou
 written to a temporary file beside OUT and renamed over it.
 
 What tpudsl cannot express is refused, naming the layer (its Keras name and class) and the option:
-layers tpudsl lacks (BatchNormalization, ...), options it lacks (dilation, groups, causal
+layers tpudsl lacks (SimpleRNN, Conv3D, ...), options it lacks (dilation, groups, causal
 padding, channels_first, use_bias=False, initializers other than Keras' defaults, regularizers,
 constraints, frozen layers, mixed precision; for LSTM and GRU: other activations, return_state,
 go_backwards, stateful, dropout, reset_after=False), and models that are not one chain of layers. Exit
@@ -31,7 +31,8 @@ import zipfile
 TOOL = "keras_to_tpudsl"
 SUPPORTED = ("InputLayer", "Dense", "Conv1D", "Conv2D", "MaxPooling1D", "MaxPooling2D", "AveragePooling1D",
              "AveragePooling2D", "GlobalAveragePooling1D", "GlobalAveragePooling2D", "GlobalMaxPooling1D",
-             "GlobalMaxPooling2D", "Embedding", "Flatten", "Dropout", "Activation", "LSTM", "GRU")
+             "GlobalMaxPooling2D", "Embedding", "Flatten", "Dropout", "Activation", "BatchNormalization",
+             "TimeDistributed", "LSTM", "GRU")
 # Keras' pooling classes and tpudsl's names for them.
 POOLINGS = {"MaxPooling1D": "MaxPool1D", "MaxPooling2D": "MaxPool2D", "AveragePooling1D": "AveragePooling1D",
             "AveragePooling2D": "AveragePooling2D"}
@@ -332,6 +333,8 @@ def convert_layer(layer, shape, first):
         dense_checks(layer)
         args = trim_defaults([str(units), act], [None, "Linear"])
         return f"Dense<{', '.join(args)}>", (units,), shape[0] * units + units
+    if cls == "TimeDistributed":
+        return time_distributed(layer, shape)
     if cls in ("Conv1D", "Conv2D"):
         n = 1 if cls == "Conv1D" else 2
         if rank != n + 1:
@@ -413,6 +416,8 @@ def convert_layer(layer, shape, first):
         return f"Dropout<{float(rate)!r}f>", shape, 0
     if cls == "Activation":
         return f"Activation<{layer.activation()}>", shape, 0
+    if cls == "BatchNormalization":
+        return batch_normalization(layer, shape)
     if cls == "InputLayer":
         layer.refuse("an InputLayer can only come first")
     hint = ""
@@ -421,7 +426,58 @@ def convert_layer(layer, shape, first):
     layer.refuse(f"tpudsl has no {cls} layer{hint}; it has Dense, Conv1D, Conv2D, MaxPooling1D, "
                  "MaxPooling2D, AveragePooling1D, AveragePooling2D, GlobalAveragePooling1D, "
                  "GlobalAveragePooling2D, GlobalMaxPooling1D, GlobalMaxPooling2D, Embedding, LSTM, GRU, "
-                 "Flatten, Dropout and Activation")
+                 "Flatten, Dropout, Activation, BatchNormalization and TimeDistributed(Dense)")
+
+
+def batch_normalization(layer, shape):
+    """BatchNormalization over the last axis, with Keras' initializers, centred and scaled."""
+    axis = layer.get("axis", -1)
+    if isinstance(axis, list) and len(axis) == 1:
+        axis = axis[0]
+    if axis not in (-1, len(shape)):
+        layer.refuse(f"axis={json.dumps(axis)} is not supported: tpudsl normalises the last (channel) axis")
+    momentum, epsilon = layer.get("momentum", 0.99), layer.get("epsilon", 1e-3)
+    if not isinstance(momentum, (int, float)) or not 0 <= momentum <= 1:
+        layer.refuse(f"momentum={json.dumps(momentum)} is not in [0, 1]")
+    if not isinstance(epsilon, (int, float)) or not epsilon > 0:
+        layer.refuse(f"epsilon={json.dumps(epsilon)} is not positive")
+    for key in ("center", "scale"):
+        if layer.get(key, True) is not True:
+            layer.refuse(f"{key}=false is not supported: tpudsl's BatchNormalization has gamma and beta")
+    for key, want in (("beta_initializer", "zeros"), ("gamma_initializer", "ones"),
+                      ("moving_mean_initializer", "zeros"), ("moving_variance_initializer", "ones")):
+        init = layer.get(key)
+        cls = init if isinstance(init, str) or init is None else init.get("class_name")
+        if cls is not None and re.sub(r"[^a-z]", "", str(cls).lower()) not in (want, want[:-1]):
+            layer.refuse(f"{key}={json.dumps(init)} is not supported: tpudsl starts it with Keras' default, {want}")
+    if layer.get("synchronized"):
+        layer.refuse("synchronized=true is not supported: tpudsl normalises each fixed micro-batch on its own")
+    if layer.get("renorm"):
+        layer.refuse("renorm=true is not supported by tpudsl")
+    layer.no_extras("beta_regularizer", "gamma_regularizer", "beta_constraint", "gamma_constraint",
+                    "virtual_batch_size", "adjustment", "renorm_clipping")
+    layer.get("fused")            # an implementation choice of TensorFlow's: the same results
+    layer.get("renorm_momentum")  # read only with renorm
+    args = trim_defaults([f"{float(momentum)!r}f", f"{float(epsilon)!r}f"], ["0.99f", "0.001f"])
+    return f"BatchNormalization<{', '.join(args)}>" if args else "BatchNormalization<>", shape, 4 * shape[-1]
+
+
+def time_distributed(layer, shape):
+    """TimeDistributed(Dense) on (timesteps, features): the Dense converted as on one timestep."""
+    inner = layer.get("layer")
+    if not isinstance(inner, dict):
+        layer.refuse("its config holds no wrapped layer")
+    inner_cls = ALIASES.get(inner.get("class_name"), inner.get("class_name"))
+    if inner_cls != "Dense":
+        layer.refuse(f"TimeDistributed({inner_cls}) is not supported: tpudsl's TimeDistributed wraps a Dense only")
+    if len(shape) != 2:
+        layer.refuse(f"a TimeDistributed(Dense) on a rank-{len(shape)} input {fmt_shape(shape)} is not supported: "
+                     "tpudsl's takes a rank-2 input (timesteps, features)")
+    dense = Layer("Dense", inner.get("config") or {}, layer.index)
+    dense.name = f"{layer.name}/{dense.name}"   # its refusals name the wrapper too
+    spec, (units,), params = convert_layer(dense, shape[1:], first=False)
+    dense.finish()
+    return f"TimeDistributed<{spec}>", (shape[0], units), params
 
 
 def convert_recurrent(layer, shape):
@@ -548,8 +604,8 @@ def header(name, namespace, entries, total, out_shape, source, version, model_na
     def qualify(spec):
         return re.sub(r"\b(Input|Shape|Dense|Conv1D|Conv2D|MaxPool1D|MaxPool2D|AveragePooling1D|AveragePooling2D|"
                       r"GlobalAveragePooling1D|GlobalAveragePooling2D|GlobalMaxPooling1D|GlobalMaxPooling2D|"
-                      r"Embedding|LSTM|GRU|Flatten|Dropout|Activation|Linear|Relu|Softmax|Sigmoid|Tanh|Same|Valid|"
-                      r"Size2)\b",
+                      r"Embedding|LSTM|GRU|Flatten|Dropout|Activation|TimeDistributed|Linear|Relu|Softmax|Sigmoid|"
+                      r"Tanh|Same|Valid|Size2)\b",
                       q + r"\1", spec)
 
     guard = re.sub(r"[^A-Za-z0-9]+", "_", (namespace + "_" if namespace else "") +

@@ -12,6 +12,7 @@
 #include <tpudsl/layers/activation.hpp>
 #include <tpudsl/layers/average_pooling1d.hpp>
 #include <tpudsl/layers/average_pooling2d.hpp>
+#include <tpudsl/layers/batch_normalization.hpp>
 #include <tpudsl/layers/conv1d.hpp>
 #include <tpudsl/layers/conv2d.hpp>
 #include <tpudsl/layers/dense.hpp>
@@ -28,6 +29,7 @@
 #include <tpudsl/layers/lstm.hpp>
 #include <tpudsl/layers/max_pool1d.hpp>
 #include <tpudsl/layers/max_pool2d.hpp>
+#include <tpudsl/layers/time_distributed.hpp>
 #include <tpudsl/model/sequential.hpp>
 #include <tpudsl/model/summary.hpp>
 #include <tpudsl/model/valid_model.hpp>

@@ -84,6 +84,18 @@ using PoolsGlobal = tpudsl::Sequential<tpudsl::Input<tpudsl::Shape<20, 4>>, tpud
 using PoolsAverage2D = tpudsl::Sequential<tpudsl::Input<tpudsl::Shape<6, 6, 2>>, tpudsl::Conv2D<8, 3, tpudsl::Relu>,
                                           tpudsl::GlobalAveragePooling2D, tpudsl::Dense<10, tpudsl::Softmax>>;
 
+/// BatchNormalization after a convolution and after a Dense: statistics in the layer's scratch.
+using Normalized = tpudsl::Sequential<tpudsl::Input<tpudsl::Shape<8, 8, 3>>, tpudsl::Conv2D<8, 3>,
+                                      tpudsl::BatchNormalization<>, tpudsl::Activation<tpudsl::Relu>,
+                                      tpudsl::GlobalAveragePooling2D, tpudsl::Dense<16>, tpudsl::BatchNormalization<0.9f>,
+                                      tpudsl::Dense<10, tpudsl::Softmax>>;
+/// A per-timestep classifier: TimeDistributed Dense layers (the last a Softmax whose logits the loss
+/// reads) after a Conv1D, and as the first layer.
+using Tagger = tpudsl::Sequential<tpudsl::Input<tpudsl::Shape<20, 4>>, tpudsl::Conv1D<8, 3, tpudsl::Relu, tpudsl::Same>,
+                                  tpudsl::TimeDistributed<tpudsl::Dense<16, tpudsl::Relu>>,
+                                  tpudsl::TimeDistributed<tpudsl::Dense<5, tpudsl::Softmax>>>;
+using TaggerFirst = tpudsl::Sequential<tpudsl::Input<tpudsl::Shape<20, 4>>,
+                                       tpudsl::TimeDistributed<tpudsl::Dense<10, tpudsl::Softmax>>>;
 /// The recurrent layers, their last state and every state, behind an Embedding and stacked.
 using Recurrent = tpudsl::Sequential<tpudsl::Input<tpudsl::Shape<30>, std::int32_t>, tpudsl::Embedding<1000, 7>,
                                      tpudsl::LSTM<16, true>, tpudsl::GRU<12>, tpudsl::Dense<10, tpudsl::Softmax>>;
@@ -104,6 +116,11 @@ TEST_CASE("a training step allocates nothing, the first one included, the plan s
     CHECK(allocations_in_steps<Pools1D>(tpudsl::optimizers::SGD{}, 16, 4) == 0);
     CHECK(allocations_in_steps<PoolsGlobal>(tpudsl::optimizers::Adam{}, 16, 4) == 0);
     CHECK(allocations_in_steps<PoolsAverage2D>(tpudsl::optimizers::Adam{}, 16, 4) == 0);
+    CHECK(allocations_in_steps<Normalized>(tpudsl::optimizers::Nadam{}, 16, 4) == 0);
+    CHECK(allocations_in_steps<Normalized, tpudsl::TpuStrategy<2>>(tpudsl::optimizers::Adam{}, 32, 3) == 0);
+    CHECK(allocations_in_steps<Tagger>(tpudsl::optimizers::Adam{}, 16, 4) == 0);
+    CHECK(allocations_in_steps<TaggerFirst>(tpudsl::optimizers::SGD{}, 16, 4) == 0);
+    CHECK(allocations_in_steps<Tagger, tpudsl::TpuStrategy<2>>(tpudsl::optimizers::Adam{}, 64, 3) == 0);
     CHECK(allocations_in_steps<Recurrent>(tpudsl::optimizers::Adam{}, 16, 4) == 0);
     CHECK(allocations_in_steps<RecurrentFloat>(tpudsl::optimizers::SGD{}, 16, 4) == 0);
     CHECK(allocations_in_steps<Recurrent, tpudsl::TpuStrategy<2>>(tpudsl::optimizers::Adam{}, 256, 3) == 0);

@@ -211,3 +211,38 @@ TEST_CASE("the resolver reports the cores, and the strategy runs min(N, cores) t
     TpuStrategy<8> wide(resolver);
     CHECK(wide.threads() == 8);
 }
+
+TEST_CASE("a per-timestep classifier (TimeDistributed) trains to the same bits on one device and on TpuStrategy<2>",
+          "[strategy][determinism]")
+{
+    using Tagger = Sequential<Input<Shape<12, 4>>, Conv1D<8, 3, Relu, Same>, TimeDistributed<Dense<8, Relu>>,
+                              TimeDistributed<Dense<3, Softmax>>>;
+    // Each timestep's label: the largest of its first three features.
+    const std::size_t n = 90;
+    xt::xtensor<float, 3> x(std::array<std::size_t, 3>{n, 12, 4});
+    xt::xtensor<std::int32_t, 2> y(std::array<std::size_t, 2>{n, 12});
+    std::mt19937 gen(11);
+    std::uniform_real_distribution<float> u(-1.0f, 1.0f);
+    for (auto& v : x)
+        v = u(gen);
+    for (std::size_t i = 0; i < n; ++i)
+        for (std::size_t t = 0; t < 12; ++t)
+            y(i, t) = static_cast<std::int32_t>(std::max_element(&x(i, t, 0), &x(i, t, 0) + 3) - &x(i, t, 0));
+    auto run = [&]<class Strategy>(Strategy strategy) {
+        auto model = strategy.template scope<Tagger>(5);
+        model.compile(optimizers::Adam{.learning_rate = 0.01f}, losses::SparseCategoricalCrossentropy{},
+                      metrics::SparseCategoricalAccuracy{});
+        std::ostringstream quiet;
+        const History h = model.fit(x, y, {.batch_size = 16, .epochs = 10, .verbose = 0, .out = &quiet});
+        const auto scores = model.evaluate(x, y, {.batch_size = 30, .verbose = 0});
+        return std::make_tuple(std::vector<float>(model.parameters(), model.parameters() + Tagger::param_buffer_size),
+                               h["loss"], scores);
+    };
+    const auto [one, one_loss, one_scores] = run(OneDeviceStrategy{});
+    const auto [two, two_loss, two_scores] = run(TpuStrategy<2>{});
+    CHECK(same_bits(one, two));
+    CHECK(one_loss == two_loss);
+    CHECK(one_scores[1] == two_scores[1]);
+    CHECK(one_scores[0] == Approx(two_scores[0]).epsilon(1e-6));
+    CHECK(one_scores[1] > 0.7);   // and it learned
+}

@@ -72,6 +72,36 @@ def mutations(base):
     yield "global pooling of the wrong rank", global_pooling("GlobalMaxPooling2D", False), \
         ["layer 'pool' (GlobalMaxPooling2D)", "takes a rank-3 input", "(146, 32)"]
 
+    def batch_norm(**options):
+        """A BatchNormalization after the first convolution, with options tpudsl lacks."""
+        def change(c):
+            layers = c["config"]["layers"]
+            at = next(i for i, l in enumerate(layers) if l["config"].get("name") == "conv1d") + 1
+            config = {"name": "bn", "trainable": True, "dtype": "float32", "axis": -1, "momentum": 0.99,
+                      "epsilon": 0.001, "center": True, "scale": True}
+            config.update(options)
+            layers.insert(at, {"class_name": "BatchNormalization", "config": config})
+        return change
+    yield "batch norm axis", batch_norm(axis=1), ["layer 'bn' (BatchNormalization)", "axis=1", "last (channel) axis"]
+    yield "synchronized", batch_norm(synchronized=True), ["layer 'bn' (BatchNormalization)", "synchronized=true"]
+    yield "no scale", batch_norm(scale=False), ["layer 'bn' (BatchNormalization)", "scale=false"]
+
+    def wrapped(name, cls, config):
+        """tf-keras 2's TimeDistributed around a layer, in place of the layer `name`."""
+        def change(c):
+            entry = next(l for l in c["config"]["layers"] if l["config"].get("name") == name)
+            entry["class_name"] = "TimeDistributed"
+            entry["config"] = {"name": "td", "trainable": True, "dtype": "float32",
+                               "layer": {"class_name": cls, "config": config}}
+        return change
+    yield "TimeDistributed of a Dropout", wrapped("flatten", "Dropout", {"name": "drop", "rate": 0.5}), \
+        ["layer 'td' (TimeDistributed)", "TimeDistributed(Dropout) is not supported", "wraps a Dense only"]
+    yield "TimeDistributed on a rank-1 input", wrapped("dense", "Dense", {"name": "inner", "units": 46}), \
+        ["layer 'td' (TimeDistributed)", "rank-1 input (2336)", "(timesteps, features)"]
+    yield "TimeDistributed Dense without a bias", \
+        wrapped("flatten", "Dense", {"name": "inner", "units": 4, "use_bias": False}), \
+        ["layer 'td/inner' (Dense)", "use_bias=false"]
+
     def unknown_dim(c):
         c["config"]["layers"][0]["config"]["batch_input_shape"] = [None, None]
     yield "variable length", unknown_dim, ["input shape [null]", "no None"]

@@ -94,6 +94,11 @@ MODELS = {
     "global_max2d": (keras_side.global_max2d, "GlobalMax2D", (".keras",)),
     "global_average1d": (keras_side.global_average1d, "GlobalAverage1D", (".keras",)),
     "global_max1d": (keras_side.global_max1d, "GlobalMax1D", (".keras",)),
+    # ... and of batch_norm_models.hpp.
+    "batch_norm_conv": (keras_side.batch_norm_conv, "BatchNormConv", (".keras",)),
+    "batch_norm_dense": (keras_side.batch_norm_dense, "BatchNormDense", (".keras",)),
+    # ... and time_distributed_models.hpp's.
+    "time_distributed_dense": (keras_side.time_distributed_dense, "TimeDistributedDense", (".keras",)),
     # ... and recurrent_models.hpp's.
     "lstm": (keras_side.lstm, "Lstm", (".keras",)),
     "lstm_sequences": (keras_side.lstm_sequences, "LstmSequences", (".keras",)),

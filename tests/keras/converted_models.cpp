@@ -5,9 +5,12 @@
 // compiles), and prints the same summary. The models that are not seeds have, layer by layer, the
 // output shapes, parameter counts and weight shapes (in Keras' order) Keras gave
 // (<dir>/<model>.layers.txt), so that Keras' weights files fit them. The layer models of the one-step
-// checks written by the tool are the very types of pooling_models.hpp and recurrent_models.hpp.
+// checks written by the tool are the very types of pooling_models.hpp, batch_norm_models.hpp,
+// time_distributed_models.hpp and recurrent_models.hpp.
+#include "batch_norm_models.hpp"
 #include "pooling_models.hpp"
 #include "recurrent_models.hpp"
+#include "time_distributed_models.hpp"
 
 #include <cifar10_cnn/model.hpp>
 #include <fashion_mnist_cnn/model.hpp>
@@ -16,6 +19,8 @@
 
 #include <generated/average_pool1d.hpp>
 #include <generated/average_pool2d.hpp>
+#include <generated/batch_norm_conv.hpp>
+#include <generated/batch_norm_dense.hpp>
 #include <generated/cifar10_cnn.hpp>
 #include <generated/fashion_mnist_cnn.hpp>
 #include <generated/fashion_mnist_cnn_h5.hpp>
@@ -35,6 +40,7 @@
 #include <generated/mnist_mlp_functional.hpp>
 #include <generated/recurrent_stacked.hpp>
 #include <generated/reuters_conv1d.hpp>
+#include <generated/time_distributed_dense.hpp>
 
 #include <tpudsl/core.hpp>
 
@@ -60,6 +66,9 @@ static_assert(std::is_same_v<generated::GlobalAverage2D, pooling_models::GlobalA
 static_assert(std::is_same_v<generated::GlobalMax2D, pooling_models::GlobalMax2D>);
 static_assert(std::is_same_v<generated::GlobalAverage1D, pooling_models::GlobalAverage1D>);
 static_assert(std::is_same_v<generated::GlobalMax1D, pooling_models::GlobalMax1D>);
+static_assert(std::is_same_v<generated::BatchNormConv, batch_norm_models::BatchNormConv>);
+static_assert(std::is_same_v<generated::BatchNormDense, batch_norm_models::BatchNormDense>);
+static_assert(std::is_same_v<generated::TimeDistributedDense, time_distributed_models::TimeDistributedDense>);
 static_assert(std::is_same_v<generated::Lstm, recurrent_models::Lstm>);
 static_assert(std::is_same_v<generated::LstmSequences, recurrent_models::LstmSequences>);
 static_assert(std::is_same_v<generated::Gru, recurrent_models::Gru>);

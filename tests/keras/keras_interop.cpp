@@ -7,7 +7,8 @@
 //   keras_interop <model> save <dir>   trains a few steps, saves <model>.tpudsl.weights.h5 and
 //                                      <model>.tpudsl.h5, and writes its predictions on <model>.x.bin
 //                                      to <model>.tpudsl_pred.bin for Keras to compare with.
-// For one layer model (pooling_models.hpp, recurrent_models.hpp):
+// For one layer model (pooling_models.hpp, batch_norm_models.hpp, time_distributed_models.hpp,
+// recurrent_models.hpp):
 //   keras_interop <model> step <dir>   reads Keras' initial weights <model>.weights.h5, predicts on the
 //                                      batch <model>.x.bin and compares with <model>.keras_pred.bin,
 //                                      then trains one step on that batch with labels <model>.y.bin and
@@ -15,8 +16,10 @@
 //                                      <model>.step.weights.h5 (1e-5 both); writes its own weights
 //                                      after the step to <model>.tpudsl_step.weights.h5 and .h5.
 // Arrays are raw little-endian float32 (int32 token ids for Reuters, and labels), row-major.
+#include "batch_norm_models.hpp"
 #include "pooling_models.hpp"
 #include "recurrent_models.hpp"
+#include "time_distributed_models.hpp"
 
 #include <tpudsl/tpudsl.hpp>
 
@@ -147,7 +150,9 @@ save(const std::string& name, const std::string& dir)
 /// The learning rate of keras_side.py's step.
 constexpr float step_learning_rate = 0.5f;
 
-template <class Model>
+/// One step of Model under Strategy (BatchNormalization: TpuStrategy<1, 1>, the batch in one piece as
+/// Keras normalises it).
+template <class Model, class Strategy>
 int
 step(const std::string& name, const std::string& dir)
 {
@@ -155,13 +160,17 @@ step(const std::string& name, const std::string& dir)
     const auto x = read_inputs<Model>(dir + "/" + name + ".x.bin");
     const auto labels = read_array<std::int32_t>(dir + "/" + name + ".y.bin");
     const auto expected = read_array<float>(dir + "/" + name + ".keras_pred.bin");
-    Trainable<Model> model(12345);
+    Trainable<Model, Strategy> model(12345);
     model.load_weights(dir + "/" + name + ".weights.h5");
     const std::vector<float> initial = model.get_weights();
     const double forward = max_difference(model.predict(x, {.batch_size = x.dims[0]}), expected);
 
     model.compile(optimizers::SGD{.learning_rate = step_learning_rate}, losses::SparseCategoricalCrossentropy{});
-    model.fit(x, samples<std::int32_t>{labels, {labels.size()}},
+    // A class id per sample, or per timestep of a (timesteps, classes) output.
+    constexpr std::size_t positions = Trainable<Model>::label_positions;
+    const std::vector<std::size_t> label_dims =
+        positions == 1 ? std::vector<std::size_t>{labels.size()} : std::vector<std::size_t>{labels.size() / positions, positions};
+    model.fit(x, samples<std::int32_t>{labels, label_dims},
               {.batch_size = x.dims[0], .epochs = 1, .verbose = 0, .shuffle = false});
     Trainable<Model> keras_after(1);
     keras_after.load_weights(dir + "/" + name + ".step.weights.h5");
@@ -190,13 +199,13 @@ run(const std::string& name, const std::string& mode, const std::string& dir)
 }
 
 /// A layer model: one step against Keras'.
-template <class Model>
+template <class Model, class Strategy = tpudsl::OneDeviceStrategy>
 int
 run_step(const std::string& name, const std::string& mode, const std::string& dir)
 {
     if (mode != "step")
         throw std::invalid_argument("keras_interop: the layer model '" + name + "' is checked by mode step");
-    return step<Model>(name, dir);
+    return step<Model, Strategy>(name, dir);
 }
 
 } // namespace
@@ -207,7 +216,8 @@ main(int argc, char** argv)
     if (argc != 4) {
         std::cerr << "usage: keras_interop fashion_mnist_cnn|mnist_mlp|cifar10_cnn|reuters_conv1d load|save DIR\n"
                      "       keras_interop average_pool2d|average_pool1d|global_average2d|global_max2d|"
-                     "global_average1d|global_max1d|lstm|lstm_sequences|gru|gru_sequences|recurrent_stacked step DIR\n";
+                     "global_average1d|global_max1d|batch_norm_conv|batch_norm_dense|"
+                     "time_distributed_dense|lstm|lstm_sequences|gru|gru_sequences|recurrent_stacked step DIR\n";
         return 2;
     }
     const std::string name = argv[1], mode = argv[2], dir = argv[3];
@@ -232,6 +242,12 @@ main(int argc, char** argv)
             return run_step<pooling_models::GlobalAverage1D>(name, mode, dir);
         if (name == "global_max1d")
             return run_step<pooling_models::GlobalMax1D>(name, mode, dir);
+        if (name == "batch_norm_conv")
+            return run_step<batch_norm_models::BatchNormConv, tpudsl::TpuStrategy<1, 1>>(name, mode, dir);
+        if (name == "batch_norm_dense")
+            return run_step<batch_norm_models::BatchNormDense, tpudsl::TpuStrategy<1, 1>>(name, mode, dir);
+        if (name == "time_distributed_dense")
+            return run_step<time_distributed_models::TimeDistributedDense>(name, mode, dir);
         if (name == "lstm")
             return run_step<recurrent_models::Lstm>(name, mode, dir);
         if (name == "lstm_sequences")

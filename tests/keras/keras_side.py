@@ -131,6 +131,36 @@ global_max2d = global_pooling(2, layers.GlobalMaxPooling2D)
 global_average1d = global_pooling(1, layers.GlobalAveragePooling1D)
 global_max1d = global_pooling(1, layers.GlobalMaxPooling1D)
 
+def batch_norm_conv():
+    """After a convolution, before its activation: statistics over samples and positions."""
+    return keras.Sequential([
+        keras.Input((6, 6, 2)),
+        layers.Conv2D(4, 3),
+        layers.BatchNormalization(),
+        layers.Activation("relu"),
+        layers.GlobalAveragePooling2D(),
+        layers.Dense(3, activation="softmax"),
+    ])
+
+
+def batch_norm_dense():
+    return keras.Sequential([
+        keras.Input((8,)),
+        layers.Dense(6, activation="tanh"),
+        layers.BatchNormalization(momentum=0.8, epsilon=0.01),
+        layers.Dense(3, activation="softmax"),
+    ])
+
+
+def time_distributed_dense():
+    """A per-timestep classifier: labels (samples, timesteps), the loss their mean."""
+    return keras.Sequential([
+        keras.Input((10, 3)),
+        layers.Conv1D(4, 3, padding="same", activation="tanh"),
+        layers.TimeDistributed(layers.Dense(3, activation="softmax")),
+    ])
+
+
 def lstm():
     return keras.Sequential([keras.Input((8, 3)), layers.LSTM(6), layers.Dense(3, activation="softmax")])
 
@@ -172,11 +202,14 @@ PARAMS = {"fashion_mnist_cnn": 108_810, "mnist_mlp": 669_706, "cifar10_cnn": 1_2
 # The layer models: checked by one training step (step), each against its own type in keras_interop.cpp.
 LAYER_MODELS = {"average_pool2d": average_pool2d, "average_pool1d": average_pool1d,
                 "global_average2d": global_average2d, "global_max2d": global_max2d,
-                "global_average1d": global_average1d, "global_max1d": global_max1d}
+                "global_average1d": global_average1d, "global_max1d": global_max1d,
+                "batch_norm_conv": batch_norm_conv, "batch_norm_dense": batch_norm_dense}
+LAYER_MODELS["time_distributed_dense"] = time_distributed_dense
 LAYER_MODELS.update({f.__name__: f for f in (lstm, lstm_sequences, gru, gru_sequences, recurrent_stacked)})
 MODELS.update(LAYER_MODELS)
+PARAMS["time_distributed_dense"] = 55
 PARAMS.update({"average_pool2d": 127, "average_pool1d": 67, "global_average2d": 91, "global_max2d": 91,
-               "global_average1d": 55, "global_max1d": 55})
+               "global_average1d": 55, "global_max1d": 55, "batch_norm_conv": 107, "batch_norm_dense": 99})
 PARAMS.update({"lstm": 261, "lstm_sequences": 288, "gru": 219, "gru_sequences": 168, "recurrent_stacked": 659})
 LEARNING_RATE = 0.5
 
@@ -226,9 +259,15 @@ def step(name, out):
         for v in layer.weights:
             if "bias" in v.path:
                 v.assign(np.random.RandomState(len(v.path)).uniform(-0.1, 0.1, v.shape).astype(np.float32))
+            # BatchNormalization's four: away from ones and zeros too, the variances positive.
+            low, high = (0.5, 1.5) if v.path.endswith(("gamma", "moving_variance")) else (-0.1, 0.1)
+            if v.path.endswith(("gamma", "beta", "moving_mean", "moving_variance")):
+                v.assign(np.random.RandomState(len(v.path)).uniform(low, high, v.shape).astype(np.float32))
     rng = np.random.RandomState(2024)
     x = rng.uniform(-1.0, 1.0, size=(SAMPLES,) + tuple(model.input_shape[1:])).astype(np.float32)
-    y = (np.arange(SAMPLES) % model.output_shape[-1]).astype(np.int32)
+    # A class id per sample, or per timestep of a (timesteps, classes) output.
+    y_shape = (SAMPLES,) + tuple(model.output_shape[1:-1])
+    y = (np.arange(int(np.prod(y_shape))) % model.output_shape[-1]).reshape(y_shape).astype(np.int32)
     x.tofile(os.path.join(out, name + ".x.bin"))
     y.tofile(os.path.join(out, name + ".y.bin"))
     model.save_weights(os.path.join(out, name + ".weights.h5"))

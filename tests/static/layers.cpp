@@ -26,6 +26,21 @@ static_assert(params<Dense<10>, tensor<Shape<10816>>> == 108'170);
 static_assert(verdict<Dense<10>, F> == rule<Dense<10>>::needs_rank1);
 static_assert(verdict<Dense<0>, tensor<Shape<4>>> == rule<Dense<0>>::zero_units);
 
+// TimeDistributed<Dense>: (T, F) -> (T, units), the Dense's weights (F, units) + bias; Keras' names
+using TD5 = TimeDistributed<Dense<5, Softmax>>;
+static_assert(std::is_same_v<out_t<TD5, tensor<Shape<20, 8>>>, Shape<20, 5>>);
+static_assert(params<TD5, tensor<Shape<20, 8>>> == 8 * 5 + 5);
+static_assert(std::is_same_v<Sequential<Input<Shape<20, 8>>, TD5>::layer<0>::weight<0>::shape, Shape<8, 5>>);
+static_assert(TD5::scratch_size<tensor<Shape<20, 8>>> == 20 * 5);   // every timestep's logits
+static_assert(TimeDistributed<Dense<5, Relu>>::scratch_size<tensor<Shape<20, 8>>> == 0);
+static_assert(TD5::class_name == "TimeDistributed" && TD5::base_name == "time_distributed");
+static_assert(verdict<TD5, tensor<Shape<20, 8>>> == rule<TD5>::ok);
+static_assert(verdict<TD5, tensor<Shape<160>>> == rule<TD5>::needs_rank2);
+static_assert(verdict<TD5, F> == rule<TD5>::needs_rank2);
+static_assert(verdict<TimeDistributed<Dense<0>>, tensor<Shape<4, 2>>> == rule<TD5>::zero_units);
+static_assert(verdict<TimeDistributed<Conv1D<4, 3>>, tensor<Shape<4, 2>>> == rule<TD5>::needs_dense);
+static_assert(verdict<TimeDistributed<Flatten>, tensor<Shape<4, 2>>> == rule<TD5>::needs_dense);
+
 // Embedding: (vocab, dim); (L) -> (L, dim), and also (a, b) -> (a, b, dim)
 static_assert(std::is_same_v<out_t<Embedding<30982, 7>, tensor<Shape<300>, std::int32_t>>, Shape<300, 7>>);
 static_assert(std::is_same_v<out_t<Embedding<10, 3>, tensor<Shape<4, 5>, std::int32_t>>, Shape<4, 5, 3>>);

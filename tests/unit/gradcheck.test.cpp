@@ -103,6 +103,14 @@ std::size_t
 check_weight(H& h, const std::vector<float>& grads, double step)
 {
     using W = typename H::model::template layer<I>::template weight<J>;
+    if constexpr (!W::trainable) {
+        // A moving statistic: the training loss does not read it (its arena place holds the statistic).
+        for (std::size_t k = 0; k < W::size; ++k) {
+            INFO("layer " << I << " non-trainable weight " << J << " element " << k);
+            CHECK(central_difference(h, h.params[W::offset + k], step) == 0.0);
+        }
+        return 0;
+    }
     for (std::size_t k = 0; k < W::size; ++k) {
         const std::size_t at = W::offset + k;
         const double numeric = central_difference(h, h.params[at], step);
@@ -203,6 +211,15 @@ TEST_CASE("gradients: global average and max pooling, 1D and 2D", "[gradcheck]")
     check_model<Sequential<Input<Shape<9, 3>>, Conv1D<4, 3, Tanh>, GlobalMaxPooling1D, Dense<2>>>(1e-3);
     // As the first layer: no input gradient to spread, only the input's own.
     check_model<Sequential<Input<Shape<3, 3, 2>>, GlobalAveragePooling2D, Dense<2, Tanh>>>();
+}
+
+TEST_CASE("gradients: TimeDistributed Dense, after a Conv1D and first, softmax per timestep", "[gradcheck]")
+{
+    check_model<Sequential<Input<Shape<6, 3>>, Conv1D<4, 3, Tanh, Same>, TimeDistributed<Dense<5, Tanh>>,
+                           TimeDistributed<Dense<3, Softmax>>>>();
+    // As the first layer (its input's gradient), and feeding a Flatten and a Dense.
+    check_model<Sequential<Input<Shape<4, 7>>, TimeDistributed<Dense<2, Sigmoid>>, Flatten, Dense<3>>>();
+    check_model<Sequential<Input<Shape<5, 2>>, TimeDistributed<Dense<3>>>>();
 }
 
 TEST_CASE("gradients: LSTM, the last state and every state, through time", "[gradcheck][recurrent]")
@@ -360,6 +377,14 @@ TEST_CASE("gradients: Activation layers, softmax over the last axis", "[gradchec
 {
     check_model<Sequential<Input<Shape<4, 3>>, Activation<Tanh>, Activation<Sigmoid>, Activation<Softmax>,
                            Activation<Relu>, Flatten, Dense<2>>>();
+}
+
+TEST_CASE("gradients: BatchNormalization in training, through the micro-batch's statistics", "[gradcheck]")
+{
+    // Over positions and samples (rank 2), over samples only (rank 1), and as the first layer.
+    check_model<Sequential<Input<Shape<5, 3>>, Conv1D<4, 2, Tanh>, BatchNormalization<>, Flatten, Dense<2>>, 4>();
+    check_model<Sequential<Input<Shape<6>>, Dense<5, Tanh>, BatchNormalization<0.9f, 1e-2f>, Dense<3, Softmax>>, 6>();
+    check_model<Sequential<Input<Shape<3, 2, 3>>, BatchNormalization<>, Conv2D<2, 2, Tanh>, Flatten, Dense<2>>, 3>();
 }
 
 TEST_CASE("gradients: Dropout in training (a fixed mask)", "[gradcheck]")

@@ -178,6 +178,35 @@ TEST_CASE("keras_h5: Keras 2 layout, written and read back bit for bit")
     CHECK(b.get_weights() == w);
 }
 
+TEST_CASE("keras_h5: BatchNormalization's four weights, moving statistics included, in both layouts")
+{
+    using Normalized = Sequential<Input<Shape<6, 6, 2>>, Conv2D<4, 3>, BatchNormalization<>, Flatten, Dense<3>,
+                                  BatchNormalization<0.9f>>;
+    scratch_dir dir("keras_h5_bn");
+    const std::string k3 = dir / "bn.weights.h5", k2 = dir / "bn.h5";
+    const auto w = pattern<Normalized>(0.75f);
+    save_keras_weights<Normalized>(k3, w.data(), keras_h5_layout::keras3);
+    save_keras_weights<Normalized>(k2, w.data(), keras_h5_layout::keras2);
+    {
+        const h5file f3(k3), f2(k2);
+        for (int v = 0; v < 4; ++v)
+            CHECK(f3.shape("layers/batch_normalization/vars/" + std::to_string(v)) == std::vector<std::size_t>{4});
+        CHECK(f3.shape("layers/batch_normalization_1/vars/3") == std::vector<std::size_t>{3});
+        CHECK_FALSE(f3.has("layers/batch_normalization/vars/4"));
+        const detail::h5::context ctx{"test", k2};
+        const hid_t g = H5Gopen2(f2.id, "batch_normalization", H5P_DEFAULT);
+        CHECK(detail::h5::read_string_attribute(ctx, g, "weight_names", "batch_normalization") ==
+              std::vector<std::string>{"batch_normalization/gamma:0", "batch_normalization/beta:0",
+                                       "batch_normalization/moving_mean:0", "batch_normalization/moving_variance:0"});
+        H5Gclose(g);
+    }
+    for (const auto& path : {k3, k2}) {
+        std::vector<float> back(Normalized::param_buffer_size, 0.0f);
+        load_keras_weights<Normalized>(path, back.data());
+        CHECK(back == w);
+    }
+}
+
 TEST_CASE("keras_h5: layers of one class are numbered as Keras numbers them")
 {
     scratch_dir dir("keras_h5_names");
@@ -198,6 +227,49 @@ TEST_CASE("keras_h5: layers of one class are numbered as Keras numbers them")
     std::fill(back.begin(), back.end(), 0.0f);
     load_keras_weights<TwoDense>(k2, back.data());
     CHECK(back == w);
+}
+
+TEST_CASE("keras_h5: TimeDistributed keeps its Dense's weights where Keras keeps them")
+{
+    // Keras 3: `layers/time_distributed/vars` empty, the wrapped Dense's in `layer/vars`, named as Keras
+    // names the Dense (made before its wrapper, counted with the model's other Dense layers).
+    using Wrapped = Sequential<Input<Shape<6, 3>>, TimeDistributed<Dense<5, Relu>>, TimeDistributed<Dense<2, Softmax>>>;
+    using Tagger = Sequential<Input<Shape<6, 3>>, TimeDistributed<Dense<4>>, Flatten, Dense<3>, Dense<2>>;
+    scratch_dir dir("keras_h5_td");
+    const std::string k3 = dir / "td.weights.h5", k2 = dir / "td.h5";
+    const auto w = pattern<Wrapped>(0.75f);
+    save_keras_weights<Wrapped>(k3, w.data(), keras_h5_layout::keras3);
+    save_keras_weights<Wrapped>(k2, w.data(), keras_h5_layout::keras2);
+    {
+        const h5file f3(k3), f2(k2);
+        CHECK(f3.has("layers/time_distributed/vars"));
+        CHECK_FALSE(f3.has("layers/time_distributed/vars/0"));
+        CHECK(f3.shape("layers/time_distributed/layer/vars/0") == std::vector<std::size_t>{3, 5});
+        CHECK(f3.shape("layers/time_distributed/layer/vars/1") == std::vector<std::size_t>{5});
+        CHECK(f3.shape("layers/time_distributed_1/layer/vars/0") == std::vector<std::size_t>{5, 2});
+        const detail::h5::context ctx{"test", k3};
+        const hid_t g = H5Gopen2(f3.id, "layers/time_distributed_1/layer/vars", H5P_DEFAULT);
+        CHECK(detail::h5::read_string_attribute(ctx, g, "name", "vars") == std::vector<std::string>{"dense_1"});
+        H5Gclose(g);
+        // Keras 2: the wrapper's group, its weights named after it (tf-keras builds the Dense in its scope).
+        CHECK(f2.shape("time_distributed/time_distributed/kernel:0") == std::vector<std::size_t>{3, 5});
+        CHECK(f2.shape("time_distributed_1/time_distributed_1/bias:0") == std::vector<std::size_t>{2});
+    }
+    for (const auto& path : {k3, k2}) {
+        Trainable<Wrapped> b(2);
+        REQUIRE(b.get_weights() != w);
+        b.load_weights(path);
+        CHECK(b.get_weights() == w);
+    }
+    // The Dense layers after it are named after the one it wraps, as Keras names them; their Keras 3
+    // groups are numbered by class (dense, dense_1) as ever.
+    const auto named = detail::h5::layers_of<Tagger>();
+    CHECK(named[0].wrapped == "dense");
+    CHECK(named[0].vars_path() == "time_distributed/layer/vars");
+    CHECK(named[2].name == "dense_1");
+    CHECK(named[3].name == "dense_2");
+    CHECK(named[2].vars_path() == "dense/vars");
+    CHECK(named[2].wrapped.empty());
 }
 
 TEST_CASE("keras_h5: a file of another model is refused, naming the file, the layer and both shapes")

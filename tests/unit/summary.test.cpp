@@ -132,6 +132,49 @@ TEST_CASE("summary rows and auto-names of the average and global poolings", "[su
     STATIC_REQUIRE(AveragePooling1D<>::class_name == "AveragePooling1D");
 }
 
+TEST_CASE("summary of a model with BatchNormalization: Keras' Total, Trainable and Non-trainable counts",
+          "[summary]")
+{
+    using namespace tpudsl;
+    using Image = Sequential<Input<Shape<16, 16, 3>>, Conv2D<8, 3, Linear, Same>, BatchNormalization<>, Activation<Relu>,
+                             GlobalAveragePooling2D, Dense<10>, BatchNormalization<0.9f>, Dense<3, Softmax>>;
+    std::ostringstream image;
+    summary<Image>(image);
+    // Keras: 224 + 32 + 90 + 40 + 33 = 419, of which 2 x (8 + 10) = 36 moving statistics.
+    CHECK(image.str().find("batch_normalization (BatchNo (None, 16, 16, 8)         32        \n") != std::string::npos);
+    CHECK(image.str().find("batch_normalization_1 (Batch (None, 10)                40        \n") != std::string::npos);
+    CHECK(image.str().find("Total params: 419\n"
+                           "Trainable params: 383\n"
+                           "Non-trainable params: 36\n") != std::string::npos);
+    STATIC_REQUIRE(BatchNormalization<>::class_name == "BatchNormalization");
+}
+
+TEST_CASE("summary rows and auto-names of TimeDistributed", "[summary]")
+{
+    using namespace tpudsl;
+    using Tagger = Sequential<Input<Shape<20, 8>>, Conv1D<16, 3, Relu, Same>, TimeDistributed<Dense<16, Relu>>,
+                              TimeDistributed<Dense<5, Softmax>>>;
+    std::ostringstream out;
+    summary<Tagger>(out);
+    CHECK(out.str() == "Model: \"sequential\"\n"
+                       "_________________________________________________________________\n"
+                       "Layer (type)                 Output Shape              Param #   \n"
+                       "=================================================================\n"
+                       "conv1d (Conv1D)              (None, 20, 16)            400       \n"
+                       "_________________________________________________________________\n"
+                       "time_distributed (TimeDistri (None, 20, 16)            272       \n"
+                       "_________________________________________________________________\n"
+                       "time_distributed_1 (TimeDist (None, 20, 5)             85        \n"
+                       "=================================================================\n"
+                       "Total params: 757\n"
+                       "Trainable params: 757\n"
+                       "Non-trainable params: 0\n"
+                       "_________________________________________________________________\n");
+    CHECK(Tagger::layer_name<1>() == "time_distributed");
+    CHECK(Tagger::layer_name<2>() == "time_distributed_1");
+    STATIC_REQUIRE(TimeDistributed<Dense<5>>::class_name == "TimeDistributed");
+}
+
 TEST_CASE("summary rows and auto-names of the recurrent layers", "[summary][recurrent]")
 {
     using namespace tpudsl;

@@ -12,8 +12,9 @@
 
 namespace tpudsl {
 
-/// What a weight tensor is to its layer; its name in Keras (`dense/kernel`, `embedding/embeddings`).
-enum class weight_role { kernel, bias, embeddings, recurrent_kernel };
+/// What a weight tensor is to its layer; its name in Keras (`dense/kernel`, `embedding/embeddings`,
+/// `batch_normalization/moving_mean`, `lstm_cell/recurrent_kernel`).
+enum class weight_role { kernel, bias, embeddings, gamma, beta, moving_mean, moving_variance, recurrent_kernel };
 
 [[nodiscard]] constexpr std::string_view
 weight_role_name(weight_role r) noexcept
@@ -22,6 +23,10 @@ weight_role_name(weight_role r) noexcept
     case weight_role::kernel: return "kernel";
     case weight_role::bias: return "bias";
     case weight_role::embeddings: return "embeddings";
+    case weight_role::gamma: return "gamma";
+    case weight_role::beta: return "beta";
+    case weight_role::moving_mean: return "moving_mean";
+    case weight_role::moving_variance: return "moving_variance";
     case weight_role::recurrent_kernel: return "recurrent_kernel";
     }
     return "?";
@@ -29,13 +34,16 @@ weight_role_name(weight_role r) noexcept
 
 namespace detail {
 /// Keras' default initializer of a weight of role R: glorot_uniform kernels, zero biases,
-/// uniform(-0.05, 0.05) embeddings, orthogonal recurrent kernels.
+/// uniform(-0.05, 0.05) embeddings, ones for gamma and the moving variance, zeros for beta and the
+/// moving mean, orthogonal recurrent kernels.
 template <weight_role R>
 [[nodiscard]] consteval auto
 default_initializer() noexcept
 {
-    if constexpr (R == weight_role::bias)
+    if constexpr (R == weight_role::bias || R == weight_role::beta || R == weight_role::moving_mean)
         return initializers::Zeros{};
+    else if constexpr (R == weight_role::gamma || R == weight_role::moving_variance)
+        return initializers::Ones{};
     else if constexpr (R == weight_role::embeddings)
         return initializers::RandomUniform<0.05>{};
     else if constexpr (R == weight_role::recurrent_kernel)

@@ -270,29 +270,33 @@ check_inputs(const array_ref& x, const char* name, std::size_t vocab, bool value
     }
 }
 
-/// Checks labels: sparse ones as int32 class ids in [0, classes), dense ones as finite float rows of
-/// `width` (the values unless `values` is false); and as many as there are samples.
+/// Checks labels: sparse ones as int32 class ids in [0, width), `positions` per sample (one per
+/// timestep of a (T, classes) output), dense ones as finite float rows of `width` (the values unless
+/// `values` is false); and as many as there are samples.
 inline void
 check_labels(const array_ref& y, const char* name, std::size_t samples, bool sparse, std::size_t width,
-             bool values = true)
+             bool values = true, std::size_t positions = 1)
 {
     if (y.samples() != samples)
         bad_input("x and " + std::string(name) + " have different lengths: x has " + std::to_string(samples) +
                   " samples, " + name + " has " + std::to_string(y.samples()));
     check_layout(y, name);
     if (sparse) {
-        if (y.sample_size() != 1)
+        if (y.sample_size() != positions)
             bad_input(std::string(name) + " has shape " + y.shape_string() +
-                      ", but sparse labels are one class id per sample");
+                      (positions == 1 ? std::string(", but sparse labels are one class id per sample")
+                                      : ", but sparse labels are one class id per timestep: (samples, " +
+                                            std::to_string(positions) + ")"));
         if (y.type != dtype::int32)
             bad_input(std::string(name) + " holds " + dtype_name(y.type) +
                       ", but a sparse loss or metric reads int32 class ids (arrays of any integer type, or of "
                       "floats holding whole numbers, are converted where they enter fit and evaluate)");
         const std::int32_t* v = y.as<std::int32_t>();
-        for (std::size_t s = 0; values && s < samples; ++s)
-            if (v[s] < 0 || static_cast<std::size_t>(v[s]) >= width)
-                bad_input("label " + std::to_string(v[s]) + " at sample " + std::to_string(s) + " of " + name +
-                          " is outside [0, " + std::to_string(width) + ") (the model's classes)");
+        for (std::size_t i = 0; values && i < samples * positions; ++i)
+            if (v[i] < 0 || static_cast<std::size_t>(v[i]) >= width)
+                bad_input("label " + std::to_string(v[i]) + " at sample " + std::to_string(i / positions) +
+                          (positions > 1 ? ", position " + std::to_string(i % positions) : std::string()) + " of " +
+                          name + " is outside [0, " + std::to_string(width) + ") (the model's classes)");
     } else {
         if (y.sample_size() != width)
             bad_input(std::string(name) + " has shape " + y.shape_string() + ", but the model's output has " +

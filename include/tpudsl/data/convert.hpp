@@ -111,13 +111,14 @@ template <class In>
 class model_arrays {
 public:
     model_arrays(const dataset_ref& d, const char* xname, const char* yname, bool sparse, std::size_t classes,
-                 std::size_t vocabulary)
+                 std::size_t vocabulary, std::size_t positions = 1)
     {
         ref_.x = converted_inputs(d.x, xname, vocabulary, x_);
         if (sparse) {
-            // One class id per sample, (n,) or (n, 1); another shape is left to the checks to name.
-            ref_.y = d.y.sample_size() != 1 ? d.y : converted(d.y, yname, ids_, [&]<class T>(const T* v, std::size_t n, std::int32_t* out) {
-                convert_ids(v, n, 1, classes, out, "label", yname, "the model's classes");
+            // One class id per sample, (n,) or (n, 1), or per timestep of a (T, classes) output, (n, T);
+            // another shape is left to the checks to name.
+            ref_.y = d.y.sample_size() != positions ? d.y : converted(d.y, yname, ids_, [&]<class T>(const T* v, std::size_t n, std::int32_t* out) {
+                convert_ids(v, n, positions, classes, out, "label", yname, "the model's classes");
             });
         } else {
             ref_.y = converted(d.y, yname, targets_, [](const auto* v, std::size_t n, float* out) {

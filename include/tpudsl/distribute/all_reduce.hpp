@@ -33,6 +33,16 @@ struct table_span {
     std::size_t begin, rows, width;
 };
 
+/// A non-trainable weight in the parameter buffer, [begin, end): the optimizer skips it. A moving
+/// statistic (momentum below 1): its place in each arena holds a micro-batch's statistic
+/// (BatchNormalization's mean or variance), not a gradient; the reduce sums them in micro-batch order
+/// like the gradients and sets `p = p * momentum + (sum / micro-batches) * (1 - momentum)`. Momentum 1:
+/// a frozen weight, left as it is.
+struct moving_range {
+    std::size_t begin, end;
+    float momentum;
+};
+
 /// What the reduce needs to know of the flat gradient buffer; constants of the model type.
 struct gradient_layout {
     /// Floats in the buffer (the parameter buffer's size).
@@ -46,6 +56,8 @@ struct gradient_layout {
     /// cleared (an Embedding: a few thousand of its rows instead of the whole table each step).
     bool marked = false;
     table_span table{0, 0, 1};
+    /// The moving statistics, in increasing order.
+    std::span<const moving_range> moving;
 };
 
 /// One micro-batch's share of a step, as the reduce sees it.
@@ -117,6 +129,18 @@ clear_marked_rows(float* g, const std::uint64_t* const* marks, std::size_t count
                         [&](std::size_t, std::size_t b, std::size_t e) { std::fill(g + b, g + e, 0.0f); });
 }
 
+/// p[b, e) = p * momentum + (sums / micro_batches) * (1 - momentum): the moving statistics' update
+/// from the sums of the step's micro-batches' statistics (with one micro-batch exactly Keras').
+inline void
+update_moving(float* p, const float* sums, std::size_t b, std::size_t e, float momentum, std::size_t micro_batches) noexcept
+{
+    if (!(momentum < 1.0f))
+        return;
+    const float count = static_cast<float>(micro_batches), rest = 1.0f - momentum;
+    for (std::size_t i = b; i < e; ++i)
+        p[i] = p[i] * momentum + sums[i] / count * rest;
+}
+
 /// g0[b, e) = ((g0 + g1) + g2) + ...: one pass, a vector at a time, every element summed in
 /// micro-batch order (the same bits as adding the arenas one after another).
 inline void
@@ -148,13 +172,16 @@ inline constexpr std::size_t max_micro_batches = 64;
 /// The fused pass over shard `shard` of `shards` (thread t of T): for each block of the shard, the
 /// deferred gradients (`deferred(lo, hi, g0)` writes g0 where [lo, hi) meets a deferred range: one
 /// chain over the step's samples in order); elsewhere the arenas of the micro-batches that had samples
-/// summed in micro-batch order into arena 0; `update(g0, b, e)` applies the optimizer to [b, e); then
-/// the accumulating ranges are cleared in every arena (the rest is written afresh by the next backward
-/// pass). Micro-batch 0 always has samples: it takes the first. Allocates nothing.
+/// summed in micro-batch order into arena 0; `update(g0, b, e)` applies the optimizer to [b, e), the
+/// moving statistics of `params` excepted (their mean over the micro-batches that had samples moves
+/// them: update_moving); then the accumulating ranges are cleared in every arena (the rest is written
+/// afresh by the next backward pass). Micro-batch 0 always has samples: it takes the first. Allocates
+/// nothing.
 template <class Deferred, class Update>
 void
 reduce_and_update(std::size_t shard, std::size_t shards, const gradient_layout& layout,
-                  std::span<const micro_batch_gradients> batches, Deferred&& deferred, Update&& update) noexcept
+                  std::span<const micro_batch_gradients> batches, float* params, Deferred&& deferred,
+                  Update&& update) noexcept
 {
     constexpr std::size_t block = 4096;           // floats summed and updated while they are in L1
     constexpr std::size_t kernel_block = 98304;   // a deferred kernel's rows computed at once (L2)
@@ -210,7 +237,18 @@ reduce_and_update(std::size_t shard, std::size_t shards, const gradient_layout& 
         }
         if (from < e)
             sum(from, e);
-        update(g0, b, e);
+        from = b;   // the optimizer between the moving statistics
+        for (const auto& m : layout.moving) {
+            if (m.end <= from || m.begin >= e)
+                continue;
+            if (m.begin > from)
+                update(g0, from, m.begin);
+            const std::size_t hi = std::min(e, m.end);
+            detail::update_moving(params, g0, std::max(from, m.begin), hi, m.momentum, count + 1);
+            from = hi;
+        }
+        if (from < e)
+            update(g0, from, e);
         for (const auto& [rb, re] : layout.accumulating) {
             const std::size_t lo = std::max(b, rb), hi = std::min(e, re);
             if (lo >= hi)

@@ -23,6 +23,7 @@
 
 #include <tpudsl/core/weights.hpp>
 #include <tpudsl/io/files.hpp>
+#include <tpudsl/model/sequential.hpp>
 
 #include <hdf5.h>
 
@@ -339,9 +340,27 @@ struct layer_ref {
     std::string name;         // Keras' auto-name: "conv2d", "dense_1"
     std::string class_name;   // "Conv2D"
     std::string group;        // Keras 3's group: snake_case(class_name) with a per-class counter
-    std::string cell;         // the cell that holds the weights in Keras ("lstm_cell"), or empty
     std::vector<weight_ref> weights;
+    std::string wrapped;      // a wrapper's (TimeDistributed's) wrapped layer, by its auto-name: Keras 3
+                              // keeps the weights in `<group>/layer/vars`; empty for other layers
+    std::string cell;         // the cell that holds a recurrent layer's weights ("lstm_cell"): Keras 3
+                              // keeps them in `<group>/cell/vars`; empty for other layers
+
+    /// The group under the layer's own that holds its weights in Keras 3 ("layer", "cell"), or empty.
+    [[nodiscard]] std::string
+    inner_group() const
+    {
+        return !cell.empty() ? "cell" : !wrapped.empty() ? "layer" : "";
+    }
+
+    /// Where Keras 3 keeps the layer's weights, under `layers/`.
+    [[nodiscard]] std::string
+    vars_path() const
+    {
+        return group + (inner_group().empty() ? "" : "/" + inner_group()) + "/vars";
+    }
 };
+
 
 template <class W>
 [[nodiscard]] weight_ref
@@ -378,13 +397,26 @@ template <class Model>
 layers_of()
 {
     std::vector<layer_ref> layers;
+    std::vector<std::string_view> bases, wrapped;   // auto-name prefixes, of the layers and of what they wrap
     [&]<std::size_t... I>(std::index_sequence<I...>) {
         (layers.push_back(layer_ref{Model::template layer_name<I>(),
                                     std::string(Model::template layer<I>::spec::class_name), {},
-                                    keras_cell_of<typename Model::template layer<I>::spec>(),
-                                    weights_of<typename Model::template layer<I>>()}),
+                                    weights_of<typename Model::template layer<I>>(), {},
+                                    keras_cell_of<typename Model::template layer<I>::spec>()}),
          ...);
+        (bases.push_back(Model::template layer<I>::spec::base_name), ...);
+        (wrapped.push_back(tpudsl::detail::wrapped_base_name<typename Model::template layer<I>::spec>()), ...);
     }(std::make_index_sequence<Model::layer_count>{});
+    // A wrapped layer is named as Keras names it, made just before its wrapper: counted with the
+    // layers and the wrapped layers of its class before it.
+    for (std::size_t i = 0; i < layers.size(); ++i) {
+        if (wrapped[i].empty())
+            continue;
+        std::size_t before = 0;
+        for (std::size_t j = 0; j < i; ++j)
+            before += (bases[j] == wrapped[i]) + (wrapped[j] == wrapped[i]);
+        layers[i].wrapped = std::string(wrapped[i]) + (before == 0 ? "" : "_" + std::to_string(before));
+    }
     // Keras 3's `_get_unique_name`: the first of a class keeps the bare name, the next get _1, _2, ...
     for (std::size_t i = 0; i < layers.size(); ++i) {
         const std::string base = to_snake_case(layers[i].class_name);
@@ -493,17 +525,18 @@ write_keras3(const context& ctx, hid_t file, const std::vector<layer_ref>& layer
     const handle all = create_group(ctx, file, "layers");
     for (const auto& l : layers) {
         const handle lg = create_group(ctx, all.get(), l.group);
-        const handle vars = create_group(ctx, lg.get(), "vars");
-        write_string_attribute(ctx, vars.get(), "name", l.name);
-        // A recurrent layer's weights are its cell's: `layers/lstm/cell/vars`, its own `vars` empty.
-        handle cell, cell_vars;
-        if (!l.cell.empty()) {
-            cell = create_group(ctx, lg.get(), "cell");
-            cell_vars = create_group(ctx, cell.get(), "vars");
-            write_string_attribute(ctx, cell_vars.get(), "name", l.cell);
-        }
+        const handle own_vars = create_group(ctx, lg.get(), "vars");
+        write_string_attribute(ctx, own_vars.get(), "name", l.name);
+        // A wrapper's own vars stay empty; the wrapped layer's are in `layer/vars`, named after it. So
+        // do a recurrent layer's: its cell's are in `cell/vars`, named after the cell.
+        const std::string inner_group = l.inner_group();
+        const handle inner = inner_group.empty() ? handle{} : create_group(ctx, lg.get(), inner_group);
+        const handle inner_vars = inner_group.empty() ? handle{} : create_group(ctx, inner.get(), "vars");
+        if (!inner_group.empty())
+            write_string_attribute(ctx, inner_vars.get(), "name", l.cell.empty() ? l.wrapped : l.cell);
+        const hid_t vars = inner_group.empty() ? own_vars.get() : inner_vars.get();
         for (std::size_t j = 0; j < l.weights.size(); ++j)
-            write_weight(ctx, l.cell.empty() ? vars.get() : cell_vars.get(), std::to_string(j), l.weights[j], params);
+            write_weight(ctx, vars, std::to_string(j), l.weights[j], params);
     }
 }
 
@@ -560,7 +593,7 @@ read_keras3(const context& ctx, hid_t file, const std::vector<layer_ref>& layers
     }
     for (std::size_t i = 0; i < layers.size(); ++i) {
         const auto& l = layers[i];
-        const std::string vars_path = l.group + (l.cell.empty() ? "/vars" : "/cell/vars");
+        const std::string vars_path = l.vars_path();
         std::vector<std::string> datasets;
         handle vars;
         if (is_group(all.get(), vars_path)) {

@@ -82,6 +82,11 @@ struct layer_base {
     static constexpr std::size_t convolution_rank = 0;
     /// A max pooling over this many spatial axes whose ops offer `core<B>` (detail::pool_core).
     static constexpr std::size_t max_pooling_rank = 0;
+    /// Its non-trainable weights are moving statistics (BatchNormalization's mean and variance):
+    /// training backward writes the micro-batch's statistic in their place of the gradient arena, and
+    /// the fused reduce sets `moving = moving * moving_momentum + (mean over the step's micro-batches) *
+    /// (1 - moving_momentum)`. 1 (the default): they stay as they are (frozen weights).
+    static constexpr float moving_momentum = 1.0f;
     /// The element-wise, non-decreasing activation a fused Linear convolution may apply in this
     /// layer's place (Activation<Relu>: Relu); void when none.
     using absorbable_activation = void;

@@ -7,6 +7,7 @@
 #include <tpudsl/layers/activation_ops.hpp>
 #include <tpudsl/layers/average_pooling1d_ops.hpp>
 #include <tpudsl/layers/average_pooling2d_ops.hpp>
+#include <tpudsl/layers/batch_normalization_ops.hpp>
 #include <tpudsl/layers/conv1d_ops.hpp>
 #include <tpudsl/layers/conv2d_ops.hpp>
 #include <tpudsl/layers/dense_ops.hpp>
@@ -21,5 +22,6 @@
 #include <tpudsl/layers/lstm_ops.hpp>
 #include <tpudsl/layers/max_pool1d_ops.hpp>
 #include <tpudsl/layers/max_pool2d_ops.hpp>
+#include <tpudsl/layers/time_distributed_ops.hpp>
 
 #endif // !TPUDSL_LAYERS_OPS_HPP

@@ -37,6 +37,17 @@ struct input_check {
     static constexpr bool valid = is_input_v && shape_ok;
 };
 
+/// The auto-name prefix of the layer a wrapper wraps (`dense` for TimeDistributed<Dense>), or empty.
+template <class Spec>
+[[nodiscard]] constexpr std::string_view
+wrapped_base_name() noexcept
+{
+    if constexpr (requires { Spec::wrapped_base_name; })
+        return Spec::wrapped_base_name;
+    else
+        return {};
+}
+
 template <class Layers>
 struct layer_totals;
 template <class... B>
@@ -73,6 +84,13 @@ private:
         else
             return std::array<std::string_view, sizeof...(Layers)>{};
     }();
+    // What wrappers wrap: Keras names a wrapped layer too, so it counts among its class.
+    static constexpr std::array<std::string_view, sizeof...(Layers)> wrapped_names_ = [] {
+        if constexpr (chain::valid)
+            return std::array<std::string_view, sizeof...(Layers)>{detail::wrapped_base_name<Layers>()...};
+        else
+            return std::array<std::string_view, sizeof...(Layers)>{};
+    }();
 
 public:
     /// True when every layer fits (false only while a diagnostic is being reported).
@@ -104,7 +122,8 @@ public:
     // training graph, which knows which layers it fuses: ops::graph<Sequential>::plan and
     // ::workspace_floats(samples), constants of the type too.
 
-    /// Keras' auto-name of the I-th layer, zero-based per class: `conv1d`, `conv1d_1`, ...
+    /// Keras' auto-name of the I-th layer, zero-based per class: `conv1d`, `conv1d_1`, ... (the Dense
+    /// inside a TimeDistributed before it counts among the Dense layers, as Keras names it too).
     template <std::size_t I>
     [[nodiscard]] static std::string
     layer_name()
@@ -112,7 +131,7 @@ public:
         static_assert(I < sizeof...(Layers), "tpudsl::Sequential::layer_name<I>: I is past the last layer");
         std::size_t same = 0;
         for (std::size_t j = 0; j < I; ++j)
-            same += base_names_[j] == base_names_[I];
+            same += (base_names_[j] == base_names_[I]) + (wrapped_names_[j] == base_names_[I]);
         std::string name{base_names_[I]};
         if (same > 0) {
             name += '_';

@@ -13,6 +13,7 @@
 
 #include <tpudsl/core/activations.hpp>
 #include <tpudsl/core/weights.hpp>
+#include <tpudsl/distribute/all_reduce.hpp>
 #include <tpudsl/kernels/gemm.hpp>
 #include <tpudsl/layers/detail/conv_core.hpp>
 #include <tpudsl/layers/detail/conv_pool_pair.hpp>
@@ -174,6 +175,29 @@ private:
             return 0;
     }
 
+    /// How many of layer I's weights are non-trainable.
+    template <std::size_t I>
+    static consteval std::size_t
+    moving_weights() noexcept
+    {
+        return []<std::size_t... J>(std::index_sequence<J...>) {
+            return (std::size_t{0} + ... + (layer<I>::template weight<J>::trainable ? 0 : 1));
+        }(std::make_index_sequence<layer<I>::weight_count>{});
+    }
+
+    /// Appends layer I's non-trainable weights to `out` (at k).
+    template <std::size_t I, std::size_t... J>
+    static constexpr void
+    add_moving_ranges([[maybe_unused]] distribute::moving_range* out, [[maybe_unused]] std::size_t& k,
+                      std::index_sequence<J...>) noexcept
+    {
+        [[maybe_unused]] const auto add = [&]<class W>(std::type_identity<W>) {
+            if constexpr (!W::trainable)
+                out[k++] = distribute::moving_range{W::offset, W::offset + W::size, spec<I>::moving_momentum};
+        };
+        (add(std::type_identity<typename layer<I>::template weight<J>>{}), ...);
+    }
+
 public:
     /// True when layer I leaves its kernel gradient to deferred_gradient.
     template <std::size_t I>
@@ -226,6 +250,23 @@ public:
         std::size_t k = 0;
         [&]<std::size_t... I>(std::index_sequence<I...>) {
             ((plan.nodes[I].accumulates ? (ranges[k++] = {layer<I>::param_offset, layer<I>::param_end}, 0) : 0), ...);
+        }(std::make_index_sequence<layers>{});
+        return ranges;
+    }();
+
+    /// The non-trainable weights, in layer order, with their layer's moving_momentum: the optimizer
+    /// skips them, the reduce moves them as moving statistics (momentum 1: not at all).
+    static constexpr auto moving_ranges = [] {
+        constexpr std::size_t count = [] {
+            std::size_t c = 0;
+            [&]<std::size_t... I>(std::index_sequence<I...>) { ((c += moving_weights<I>()), ...); }(
+                std::make_index_sequence<layers>{});
+            return c;
+        }();
+        std::array<distribute::moving_range, count> ranges{};
+        std::size_t k = 0;
+        [&]<std::size_t... I>(std::index_sequence<I...>) {
+            (add_moving_ranges<I>(ranges.data(), k, std::make_index_sequence<layer<I>::weight_count>{}), ...);
         }(std::make_index_sequence<layers>{});
         return ranges;
     }();

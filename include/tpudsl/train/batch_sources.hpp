@@ -24,11 +24,12 @@ namespace tpudsl::detail {
 
 /// What a step reads, typed: samples of `InputSize` elements of In and their labels (arrays whose
 /// types, shapes and values were checked where they entered, or a Dataset's batch, typed at compile
-/// time), and which of them.
-template <class In, std::size_t InputSize, std::size_t OutputSize>
+/// time), and which of them. A sample has `Positions` class ids (one per timestep of a (T, classes)
+/// output, else one).
+template <class In, std::size_t InputSize, std::size_t OutputSize, std::size_t Positions = 1>
 struct batch_view {
     const In* x = nullptr;
-    const std::int32_t* sparse = nullptr;   // class ids (a sparse loss), or
+    const std::int32_t* sparse = nullptr;   // Positions class ids a sample (a sparse loss), or
     const float* dense = nullptr;           // rows of OutputSize targets
     const std::uint32_t* idx = nullptr;     // samples idx[0, n) of them; null: [0, n) in order, read in place
     std::size_t n = 0;
@@ -46,7 +47,8 @@ struct batch_view {
     [[nodiscard]] batch_view
     samples(std::size_t begin, std::size_t count) const noexcept
     {
-        return {x + begin * InputSize, sparse ? sparse + begin : nullptr, dense ? dense + begin * OutputSize : nullptr,
+        return {x + begin * InputSize, sparse ? sparse + begin * Positions : nullptr,
+                dense ? dense + begin * OutputSize : nullptr,
                 nullptr, count};
     }
 };

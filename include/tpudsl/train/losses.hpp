@@ -23,18 +23,22 @@ inline constexpr float epsilon = 1e-7f;
 
 /// Integer class labels in [0, classes). With probabilities it clips at 1e-7 as Keras does; when
 /// the model ends in Softmax it works on the logits (log-sum-exp), whatever `from_logits` says,
-/// as modern tf.keras does.
+/// as modern tf.keras does. An output of (timesteps, classes) takes a label per timestep.
 struct SparseCategoricalCrossentropy {
     bool from_logits = false;
     static constexpr std::string_view name = "sparse_categorical_crossentropy";
     static constexpr bool sparse_labels = true;
+    /// A row's loss is over the output's last axis (the classes): an output of (T, classes) is T
+    /// rows, each with its own label, and a sample's loss is their mean (Keras' reduction).
+    static constexpr bool over_last_axis = true;
 };
 
-/// One-hot (or soft) float targets, one row per sample.
+/// One-hot (or soft) float targets, one row per sample (per timestep of a (T, classes) output).
 struct CategoricalCrossentropy {
     bool from_logits = false;
     static constexpr std::string_view name = "categorical_crossentropy";
     static constexpr bool sparse_labels = false;
+    static constexpr bool over_last_axis = true;
 };
 
 /// Float targets in [0, 1], one per output; the mean over the last axis.
@@ -42,12 +46,16 @@ struct BinaryCrossentropy {
     bool from_logits = false;
     static constexpr std::string_view name = "binary_crossentropy";
     static constexpr bool sparse_labels = false;
+    /// Its mean over every output of a sample already is Keras' mean over the last axis, then over
+    /// the timesteps: the output is read whole.
+    static constexpr bool over_last_axis = false;
 };
 
 /// Float targets; the mean over the last axis of the squared error.
 struct MeanSquaredError {
     static constexpr std::string_view name = "mean_squared_error";
     static constexpr bool sparse_labels = false;
+    static constexpr bool over_last_axis = false;   // as BinaryCrossentropy
 };
 
 } // namespace losses

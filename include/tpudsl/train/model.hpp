@@ -71,10 +71,14 @@ public:
     using input_type = typename Seq::input_type;
     static constexpr std::size_t input_size = Seq::input_shape::size;
     static constexpr std::size_t output_size = Seq::output_shape::size;
+    /// The output's last axis, and the rows of it a sample holds: a (T, classes) output (a per-timestep
+    /// classifier) takes T labels a sample, each scored on its own row as Keras does.
+    static constexpr std::size_t classes = Seq::output_shape::dims[Seq::output_shape::rank - 1];
+    static constexpr std::size_t label_positions = output_size / classes;
     static constexpr std::size_t num_replicas_in_sync = Strategy::num_replicas_in_sync;
     static constexpr std::size_t micro_batches = Strategy::micro_batches;
     /// What a step reads: samples and their labels, typed.
-    using batch_view = detail::batch_view<input_type, input_size, output_size>;
+    using batch_view = detail::batch_view<input_type, input_size, output_size, label_positions>;
 
     using optimizer_type = std::variant<optimizers::SGD, optimizers::Adam, optimizers::Nadam, optimizers::RMSprop>;
     using loss_type = std::variant<losses::SparseCategoricalCrossentropy, losses::CategoricalCrossentropy,
@@ -150,7 +154,7 @@ public:
         if (options.batch_size == 0u || options.validation_batch_size == 0u)
             detail::bad_input(std::string("fit: ") + (options.batch_size == 0u ? "" : "validation_") +
                               "batch_size must be at least 1");
-        const detail::model_arrays<input_type> data(arrays, "x", "y", sparse_labels(), output_size, vocabulary());
+        const detail::model_arrays<input_type> data(arrays, "x", "y", sparse_labels(), classes, vocabulary(), label_positions);
         check_data(data.ref(), "x", "y");
         const std::size_t samples = arrays.x.samples();
         if (samples == 0)
@@ -263,7 +267,7 @@ public:
         require_compiled("evaluate");
         if (options.batch_size == 0u)
             detail::bad_input("evaluate: batch_size must be at least 1");
-        const detail::model_arrays<input_type> data(arrays, "x", "y", sparse_labels(), output_size, vocabulary());
+        const detail::model_arrays<input_type> data(arrays, "x", "y", sparse_labels(), classes, vocabulary(), label_positions);
         check_data(data.ref(), "x", "y");
         const std::size_t samples = arrays.x.samples();
         if (samples == 0)
@@ -389,7 +393,7 @@ public:
         for (auto& k : micro_batches_) {
             k.workspace.resize(graph::workspace_floats(cap));
             k.inputs.assign(cap * input_size, input_type{});
-            k.sparse_labels.assign(cap, 0);
+            k.sparse_labels.assign(cap * label_positions, 0);
             k.dense_labels.assign(cap * output_size, 0.0f);
         }
         const kernels::scratch_sizes sizes =
@@ -412,7 +416,7 @@ public:
         for (const std::size_t f : sizes.floats)
             scratch += static_cast<long double>(f) * sizeof(float);
         const long double per_sample = static_cast<long double>(graph::plan.per_sample) * sizeof(float) +
-                                       input_size * sizeof(input_type) + sizeof(std::int32_t) +
+                                       input_size * sizeof(input_type) + label_positions * sizeof(std::int32_t) +
                                        output_size * sizeof(float);
         const long double bytes = static_cast<long double>(micro_batches) * cap * per_sample +
                                   static_cast<long double>(strategy_.threads()) * scratch;
@@ -492,7 +496,7 @@ private:
     }();
     /// The gradient buffer as the fused reduce sees it.
     static constexpr distribute::gradient_layout gradient_layout{
-        Seq::param_buffer_size, deferred_ranges, graph::accumulating_ranges, marked_table, table};
+        Seq::param_buffer_size, deferred_ranges, graph::accumulating_ranges, marked_table, table, graph::moving_ranges};
 
     /// Checks fit's validation data, and points validation arrays at `validation`, which holds them
     /// converted to the model's types (once per fit, not per epoch).
@@ -502,7 +506,7 @@ private:
         if (!options.validation_data)
             return;
         if (const dataset_ref* v = options.validation_data->arrays()) {
-            validation.emplace(*v, "validation x", "validation y", sparse_labels(), output_size, vocabulary());
+            validation.emplace(*v, "validation x", "validation y", sparse_labels(), classes, vocabulary(), label_positions);
             check_data(validation->ref(), "validation x", "validation y");
             if (v->x.samples() == 0)
                 detail::bad_input("fit: validation x holds no samples; pass validation data with at least one "
@@ -533,7 +537,7 @@ private:
         const bool inputs = std::is_integral_v<input_type>
                                 ? v.x_min >= 0 && static_cast<unsigned long long>(v.x_max) < vocabulary()
                                 : v.x_finite;
-        const bool labels = sparse_labels() ? v.y_min >= 0 && static_cast<unsigned long long>(v.y_max) < output_size
+        const bool labels = sparse_labels() ? v.y_min >= 0 && static_cast<unsigned long long>(v.y_max) < classes
                                             : v.y_finite;
         return inputs && labels;
     }
@@ -702,7 +706,7 @@ private:
             if (m.sparse_labels != sparse)
                 detail::bad_input("the metric " + m.name + " reads " + (m.sparse_labels ? "sparse" : "one-hot") +
                                   " labels, but the loss reads " + (sparse ? "sparse" : "one-hot") + " ones");
-        detail::check_labels(d.y, yname, d.x.samples(), sparse, output_size, values);
+        detail::check_labels(d.y, yname, d.x.samples(), sparse, sparse ? classes : output_size, values, label_positions);
     }
 
     void
@@ -737,7 +741,7 @@ private:
         if (!b.idx) {
             k.x = b.x + k.offset * input_size;
             if (b.sparse)
-                k.sparse = b.sparse + k.offset;
+                k.sparse = b.sparse + k.offset * label_positions;
             else
                 k.dense = b.dense + k.offset * output_size;
             return;
@@ -747,7 +751,8 @@ private:
             std::copy_n(b.x + static_cast<std::size_t>(idx[s]) * input_size, input_size, k.inputs.data() + s * input_size);
         if (b.sparse) {
             for (std::size_t s = 0; s < k.n; ++s)
-                k.sparse_labels[s] = b.sparse[idx[s]];
+                std::copy_n(b.sparse + static_cast<std::size_t>(idx[s]) * label_positions, label_positions,
+                            k.sparse_labels.data() + s * label_positions);
         } else {
             for (std::size_t s = 0; s < k.n; ++s)
                 std::copy_n(b.dense + static_cast<std::size_t>(idx[s]) * output_size, output_size,
@@ -803,12 +808,21 @@ private:
         view.dense_labels = k.dense;
         k.loss = std::visit(
             [&](const auto& l) {
-                return tpudsl::evaluate(l, view, 1.0f / static_cast<float>(global_n),
-                                        graph::loss_gradient(k.workspace.data(), micro_batch_capacity_));
+                float* grad = graph::loss_gradient(k.workspace.data(), micro_batch_capacity_);
+                if constexpr (label_positions > 1 && std::decay_t<decltype(l)>::over_last_axis) {
+                    // Keras: a loss per timestep, their mean a sample's loss.
+                    view.n = k.n * label_positions;
+                    view.width = classes;
+                    return tpudsl::evaluate(l, view, 1.0f / static_cast<float>(global_n * label_positions), grad) /
+                           static_cast<double>(label_positions);
+                }
+                return tpudsl::evaluate(l, view, 1.0f / static_cast<float>(global_n), grad);
             },
             loss_);
+        // Accuracies over the last axis, per timestep: a sample's hits are the fraction it gets right.
         for (std::size_t m = 0; m < metrics_.size(); ++m)
-            k.hits[m] = metrics_[m].hits(view.output, k.n, output_size, k.sparse, k.dense);
+            k.hits[m] = metrics_[m].hits(view.output, k.n * label_positions, classes, k.sparse, k.dense) /
+                        static_cast<double>(label_positions);
         return view.logit_grad;
     }
 
@@ -882,7 +896,7 @@ private:
             batches[k] = {micro_batches_[k].x, micro_batches_[k].workspace.data(), micro_batches_[k].n};
         }
         distribute::reduce_and_update(
-            t, threads, gradient_layout, gradients,
+            t, threads, gradient_layout, gradients, params_.data(),
             [&](std::size_t lo, std::size_t hi, float* g0) {
                 graph::deferred_gradient(batches, micro_batches, micro_batch_capacity_, lo, hi, g0);
             },
