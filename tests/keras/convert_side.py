@@ -104,6 +104,7 @@ MODELS = {
     "lstm_sequences": (keras_side.lstm_sequences, "LstmSequences", (".keras",)),
     "gru": (keras_side.gru, "Gru", (".keras",)),
     "gru_sequences": (keras_side.gru_sequences, "GruSequences", (".keras",)),
+    "recurrent_tagger": (keras_side.recurrent_tagger, "Tagger", (".keras",)),
     "recurrent_stacked": (keras_side.recurrent_stacked, "Stacked", (".keras",)),
 }
 

@@ -39,6 +39,7 @@
 #include <generated/mnist_mlp.hpp>
 #include <generated/mnist_mlp_functional.hpp>
 #include <generated/recurrent_stacked.hpp>
+#include <generated/recurrent_tagger.hpp>
 #include <generated/reuters_conv1d.hpp>
 #include <generated/time_distributed_dense.hpp>
 
@@ -73,6 +74,7 @@ static_assert(std::is_same_v<generated::Lstm, recurrent_models::Lstm>);
 static_assert(std::is_same_v<generated::LstmSequences, recurrent_models::LstmSequences>);
 static_assert(std::is_same_v<generated::Gru, recurrent_models::Gru>);
 static_assert(std::is_same_v<generated::GruSequences, recurrent_models::GruSequences>);
+static_assert(std::is_same_v<generated::Tagger, recurrent_models::Tagger>);
 static_assert(std::is_same_v<generated::Stacked, recurrent_models::Stacked>);
 static_assert(std::is_same_v<generated::MixedRecurrentH5, generated::MixedRecurrent>);
 

@@ -217,7 +217,8 @@ main(int argc, char** argv)
         std::cerr << "usage: keras_interop fashion_mnist_cnn|mnist_mlp|cifar10_cnn|reuters_conv1d load|save DIR\n"
                      "       keras_interop average_pool2d|average_pool1d|global_average2d|global_max2d|"
                      "global_average1d|global_max1d|batch_norm_conv|batch_norm_dense|"
-                     "time_distributed_dense|lstm|lstm_sequences|gru|gru_sequences|recurrent_stacked step DIR\n";
+                     "time_distributed_dense|lstm|lstm_sequences|gru|gru_sequences|recurrent_tagger|"
+                     "recurrent_stacked step DIR\n";
         return 2;
     }
     const std::string name = argv[1], mode = argv[2], dir = argv[3];
@@ -256,6 +257,8 @@ main(int argc, char** argv)
             return run_step<recurrent_models::Gru>(name, mode, dir);
         if (name == "gru_sequences")
             return run_step<recurrent_models::GruSequences>(name, mode, dir);
+        if (name == "recurrent_tagger")
+            return run_step<recurrent_models::Tagger>(name, mode, dir);
         if (name == "recurrent_stacked")
             return run_step<recurrent_models::Stacked>(name, mode, dir);
         std::cerr << "keras_interop: unknown model '" << name << "'\n";

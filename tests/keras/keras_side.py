@@ -187,6 +187,15 @@ def gru_sequences():
     ])
 
 
+def recurrent_tagger():
+    """Every state into a per-timestep classifier: labels (samples, timesteps)."""
+    return keras.Sequential([
+        keras.Input((7, 3)),
+        layers.GRU(5, return_sequences=True),
+        layers.TimeDistributed(layers.Dense(3, activation="softmax")),
+    ])
+
+
 def recurrent_stacked():
     return keras.Sequential([
         keras.Input((6, 4)),
@@ -205,12 +214,14 @@ LAYER_MODELS = {"average_pool2d": average_pool2d, "average_pool1d": average_pool
                 "global_average1d": global_average1d, "global_max1d": global_max1d,
                 "batch_norm_conv": batch_norm_conv, "batch_norm_dense": batch_norm_dense}
 LAYER_MODELS["time_distributed_dense"] = time_distributed_dense
-LAYER_MODELS.update({f.__name__: f for f in (lstm, lstm_sequences, gru, gru_sequences, recurrent_stacked)})
+LAYER_MODELS.update({f.__name__: f for f in (lstm, lstm_sequences, gru, gru_sequences, recurrent_tagger,
+                                                recurrent_stacked)})
 MODELS.update(LAYER_MODELS)
 PARAMS["time_distributed_dense"] = 55
 PARAMS.update({"average_pool2d": 127, "average_pool1d": 67, "global_average2d": 91, "global_max2d": 91,
                "global_average1d": 55, "global_max1d": 55, "batch_norm_conv": 107, "batch_norm_dense": 99})
-PARAMS.update({"lstm": 261, "lstm_sequences": 288, "gru": 219, "gru_sequences": 168, "recurrent_stacked": 659})
+PARAMS.update({"lstm": 261, "lstm_sequences": 288, "gru": 219, "gru_sequences": 168, "recurrent_tagger": 168,
+               "recurrent_stacked": 659})
 LEARNING_RATE = 0.5
 
 

@@ -242,9 +242,12 @@ TEST_CASE("gradients: GRU (reset_after), the last state and every state, through
     check_model<Sequential<Input<Shape<6, 2>>, Conv1D<3, 2, Tanh>, GRU<4, true>, LSTM<3>, Dense<2>>>();
 }
 
-TEST_CASE("gradients: an Embedding before an LSTM (the gradient scattered into its rows)", "[gradcheck][recurrent]")
+TEST_CASE("gradients: an LSTM after an Embedding, and before a per-timestep classifier", "[gradcheck][recurrent]")
 {
+    // The input gradient scattered into the Embedding's rows.
     check_model<Sequential<Input<Shape<5>, std::int32_t>, Embedding<6, 3>, LSTM<4>, Dense<3, Softmax>>>();
+    // Every state into a TimeDistributed softmax.
+    check_model<Sequential<Input<Shape<4, 3>>, LSTM<5, true>, TimeDistributed<Dense<3, Softmax>>>>();
 }
 
 TEST_CASE("gradients: Conv1D fused with MaxPool1D, input gradient sharing the pooled gradient's buffer", "[gradcheck]")
