@@ -2,7 +2,7 @@
 """tpudsl beside what its users would run instead, measured in one run on one machine.
 
   benchmarks/compare_peers.py [--build build/release] [--batch 128] [--seconds 3] [--rounds 3]
-                              [--threads 1,2] [--models fashion,reuters,mnist,cifar,cifar_bn]
+                              [--threads 1,2] [--models fashion,reuters,mnist,cifar,cifar_bn,reuters_lstm]
                               [--csv FILE]
 
 Trains each seed model for --seconds on synthetic inputs of its shapes (throughput does not depend on
@@ -10,7 +10,8 @@ the values), Adam, sparse categorical cross-entropy, the same batch and the same
 
   * tpudsl: build/release/benchmarks/tpudsl_bench (one thread: OneDeviceStrategy; two: TpuStrategy<2>);
   * PyTorch (Debian's python3-torch, 1.13) with torch.set_num_threads(t), every model (the CIFAR-10
-    one with BatchNormalization too: BatchNorm2d with Keras' epsilon and momentum);
+    one with BatchNormalization too: BatchNorm2d with Keras' epsilon and momentum; the recurrent Reuters
+    one with nn.LSTM);
   * tiny-dnn (Debian's tiny-dnn) and dlib (libdlib-dev), the Fashion-MNIST model, built here with g++ -O3
     -march=native (tiny-dnn with its AVX backend; CNN_SINGLE_THREAD for one thread, its own
     std::thread parallel_for otherwise; dlib with OPENBLAS_NUM_THREADS=t).
@@ -91,6 +92,18 @@ def torch_model(torch, name):
             def forward(self, x):
                 return self.body(self.embed(x).transpose(1, 2))
         return Reuters(), (300,)
+    if name == "reuters_lstm":
+        class ReutersLstm(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.embed = nn.Embedding(30982, 32)
+                self.lstm = nn.LSTM(32, 64, batch_first=True)
+                self.out = nn.Linear(64, 46)
+
+            def forward(self, x):
+                _, (h, _) = self.lstm(self.embed(x))
+                return self.out(h[-1])
+        return ReutersLstm(), (200,)
     raise ValueError(name)
 
 
@@ -102,9 +115,9 @@ def run_torch(model, batch, threads, seconds):
     torch.set_num_threads(threads)
     torch.manual_seed(1)
     net, shape = torch_model(torch, model)
-    classes = 46 if model == "reuters" else 10
+    classes = 46 if model.startswith("reuters") else 10
     steps = 4
-    if model == "reuters":
+    if model.startswith("reuters"):
         x = torch.randint(0, 30982, (steps, batch) + shape)
     else:
         x = torch.rand((steps, batch) + shape)
@@ -185,7 +198,7 @@ def main():
     ap.add_argument("--seconds", type=float, default=3.0)
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--threads", default="1,2")
-    ap.add_argument("--models", default="fashion,reuters,mnist,cifar,cifar_bn")
+    ap.add_argument("--models", default="fashion,reuters,mnist,cifar,cifar_bn,reuters_lstm")
     ap.add_argument("--csv", default="")
     a = ap.parse_args()
     build = pathlib.Path(a.build)

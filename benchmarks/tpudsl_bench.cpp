@@ -1,7 +1,7 @@
 // How close each seed model trains to the machine's FMA peak, and how its GEMMs compare with
 // OpenBLAS at the same shapes. Figures, never assertions.
 //
-//   tpudsl_bench [--model all|fashion|reuters|mnist|cifar|cifar_bn] [--batch 32,128,512] [--strategy one,tpu2]
+//   tpudsl_bench [--model all|fashion|reuters|mnist|cifar|cifar_bn|reuters_lstm] [--batch 32,128,512] [--strategy one,tpu2]
 //                [--seconds 2] [--rounds 2] [--kernels on|off] [--csv F] [--json F] [--svg F]
 //
 // The FMA peak is measured here, with a loop of independent vector FMAs on one core and on every
@@ -19,6 +19,7 @@
 #include "fashion_mnist_cnn/model.hpp"
 #include "mnist_mlp/model.hpp"
 #include "reuters_conv1d/model.hpp"
+#include "reuters_lstm/model.hpp"
 
 #include <tpudsl/detail/simd.hpp>
 #include <tpudsl/kernels/gemm.hpp>
@@ -638,6 +639,8 @@ main(int argc, char** argv)
         bench_model<seeds::Cifar10Cnn>("cifar", a, peak1, peak2, rows, kernels);
     if (a.model == "all" || a.model == "cifar_bn")
         bench_model<seeds::Cifar10Bn>("cifar_bn", a, peak1, peak2, rows, kernels);
+    if (a.model == "all" || a.model == "reuters_lstm")
+        bench_model<seeds::ReutersLstm>("reuters_lstm", a, peak1, peak2, rows, kernels);
     if (!a.csv.empty())
         write_csv(a.csv, rows, kernels);
     if (!a.json.empty())

@@ -200,3 +200,32 @@ TEST_CASE("BatchNormalization: momentum 1 freezes the moving statistics, the opt
         CHECK(w[bn::weight<3>::offset + c] == 1.0f);
     }
 }
+
+TEST_CASE("BatchNormalization after an LSTM's sequences: one core and 2 or 8 replicas train to the same bits",
+          "[batchnorm][distribute]")
+{
+    using Model = Sequential<Input<Shape<12>, std::int32_t>, Embedding<20, 6>, LSTM<8, true>, BatchNormalization<0.9f>,
+                             GlobalAveragePooling1D, Dense<3, Softmax>>;
+    xt::xtensor<std::int32_t, 2> x(std::array<std::size_t, 2>{90, 12});
+    xt::xtensor<std::int32_t, 1> y(std::array<std::size_t, 1>{90});
+    std::mt19937 gen(9);
+    std::uniform_int_distribution<int> id(0, 19);
+    for (std::size_t i = 0; i < 90; ++i) {
+        for (std::size_t t = 0; t < 12; ++t)
+            x(i, t) = id(gen);
+        y(i) = x(i, 0) % 3;
+    }
+    auto train = [&](auto strategy) {
+        auto m = strategy.template scope<Model>(13);
+        m.compile(optimizers::Adam{.learning_rate = 0.01f}, losses::SparseCategoricalCrossentropy{});
+        m.fit(x, y, {.batch_size = 40, .epochs = 2, .verbose = 0});   // 40, 40 and 10 samples a step
+        return weights_of(m);
+    };
+    const auto one = train(OneDeviceStrategy{});
+    const auto two = train(TpuStrategy<2>{});
+    const auto eight = train(TpuStrategy<8>{});
+    CHECK(std::memcmp(one.data(), two.data(), one.size() * sizeof(float)) == 0);
+    CHECK(std::memcmp(one.data(), eight.data(), one.size() * sizeof(float)) == 0);
+    using B = Model::layer<2>;
+    CHECK(one[B::weight<2>::offset] != 0.0f);   // the moving mean moved
+}
