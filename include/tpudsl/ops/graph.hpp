@@ -271,15 +271,11 @@ public:
         return ranges;
     }();
 
-    /// A deferred kernel's place in the parameter buffer: [begin, end), rows of `columns` floats.
-    struct deferred_range {
-        std::size_t begin, end, columns;
-    };
     /// The deferred kernels (see plan_node::deferred_kernel), in layer order.
     static constexpr auto deferred_ranges = [] {
         constexpr std::size_t count =
             std::ranges::count_if(plan.nodes, [](const plan_node& n) { return n.deferred_kernel; });
-        std::array<deferred_range, count> ranges{};
+        std::array<distribute::deferred_range, count> ranges{};
         std::size_t k = 0;
         [&]<std::size_t... I>(std::index_sequence<I...>) {
             ([&] {
@@ -292,6 +288,28 @@ public:
         }(std::make_index_sequence<layers>{});
         return ranges;
     }();
+
+    /// True when the only gradient that backward adds into (rather than writes) is a table of the first
+    /// layer indexed by its integer inputs (an Embedding's): a micro-batch's arena is then +0 outside
+    /// the rows of its own ids, so the fused pass sums and clears only the rows that some micro-batch
+    /// marked (a few thousand of a 30,982-row table, instead of every arena's whole table each step).
+    static constexpr bool marked_table = [] {
+        if constexpr (accumulating_ranges.size() == 1 && layer<0>::weight_count > 0)
+            return accumulating_ranges[0].first == layer<0>::param_offset && std::is_integral_v<input_type>;
+        else
+            return false;
+    }();
+    static constexpr distribute::table_span table = [] {
+        if constexpr (marked_table) {
+            using T = typename layer<0>::template weight<0>;
+            return distribute::table_span{T::offset, T::shape::dims[0], T::shape::dims[1]};
+        } else {
+            return distribute::table_span{0, 0, 1};
+        }
+    }();
+    /// The gradient buffer as the fused reduce (distribute::reduce_and_update) sees it.
+    static constexpr distribute::gradient_layout gradient_layout{
+        Model::param_buffer_size, deferred_ranges, accumulating_ranges, marked_table, table, moving_ranges};
 
     /// One micro-batch of a step, for deferred_gradient: its inputs, its workspace (after a backward
     /// that deferred the kernels) and its samples.

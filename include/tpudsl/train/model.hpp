@@ -93,7 +93,7 @@ public:
     {
         for (auto& k : micro_batches_) {
             k.grads.resize(Seq::param_buffer_size);
-            k.marks.assign(marked_table ? (table.rows + 63) / 64 : 0, 0);
+            k.marks.assign(graph::marked_table ? (graph::table.rows + 63) / 64 : 0, 0);
         }
         initialize_parameters<Seq>(params_.data(), seed_);
     }
@@ -452,7 +452,7 @@ private:
     struct alignas(64) micro_batch {
         detail::aligned_floats_buffer workspace;
         detail::aligned_floats_buffer grads;   // the gradient arena, in the parameter layout
-        std::vector<std::uint64_t> marks;      // marked_table: the table rows this step's backward touched
+        std::vector<std::uint64_t> marks;      // graph::marked_table: the table rows this step's backward touched
         std::vector<input_type> inputs;   // the samples gathered from arrays (or written by train_step's caller)
         std::vector<std::int32_t> sparse_labels;
         std::vector<float> dense_labels;
@@ -468,35 +468,6 @@ private:
     static constexpr std::size_t micro_batches_per_replica = micro_batches / num_replicas_in_sync;
     static_assert(micro_batches <= distribute::max_micro_batches,
                   "tpudsl::Trainable: a strategy may split a step into at most 64 micro-batches");
-
-    /// True when the only gradient that backward adds into (rather than writes) is a table of the first
-    /// layer indexed by its integer inputs (an Embedding's): a micro-batch's arena is then +0 outside
-    /// the rows of its own ids, so the fused pass sums and clears only the rows that some micro-batch
-    /// marked (a few thousand of a 30,982-row table, instead of every arena's whole table each step).
-    static constexpr bool marked_table = [] {
-        if constexpr (graph::accumulating_ranges.size() == 1 && Seq::template layer<0>::weight_count > 0)
-            return graph::accumulating_ranges[0].first == Seq::template layer<0>::param_offset &&
-                   std::is_integral_v<input_type>;
-        else
-            return false;
-    }();
-    static constexpr distribute::table_span table = [] {
-        if constexpr (marked_table) {
-            using T = typename Seq::template layer<0>::template weight<0>;
-            return distribute::table_span{T::offset, T::shape::dims[0], T::shape::dims[1]};
-        } else {
-            return distribute::table_span{0, 0, 1};
-        }
-    }();
-    static constexpr auto deferred_ranges = [] {
-        std::array<distribute::deferred_range, graph::deferred_ranges.size()> r{};
-        for (std::size_t i = 0; i < r.size(); ++i)
-            r[i] = {graph::deferred_ranges[i].begin, graph::deferred_ranges[i].end, graph::deferred_ranges[i].columns};
-        return r;
-    }();
-    /// The gradient buffer as the fused reduce sees it.
-    static constexpr distribute::gradient_layout gradient_layout{
-        Seq::param_buffer_size, deferred_ranges, graph::accumulating_ranges, marked_table, table, graph::moving_ranges};
 
     /// Checks fit's validation data, and points validation arrays at `validation`, which holds them
     /// converted to the model's types (once per fit, not per epoch).
@@ -767,7 +738,7 @@ private:
     {
         k.loss = 0.0;
         std::fill(k.hits.begin(), k.hits.end(), 0.0);
-        if constexpr (marked_table)
+        if constexpr (graph::marked_table)
             if (training)   // last step's marks were used by its fused pass, which cleared their rows
                 std::fill(k.marks.begin(), k.marks.end(), std::uint64_t{0});
         if (k.n == 0)
@@ -777,7 +748,7 @@ private:
         k.dense = k.dense_labels.data();
         if (data)
             gather(*data, k);
-        if constexpr (marked_table)
+        if constexpr (graph::marked_table)
             if (training)
                 distribute::mark_rows(k.marks.data(), k.x, k.n * input_size);
         return true;
@@ -896,7 +867,7 @@ private:
             batches[k] = {micro_batches_[k].x, micro_batches_[k].workspace.data(), micro_batches_[k].n};
         }
         distribute::reduce_and_update(
-            t, threads, gradient_layout, gradients, params_.data(),
+            t, threads, graph::gradient_layout, gradients, params_.data(),
             [&](std::size_t lo, std::size_t hi, float* g0) {
                 graph::deferred_gradient(batches, micro_batches, micro_batch_capacity_, lo, hi, g0);
             },
