@@ -44,6 +44,20 @@ element_place(std::size_t i, std::size_t size)
     return "sample " + std::to_string(i / size) + (size > 1 ? ", position " + std::to_string(i % size) : "");
 }
 
+/// Refuses an id (`value` as number_text prints it) at element i: not a whole number, or outside
+/// [0, bound). Out of line and cold: the conversions of every element type share it.
+[[noreturn, gnu::cold, gnu::noinline]] inline void
+refuse_id(const std::string& value, bool whole, std::size_t i, std::size_t size, std::size_t bound, const char* what,
+          const char* name, const char* range)
+{
+    if (!whole)
+        bad_input(std::string(what) + " " + value + " at " + element_place(i, size) + " of " + name +
+                  " is not a whole number, but " + range + " are whole numbers (Keras would truncate it "
+                  "without a word)");
+    bad_input(std::string(what) + " " + value + " at " + element_place(i, size) + " of " + name + " is outside [0, " +
+              std::to_string(bound) + ") (" + range + ")");
+}
+
 /// Converts the n whole numbers of v to int32 in [0, bound), or refuses the first that is not one, with
 /// `what` ("label", "token id"), its place and `range` (what the bound is).
 template <class T>
@@ -53,19 +67,15 @@ convert_ids(const T* v, std::size_t n, std::size_t size, std::size_t bound, std:
 {
     for (std::size_t i = 0; i < n; ++i) {
         const T x = v[i];
-        bool in_range;
+        bool whole = true, in_range;
         if constexpr (std::is_integral_v<T>) {
             in_range = std::cmp_greater_equal(x, 0) && std::cmp_less(x, bound);
         } else {
-            if (!(std::trunc(x) == x))   // NaN, the infinities and fractions
-                bad_input(std::string(what) + " " + number_text(x) + " at " + element_place(i, size) + " of " + name +
-                          " is not a whole number, but " + range + " are whole numbers (Keras would truncate it "
-                          "without a word)");
-            in_range = x >= 0 && static_cast<long double>(x) < static_cast<long double>(bound);
+            whole = std::trunc(x) == x;   // false for NaN, the infinities and fractions
+            in_range = whole && x >= 0 && static_cast<long double>(x) < static_cast<long double>(bound);
         }
-        if (!in_range)
-            bad_input(std::string(what) + " " + number_text(x) + " at " + element_place(i, size) + " of " + name +
-                      " is outside [0, " + std::to_string(bound) + ") (" + range + ")");
+        if (!in_range) [[unlikely]]
+            refuse_id(number_text(x), whole, i, size, bound, what, name, range);
         out[i] = static_cast<std::int32_t>(x);
     }
 }

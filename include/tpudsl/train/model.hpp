@@ -123,6 +123,10 @@ public:
         optimizers::check(optimizer);   // hyperparameters in their domains, before any state changes
         optimizer_ = optimizer;
         loss_ = loss;
+        // Only the compiled optimizer's fused pass and the compiled loss are generated for this model,
+        // not those of every optimizer and loss the variants could hold.
+        train_ = &Trainable::train_with<Optimizer>;
+        score_ = &Trainable::score_with<Loss>;
         metrics_ = {detail::make_metric_entry(metrics)...};
         hits_.assign(metrics_.size(), 0.0);
         for (auto& k : micro_batches_)
@@ -436,10 +440,11 @@ public:
 
     /// One training step on a global batch of n samples already in the micro-batch buffers (as
     /// split(n) lays them out): forward, loss, backward, the fused reduce-and-update. Returns the
-    /// sum of the per-sample losses. Allocates nothing.
+    /// sum of the per-sample losses. Allocates nothing. The model must be compiled.
     double
-    train_step(std::size_t n) noexcept
+    train_step(std::size_t n)
     {
+        require_compiled("train_step");
         return step(nullptr, n, true);
     }
 
@@ -777,19 +782,7 @@ private:
             view.logits = graph::logits(k.workspace.data(), micro_batch_capacity_, k.n);
         view.sparse_labels = k.sparse;
         view.dense_labels = k.dense;
-        k.loss = std::visit(
-            [&](const auto& l) {
-                float* grad = graph::loss_gradient(k.workspace.data(), micro_batch_capacity_);
-                if constexpr (label_positions > 1 && std::decay_t<decltype(l)>::over_last_axis) {
-                    // Keras: a loss per timestep, their mean a sample's loss.
-                    view.n = k.n * label_positions;
-                    view.width = classes;
-                    return tpudsl::evaluate(l, view, 1.0f / static_cast<float>(global_n * label_positions), grad) /
-                           static_cast<double>(label_positions);
-                }
-                return tpudsl::evaluate(l, view, 1.0f / static_cast<float>(global_n), grad);
-            },
-            loss_);
+        k.loss = score_(loss_, view, global_n, graph::loss_gradient(k.workspace.data(), micro_batch_capacity_));
         // Accuracies over the last axis, per timestep: a sample's hits are the fraction it gets right.
         for (std::size_t m = 0; m < metrics_.size(); ++m)
             k.hits[m] = metrics_[m].hits(view.output, k.n * label_positions, classes, k.sparse, k.dense) /
@@ -836,6 +829,23 @@ private:
             graph::backward_micro_batches(params_.data(), batches, count, micro_batch_capacity_, logit_grad, /*defer_kernels*/ true);
     }
 
+    /// The loss of a view (and its gradient into `grad`) by the compiled loss `L`, scaled so that the
+    /// replicas' sums are the mean over the global batch of n samples.
+    template <class L>
+    static double
+    score_with(const loss_type& loss, loss_view& view, std::size_t global_n, float* grad) noexcept
+    {
+        const L& l = *std::get_if<L>(&loss);
+        if constexpr (label_positions > 1 && L::over_last_axis) {
+            // Keras: a loss per timestep, their mean a sample's loss.
+            view.n *= label_positions;
+            view.width = classes;
+            return tpudsl::evaluate(l, view, 1.0f / static_cast<float>(global_n * label_positions), grad) /
+                   static_cast<double>(label_positions);
+        }
+        return tpudsl::evaluate(l, view, 1.0f / static_cast<float>(global_n), grad);
+    }
+
     /// The micro-batches of the replicas that thread t runs, each through run_micro_batch (or the replica's
     /// all at once, for a dense network).
     void
@@ -874,6 +884,20 @@ private:
             [&](float* g0, std::size_t b, std::size_t e) { opt.update(c, params_.data(), g0, slot_ptrs, b, e); });
     }
 
+    /// A training step's replicas and fused pass with the compiled optimizer `Opt`.
+    template <class Opt>
+    void
+    train_with(const batch_view* data, std::size_t n) noexcept
+    {
+        Opt& opt = *std::get_if<Opt>(&optimizer_);
+        ++iterations_;
+        const auto constants = opt.prepare(iterations_);
+        strategy_.step([&](std::size_t t) { run_thread(t, data, n, true); },
+                       [&](std::size_t t, std::size_t threads) { reduce_and_update(t, threads, opt, constants); });
+        opt.advance(constants);
+        weights_version_ = detail::next_weights_version();
+    }
+
     /// One step over a global batch of n: optionally points the micro-batches at `data`'s samples (or
     /// gathers them), runs them on the strategy's threads, and when training applies the fused
     /// update. Sums losses and hits in micro-batch order (deterministic). Allocates nothing.
@@ -884,16 +908,7 @@ private:
         if (!training) {
             strategy_.run([&](std::size_t t) { run_thread(t, data, n, false); });
         } else {
-            ++iterations_;
-            std::visit(
-                [&](auto& opt) {
-                    const auto constants = opt.prepare(iterations_);
-                    strategy_.step([&](std::size_t t) { run_thread(t, data, n, true); },
-                                   [&](std::size_t t, std::size_t threads) { reduce_and_update(t, threads, opt, constants); });
-                    opt.advance(constants);
-                    weights_version_ = detail::next_weights_version();
-                },
-                optimizer_);
+            (this->*train_)(data, n);
         }
         double loss_sum = 0.0;
         for (const auto& k : micro_batches_) {
@@ -957,6 +972,8 @@ private:
 
     optimizer_type optimizer_;
     loss_type loss_;
+    void (Trainable::*train_)(const batch_view*, std::size_t) noexcept = nullptr;   // set by compile
+    double (*score_)(const loss_type&, loss_view&, std::size_t, float*) noexcept = nullptr;
     std::vector<detail::metric_entry> metrics_;
     bool compiled_ = false;
     std::uint64_t iterations_ = 0;
