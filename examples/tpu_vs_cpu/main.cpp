@@ -19,7 +19,6 @@
 #include <cstdint>
 #include <cstdio>
 #include <filesystem>
-#include <fstream>
 #include <iostream>
 #include <random>
 #include <sstream>
@@ -167,7 +166,7 @@ write_svg(const std::string& path, const std::vector<Row>& rows, const std::vect
         << "\" width=\"12\" height=\"12\" fill=\"#1f77b4\"/>"
         << "<text x=\"" << margin + 238 << "\" y=\"" << panel_h + 60 << "\">TpuStrategy&lt;8&gt; (all cores)</text>\n"
         << "</svg>\n";
-    std::ofstream(path) << svg.str();
+    tpudsl::write_file(path, svg.str(), "tpu_vs_cpu");
 }
 
 } // namespace
@@ -247,11 +246,12 @@ try {
 
     std::filesystem::create_directories(a.out);
     const auto csv_path = (std::filesystem::path(a.out) / "tpu_vs_cpu.csv").string();
-    std::ofstream csv(csv_path);
+    std::ostringstream csv;
     csv << "model,strategy,batch,threads,seconds_per_epoch,samples_per_s,test_accuracy\n";
     for (const auto& r : rows)
         csv << r.model << ',' << r.strategy << ',' << r.batch << ',' << r.threads << ',' << r.seconds_per_epoch << ','
             << r.samples_per_s << ',' << r.accuracy << '\n';
+    tpudsl::write_file(csv_path, csv.str(), "tpu_vs_cpu");   // whole, or not at all
     const auto svg_path = (std::filesystem::path(a.out) / "tpu_vs_cpu.svg").string();
     write_svg(svg_path, rows, a.batches);
     std::cout << "Wrote " << csv_path << " and " << svg_path << '\n';

@@ -237,6 +237,33 @@ TEST_CASE("a write that fails midway removes its temporary and keeps the previou
     CHECK(load<Wide>(path) == before);
 }
 
+TEST_CASE("write_file replaces a text file whole, or leaves the previous one and no temporary", "[io][files]")
+{
+    scratch_dir dir("files_write_file");
+    const std::string path = dir / "table.csv";
+    auto read = [&] {
+        std::ifstream in(path);
+        return std::string(std::istreambuf_iterator<char>(in), {});
+    };
+    write_file(path, "a,b\n1,2\n");
+    CHECK(read() == "a,b\n1,2\n");
+    write_file(path, "c\n");   // shorter: nothing of the old content is left behind
+    CHECK(read() == "c\n");
+
+    const std::string big(100000, 'x');
+    std::string what;
+    {
+        file_size_limit limit(1000);
+        what = error_of([&] { write_file(path, big, "plot"); });
+    }
+    CHECK_THAT(what, Catch::StartsWith("plot: writing '" + path + ".tmp.") && Catch::EndsWith("failed: File too large"));
+    CHECK(read() == "c\n");
+    fs::create_directory(dir / "dir.csv");
+    CHECK_THAT(error_of([&] { write_file(dir / "dir.csv", "x"); }),
+               Catch::StartsWith("tpudsl::write_file: '" + (dir / "dir.csv") + "' is a directory"));
+    CHECK(temporaries(dir.path).empty());
+}
+
 TEST_CASE("saves from several threads and processes to one path never corrupt it", "[io][files][concurrency]")
 {
     scratch_dir dir("files_concurrent");

@@ -235,4 +235,17 @@ replace_file(std::string_view who, const std::string& path, Fill&& fill)
 
 } // namespace tpudsl::detail
 
+namespace tpudsl {
+
+/// Writes `text` as the whole content of the file at `path`, atomically (detail::replace_file): a
+/// reader, or a crash, sees the old file or the new one, never a part. Throws as replace_file does,
+/// each message starting with `who`.
+inline void
+write_file(const std::string& path, std::string_view text, std::string_view who = "tpudsl::write_file")
+{
+    detail::replace_file(who, path, [&](auto&& sink) { sink(text.data(), text.size()); });
+}
+
+} // namespace tpudsl
+
 #endif // !TPUDSL_IO_FILES_HPP
