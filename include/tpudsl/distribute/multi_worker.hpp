@@ -37,6 +37,7 @@
 
 #include <algorithm>
 #include <array>
+#include <chrono>
 #include <cstddef>
 #include <cstdint>
 #include <cstdlib>
@@ -187,11 +188,22 @@ enum class Reduction {
     allreduce,
 };
 
+/// Where a worker's training steps spent their time (thread 0's clock), for benchmarks.
+struct MultiWorkerTimings {
+    std::size_t steps = 0;
+    double compute_seconds = 0;   ///< forward and backward of the worker's micro-batches
+    double reduce_seconds = 0;    ///< the reduce: its link of the chain, waiting for it, the broadcast
+    double apply_seconds = 0;     ///< the optimizer on the step's sums
+    std::size_t bytes_sent = 0;   ///< by this worker's chain links (the broadcast not counted)
+};
+
 struct MultiWorkerOptions {
     Reduction reduction = Reduction::deterministic;
     /// Floats per message of the chained reduce (a process works on one chunk while the next process
-    /// works on the one before).
-    std::size_t chunk_floats = 65536;
+    /// works on the one before). 64 KiB: the Fashion-MNIST model's 108,810 floats in 7 chunks, so that
+    /// the second worker waits for one seventh of the first's link, not half (65,536: 2 chunks, a third
+    /// fewer samples/s on 2 workers).
+    std::size_t chunk_floats = 16384;
 };
 
 /// Processes launched by MPI, each running `ReplicasPerWorker` threads, over one global batch split in
@@ -245,6 +257,10 @@ public:
     /// True on the worker that prints and writes files (rank 0).
     [[nodiscard]] bool is_chief() const noexcept { return resolver_.rank() == 0; }
     [[nodiscard]] std::size_t threads() const noexcept { return pool_->size(); }
+    /// Where this worker's training steps spent their time since the strategy was made (or reset).
+    [[nodiscard]] const MultiWorkerTimings& timings() const noexcept { return buffers_->timings; }
+    void reset_timings() const noexcept { buffers_->timings = {}; }
+
     /// This process's micro-batches: [first, last).
     [[nodiscard]] std::size_t first_micro_batch() const noexcept { return first_; }
     [[nodiscard]] std::size_t last_micro_batch() const noexcept { return last_; }
@@ -307,6 +323,8 @@ public:
                 failed = call;
             }
         };
+        using clock = std::chrono::steady_clock;
+        clock::time_point started = clock::now(), computed, reduced;
         auto work = [&](std::size_t t) {
             if (t == 0 && chain && rank > 0)
                 for (std::size_t c = 0; c < chunks; ++c) {
@@ -317,6 +335,8 @@ public:
                 }
             replicas(t);
             pool_->sync();
+            if (t == 0)
+                computed = clock::now();
             if (chain) {
                 for (std::size_t c = 0; c < chunks; ++c) {
                     const std::size_t lo = c * chunk, hi = std::min(size, lo + chunk);
@@ -344,10 +364,20 @@ public:
                          "MPI_Allreduce");
             }
             pool_->sync();
+            if (t == 0)
+                reduced = clock::now();
             const auto [b, e] = share(0, size, t);
             apply(b, e, sums, t);
         };
         pool_->run(work);
+        MultiWorkerTimings& times = buffers_->timings;
+        const clock::time_point finished = clock::now();
+        ++times.steps;
+        times.compute_seconds += std::chrono::duration<double>(computed - started).count();
+        times.reduce_seconds += std::chrono::duration<double>(reduced - computed).count();
+        times.apply_seconds += std::chrono::duration<double>(finished - reduced).count();
+        if (chain && rank + 1 < workers)
+            times.bytes_sent += size * sizeof(float);
         detail::mpi_check(error, failed ? failed : "");
     }
 
@@ -402,6 +432,7 @@ private:
         std::vector<MPI_Request> recvs, sends;
         std::vector<double> scores;
         std::vector<int> counts, displs;
+        MultiWorkerTimings timings;
         float*
         sums(std::size_t size)
         {
