@@ -125,6 +125,32 @@ check_model(const char* name, const MultiWorkerStrategy<2>& strategy, const synt
                   << " vs " << s1[1] << '\n';
 }
 
+/// The same on a Dataset pipeline (shuffled, prefetched, a validation Dataset): every worker runs the
+/// pipeline and reads its own micro-batches of each batch.
+void
+check_dataset(const MultiWorkerStrategy<2>& strategy)
+{
+    using M = seeds::Reuters;
+    using Ex = Example<Shape<300>, std::int32_t>;
+    const synthetic<M> train(88, 6), test(40, 7);
+    auto pipeline = [&] { return Dataset<Ex>::from_tensor_slices(train.x, train.y).shuffle(64, 3).batch<24>().prefetch(); };
+    auto validation = Dataset<Ex>::from_tensor_slices(test.x, test.y).batch<16>();
+    std::ostringstream quiet;
+    Trainable<M> one(5);
+    auto many = strategy.scope<M>(5);
+    one.compile(optimizers::Adam{}, losses::SparseCategoricalCrossentropy{}, metrics::SparseTopKCategoricalAccuracy<5>{});
+    many.compile(optimizers::Adam{}, losses::SparseCategoricalCrossentropy{}, metrics::SparseTopKCategoricalAccuracy<5>{});
+    const History h1 = one.fit(pipeline(), {.epochs = 2, .verbose = 0, .validation_data = validation, .out = &quiet});
+    const History h2 = many.fit(pipeline(), {.epochs = 2, .verbose = 0, .validation_data = validation, .out = &quiet});
+    const bool same = std::memcmp(one.parameters(), many.parameters(), M::param_buffer_size * sizeof(float)) == 0;
+    expect(same, "reuters_conv1d on a Dataset: weights differ from OneDeviceStrategy's", strategy.rank());
+    expect(h1["val_loss"] == h2["val_loss"] && h1["loss"] == h2["loss"],
+           "reuters_conv1d on a Dataset: History's losses differ from one process's", strategy.rank());
+    if (strategy.rank() == 0)
+        std::cout << "reuters_conv1d on a Dataset: weights " << (same ? "bitwise equal to" : "differ from")
+                  << " OneDeviceStrategy's, val_loss " << h2["val_loss"].back() << " vs " << h1["val_loss"].back() << '\n';
+}
+
 } // namespace
 
 int
@@ -149,6 +175,7 @@ main(int argc, char** argv)
         const MultiWorkerStrategy<2> small_chunks(resolver, {.chunk_floats = 1000});
         check_model<seeds::Reuters>("reuters_conv1d (chunks of 992 floats)", small_chunks, synthetic<seeds::Reuters>(64, 5),
                                     optimizers::Adam{}, 32, 1);
+        check_dataset(strategy);
         // BatchNormalization's moving statistics and Dropout's masks, RMSprop.
         using Bn = Sequential<Input<Shape<10, 10, 1>>, Conv2D<6, 3>, BatchNormalization<0.9f>, Activation<Relu>, MaxPool2D<2>,
                               Flatten, Dropout<0.25f>, Dense<10, Softmax>>;

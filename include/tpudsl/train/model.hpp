@@ -91,10 +91,11 @@ public:
     Trainable(std::uint64_t seed, const Strategy& strategy)
         : seed_(seed), strategy_(strategy), params_(Seq::param_buffer_size), micro_batches_(micro_batches)
     {
-        for (auto& k : micro_batches_) {
-            k.grads.resize(Seq::param_buffer_size);
-            k.marks.assign(graph::marked_table ? (graph::table.rows + 63) / 64 : 0, 0);
-        }
+        for (std::size_t c = 0; c < micro_batches; ++c)
+            if (runs_here(c)) {   // another worker's micro-batches need no buffers here
+                micro_batches_[c].grads.resize(Seq::param_buffer_size);
+                micro_batches_[c].marks.assign(graph::marked_table ? (graph::table.rows + 63) / 64 : 0, 0);
+            }
         initialize_parameters<Seq>(params_.data(), seed_);
         if constexpr (chained_strategy)   // Keras' multi-worker rule: every worker starts from the chief's weights
             strategy_.broadcast_from_chief(params_.data(), Seq::param_buffer_size);
@@ -399,6 +400,8 @@ public:
             return;
         check_memory(batch, cap);
         for (auto& k : micro_batches_) {
+            if (!runs_here(static_cast<std::size_t>(&k - micro_batches_.data())))
+                continue;
             k.workspace.resize(graph::workspace_floats(cap));
             k.inputs.assign(cap * input_size, input_type{});
             k.sparse_labels.assign(cap * label_positions, 0);
@@ -476,6 +479,16 @@ private:
     static constexpr std::size_t micro_batches_per_replica = micro_batches / num_replicas_in_sync;
     /// A strategy whose workers are processes (MultiWorkerStrategy): the chained reduce, shared scores.
     static constexpr bool chained_strategy = requires { requires Strategy::chained; };
+
+    /// True when micro-batch c is computed in this process (always, but for a multi-worker strategy).
+    [[nodiscard]] bool
+    runs_here([[maybe_unused]] std::size_t c) const noexcept
+    {
+        if constexpr (chained_strategy)
+            return c >= strategy_.first_micro_batch() && c < strategy_.last_micro_batch();
+        else
+            return true;
+    }
 
     /// Keras' multi-worker rule: only the chief prints progress.
     template <class Options>
