@@ -180,8 +180,9 @@ main(int argc, char** argv)
         using Bn = Sequential<Input<Shape<10, 10, 1>>, Conv2D<6, 3>, BatchNormalization<0.9f>, Activation<Relu>, MaxPool2D<2>,
                               Flatten, Dropout<0.25f>, Dense<10, Softmax>>;
         check_model<Bn>("batch_normalization", strategy, synthetic<Bn>(90, 3), optimizers::RMSprop{}, 24, 2);
-        // The opt-in MPI_Allreduce: close to one process, not bitwise.
-        const MultiWorkerStrategy<2> fast(resolver, {.reduction = Reduction::allreduce});
+        // The opt-in MPI_Allreduce: close to one process, not bitwise. (A resolver of its own: MPI once,
+        // a communicator each.)
+        const MultiWorkerStrategy<2> fast(MpiClusterResolver{}, {.reduction = Reduction::allreduce});
         check_model<seeds::FashionCnn>("fashion_mnist_cnn (Reduction::allreduce)", fast,
                                        synthetic<seeds::FashionCnn>(64, 4), optimizers::Adam{}, 32, 1, false);
     } catch (const std::exception& e) {

@@ -44,6 +44,7 @@
 #include <exception>
 #include <iostream>
 #include <memory>
+#include <mutex>
 #include <stdexcept>
 #include <string>
 #include <utility>
@@ -94,16 +95,45 @@ mpi_check(int rc, const char* call)
     throw std::runtime_error(std::string("tpudsl::MultiWorkerStrategy: ") + call + " failed: " + std::string(text, length));
 }
 
-/// MPI for tpudsl: initialised here unless the program did it (then finalised here, last), and a
-/// communicator of tpudsl's own, so that its messages never meet the program's.
-class mpi_session {
+/// MPI itself, once per process: initialised (MPI_THREAD_FUNNELED) unless the program did it, and then
+/// finalised when the last resolver that holds it goes; left alone otherwise.
+class mpi_environment {
 public:
-    mpi_session(int* argc, char*** argv)
+    static std::shared_ptr<mpi_environment>
+    acquire(int* argc, char*** argv)
     {
-        int initialized = 0;
+        static std::mutex guard;
+        static std::weak_ptr<mpi_environment> current;
+        const std::lock_guard lock(guard);
+        if (std::shared_ptr<mpi_environment> e = current.lock())
+            return e;
+        std::shared_ptr<mpi_environment> e(new mpi_environment(argc, argv));
+        current = e;
+        return e;
+    }
+
+    mpi_environment(const mpi_environment&) = delete;
+    mpi_environment& operator=(const mpi_environment&) = delete;
+
+    ~mpi_environment()
+    {
+        int finalized = 0;
+        MPI_Finalized(&finalized);
+        if (owns_ && !finalized)
+            MPI_Finalize();
+    }
+
+private:
+    mpi_environment(int* argc, char*** argv)
+    {
+        int initialized = 0, finalized = 0;
         MPI_Initialized(&initialized);
+        MPI_Finalized(&finalized);
+        if (finalized)
+            throw std::runtime_error("tpudsl::MpiClusterResolver: MPI was finalised already, and a process runs MPI "
+                                     "once; keep a resolver (or a strategy made from it) alive for as long as MPI is used");
+        int provided = 0;
         if (!initialized) {
-            int provided = 0;
             mpi_check(MPI_Init_thread(argc, argv, MPI_THREAD_FUNNELED, &provided), "MPI_Init_thread");
             owns_ = true;
             if (provided < MPI_THREAD_FUNNELED)
@@ -111,7 +141,6 @@ public:
                                          "(MPI_THREAD_FUNNELED or better is needed: only the main thread calls MPI, "
                                          "but other threads run)");
         } else {
-            int provided = 0;
             MPI_Query_thread(&provided);
             if (provided < MPI_THREAD_FUNNELED)
                 throw std::runtime_error("tpudsl::MpiClusterResolver: MPI was initialised without thread support; "
@@ -119,6 +148,16 @@ public:
                                          "tpudsl do it");
         }
         std::set_terminate(mpi_terminate);
+    }
+
+    bool owns_ = false;
+};
+
+/// A communicator of tpudsl's own (so that its messages never meet the program's), over MPI_COMM_WORLD.
+class mpi_session {
+public:
+    mpi_session(int* argc, char*** argv) : environment_(mpi_environment::acquire(argc, argv))
+    {
         mpi_check(MPI_Comm_dup(MPI_COMM_WORLD, &comm_), "MPI_Comm_dup");
         MPI_Comm_set_errhandler(comm_, MPI_ERRORS_RETURN);
         MPI_Comm_rank(comm_, &rank_);
@@ -136,12 +175,9 @@ public:
     {
         int finalized = 0;
         MPI_Finalized(&finalized);
-        if (finalized)
-            return;
-        MPI_Comm_free(&comm_);
-        if (owns_)
-            MPI_Finalize();
-    }
+        if (!finalized)
+            MPI_Comm_free(&comm_);
+    }   // then the environment, finalised if this was its last holder
 
     [[nodiscard]] MPI_Comm comm() const noexcept { return comm_; }
     [[nodiscard]] int rank() const noexcept { return rank_; }
@@ -149,7 +185,7 @@ public:
     [[nodiscard]] const std::string& hostname() const noexcept { return hostname_; }
 
 private:
-    bool owns_ = false;
+    std::shared_ptr<mpi_environment> environment_;
     MPI_Comm comm_ = MPI_COMM_NULL;
     int rank_ = 0, size_ = 1;
     std::string hostname_;
@@ -158,8 +194,9 @@ private:
 } // namespace detail
 
 /// Finds the processes MPI launched (rank, size, host) and this process's cores; initialises MPI with
-/// thread support (MPI_THREAD_FUNNELED) unless the program has, and finalises it when the last copy of
-/// it (held by strategies and their models) goes, if it initialised it.
+/// thread support (MPI_THREAD_FUNNELED) unless the program has, and finalises it when the last resolver
+/// (copies held by strategies and their models included) goes, if it initialised it. Every worker
+/// makes its resolvers in the same order (each duplicates MPI_COMM_WORLD, a collective call).
 class MpiClusterResolver {
 public:
     MpiClusterResolver() : MpiClusterResolver(nullptr, nullptr) {}
