@@ -14,11 +14,15 @@
 #include <cmath>
 #include <cstdint>
 #include <cstring>
+#include <filesystem>
+#include <fstream>
 #include <iostream>
 #include <random>
 #include <sstream>
 #include <string>
 #include <vector>
+
+#include <unistd.h>
 
 using namespace tpudsl;
 
@@ -151,6 +155,41 @@ check_dataset(const MultiWorkerStrategy<2>& strategy)
                   << " OneDeviceStrategy's, val_loss " << h2["val_loss"].back() << " vs " << h1["val_loss"].back() << '\n';
 }
 
+/// Callbacks write files on the chief only: each worker points CSVLogger, ModelCheckpoint and
+/// BackupAndRestore at a directory of its own; only the chief's holds anything afterwards, and its
+/// log one line per epoch.
+void
+check_files(const MultiWorkerStrategy<2>& strategy)
+{
+    namespace fs = std::filesystem;
+    using M = Sequential<Input<Shape<6>>, Dense<8, Relu>, Dense<3, Softmax>>;
+    const synthetic<M> data(64, 8);
+    const fs::path dir = fs::temp_directory_path() / ("tpudsl_mpi_files_" + std::to_string(::getpid()));
+    fs::remove_all(dir);
+    fs::create_directories(dir);
+    auto model = strategy.scope<M>(1);
+    model.compile(optimizers::Adam{}, losses::SparseCategoricalCrossentropy{}, metrics::SparseCategoricalAccuracy{});
+    std::ostringstream quiet;
+    model.fit(data.x, data.y,
+              {.batch_size = 16, .epochs = 2, .verbose = 0,
+               .callbacks = {CSVLogger((dir / "log.csv").string()), ModelCheckpoint((dir / "w{epoch}.weights").string()),
+                             BackupAndRestore((dir / "backup").string(), {.delete_checkpoint = false})},
+               .out = &quiet});
+    std::size_t lines = 0;
+    if (std::ifstream log(dir / "log.csv"); log)
+        for (std::string line; std::getline(log, line);)
+            ++lines;
+    const bool chief = strategy.is_chief();
+    expect(fs::exists(dir / "w1.weights") == chief && fs::exists(dir / "w2.weights") == chief,
+           chief ? "the chief wrote no checkpoint" : "a worker other than the chief wrote checkpoints", strategy.rank());
+    expect(fs::exists(dir / "log.csv") == chief && lines == (chief ? 3u : 0u),
+           chief ? "the chief's CSV log does not hold a header and 2 epochs" : "a worker other than the chief wrote a log",
+           strategy.rank());
+    expect(fs::exists(dir / "backup" / "backup.tpudsl") == chief,
+           chief ? "the chief wrote no backup" : "a worker other than the chief wrote a backup", strategy.rank());
+    fs::remove_all(dir);
+}
+
 } // namespace
 
 int
@@ -176,6 +215,7 @@ main(int argc, char** argv)
         check_model<seeds::Reuters>("reuters_conv1d (chunks of 992 floats)", small_chunks, synthetic<seeds::Reuters>(64, 5),
                                     optimizers::Adam{}, 32, 1);
         check_dataset(strategy);
+        check_files(strategy);
         // BatchNormalization's moving statistics and Dropout's masks, RMSprop.
         using Bn = Sequential<Input<Shape<10, 10, 1>>, Conv2D<6, 3>, BatchNormalization<0.9f>, Activation<Relu>, MaxPool2D<2>,
                               Flatten, Dropout<0.25f>, Dense<10, Softmax>>;

@@ -370,6 +370,14 @@ public:
         optimizers::check_learning_rate(lr, "tpudsl::Trainable::set_learning_rate");
         std::visit([&](auto& o) { o.learning_rate = static_cast<float>(lr); }, optimizer_);
     }
+    /// TrainingControl: callbacks write files on the chief of a multi-worker job only.
+    [[nodiscard]] bool writes_files() const override
+    {
+        if constexpr (chained_strategy)
+            return strategy_.is_chief();
+        else
+            return true;
+    }
     /// The format follows the path (weights_format_of): `.weights.h5` Keras 3, `.h5` Keras 2, else tpudsl's.
     void save_weights(const std::string& path) const override { save_weights_by_path<Seq>(path, params_.data()); }
     void
