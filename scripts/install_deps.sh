@@ -7,7 +7,8 @@ packages=("$@")
 if [ ${#packages[@]} -eq 0 ]; then
     packages=(g++ cmake ninja-build libboost-dev xtensor-dev libxsimd-dev catch2 zlib1g-dev dataset-fashion-mnist
               clang-14 libclang-rt-14-dev    # clang: the fuzzers (libFuzzer) only
-              libhdf5-dev python3-venv)      # Keras' .h5 files; real Keras in a venv (tests/keras)
+              libhdf5-dev python3-venv       # Keras' .h5 files; real Keras in a venv (tests/keras)
+              libopenmpi-dev openmpi-bin)    # MultiWorkerStrategy (optional: tpudsl::multi_worker, ctest -L mpi)
 fi
 
 missing=()

@@ -153,6 +153,28 @@ TEST_CASE("gemm_tn_micro_batches: one chain over every part's rows in order, the
             M, M, [&](std::size_t p) { return kernels::gemm_micro_batch{a[p].data(), b[p].data(), rows[p]}; }, rows.size(),
             got.data());
         CHECK(got == want);
+        // The chain cut after any part and resumed from C (load_c): the bits of one chain (what a
+        // process continuing the previous process's micro-batches computes).
+        for (std::size_t cut = 0; cut <= rows.size(); ++cut) {
+            INFO("cut after part " << cut);
+            std::vector<float> chained(M * N, 7.0f);
+            auto part = [&](std::size_t first) {
+                return [&, first](std::size_t p) {
+                    return kernels::gemm_micro_batch{a[first + p].data(), b[first + p].data(), rows[first + p]};
+                };
+            };
+            kernels::gemm_tn_micro_batches<N>(M, M, part(0), cut, chained.data());
+            kernels::gemm_tn_micro_batches<N>(M, M, part(cut), rows.size() - cut, chained.data(), /*load_c*/ true);
+            CHECK(chained == want);
+            // One row's columns [1, N - 1) resumed the same way (a range of the fused pass cut mid-row).
+            if (cut > 0 && N > 2) {
+                std::vector<float> row(N, 7.0f);
+                kernels::gemm_tn_micro_batches_columns<N>(M - 1, 1, N - 1, M, part(0), cut, row.data());
+                kernels::gemm_tn_micro_batches_columns<N>(M - 1, 1, N - 1, M, part(cut), rows.size() - cut, row.data(),
+                                                          /*load_c*/ true);
+                CHECK(std::equal(row.begin() + 1, row.end() - 1, want.begin() + (M - 1) * N + 1));
+            }
+        }
     };
     using std::integral_constant;
     // The MLP's kernels over eight micro-batches of 16 (a wide C: every part's rows of A^T packed, in

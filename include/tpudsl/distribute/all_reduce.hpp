@@ -266,6 +266,113 @@ reduce_and_update(std::size_t shard, std::size_t shards, const gradient_layout& 
     }
 }
 
+/// The blocks of [lo, hi) the fused passes work in: about `block` floats that stay in L1, and inside a
+/// deferred kernel whole rows, a multiple of 12 (the GEMM's row tiles), about 98,304 floats (L2).
+template <class F>
+void
+for_each_block(const gradient_layout& layout, std::size_t lo, std::size_t hi, F&& f)
+{
+    constexpr std::size_t block = 4096, kernel_block = 98304;
+    for (std::size_t b = lo, e; b < hi; b = e) {
+        e = std::min(b + block, hi);
+        for (const auto& r : layout.deferred)
+            if (r.begin <= b && b < r.end) {
+                const std::size_t rows = std::max<std::size_t>(12, kernel_block / r.columns / 12 * 12);
+                e = std::min({hi, r.end, r.begin + ((b - r.begin) / r.columns + rows) * r.columns});
+            }
+        f(b, e);
+    }
+}
+
+/// One link of the chained reduce that spreads reduce_and_update's sum over processes (the processes
+/// hold consecutive micro-batches of a step: process 0 the first ones). sums[lo, hi) = the chain so far
+/// (what the previous process's link left there) continued over this process's micro-batches `local`
+/// in order: the arenas with samples added one after another, a deferred kernel's chains resumed
+/// (`deferred(lo, hi, sums, go_on)`). The first link starts the chain: from arena 0 (which then must
+/// have samples) and from zero in the deferred kernels, as reduce_and_update does. Every element gets
+/// the operations reduce_and_update gives it on one process, in the same order: the same bits.
+template <class Deferred>
+void
+chain_reduce(std::size_t lo, std::size_t hi, const gradient_layout& layout, std::span<const micro_batch_gradients> local,
+             float* sums, bool first_link, Deferred&& deferred) noexcept
+{
+    const float* others[max_micro_batches] = {};
+    const std::uint64_t* other_marks[max_micro_batches] = {};
+    std::size_t count = 0;
+    for (std::size_t k = first_link ? 1 : 0; k < std::min(local.size(), max_micro_batches) && local[k].has_samples; ++k) {
+        other_marks[count] = local[k].marks;
+        others[count++] = local[k].grads;
+    }
+    const table_span& table = layout.table;
+    auto sum = [&](std::size_t b, std::size_t e) {
+        if (first_link)
+            std::copy(local[0].grads + b, local[0].grads + e, sums + b);
+        if (layout.marked) {
+            const std::size_t tb = std::max(b, table.begin), te = std::min(e, table.begin + table.rows * table.width);
+            if (tb < te) {
+                if (b < tb)
+                    detail::sum_arenas(sums, others, count, b, tb);
+                detail::sum_marked_rows(sums, others, other_marks, count, table, tb, te);
+                if (te < e)
+                    detail::sum_arenas(sums, others, count, te, e);
+                return;
+            }
+        }
+        detail::sum_arenas(sums, others, count, b, e);
+    };
+    for_each_block(layout, lo, hi, [&](std::size_t b, std::size_t e) {
+        deferred(b, e, sums, !first_link);
+        std::size_t from = b;   // the arenas are summed between the deferred ranges
+        for (const auto& r : layout.deferred) {
+            if (r.end <= from || r.begin >= e)
+                continue;
+            if (r.begin > from)
+                sum(from, r.begin);
+            from = std::min(e, r.end);
+        }
+        if (from < e)
+            sum(from, e);
+    });
+}
+
+/// After the last link: the step's sums[lo, hi) (the same on every process) applied as reduce_and_update
+/// applies them: `update(sums, b, e)` the optimizer, the moving statistics moved by the mean over the
+/// step's `with_samples` micro-batches that had samples; then what layers add into cleared in this
+/// process's arenas `local`.
+template <class Update>
+void
+chain_update(std::size_t lo, std::size_t hi, const gradient_layout& layout, std::span<const micro_batch_gradients> local,
+             float* sums, float* params, std::size_t with_samples, Update&& update) noexcept
+{
+    for_each_block(layout, lo, hi, [&](std::size_t b, std::size_t e) {
+        std::size_t from = b;   // the optimizer between the moving statistics
+        for (const auto& m : layout.moving) {
+            if (m.end <= from || m.begin >= e)
+                continue;
+            if (m.begin > from)
+                update(sums, from, m.begin);
+            const std::size_t top = std::min(e, m.end);
+            detail::update_moving(params, sums, std::max(from, m.begin), top, m.momentum, with_samples);
+            from = top;
+        }
+        if (from < e)
+            update(sums, from, e);
+        for (const auto& [rb, re] : layout.accumulating) {
+            const std::size_t cb = std::max(b, rb), ce = std::min(e, re);
+            if (cb >= ce)
+                continue;
+            for (const auto& k : local) {
+                if (layout.marked) {
+                    const std::uint64_t* marks = k.marks;
+                    detail::clear_marked_rows(k.grads, &marks, 1, layout.table, cb, ce);
+                } else {
+                    std::fill(k.grads + cb, k.grads + ce, 0.0f);
+                }
+            }
+        }
+    });
+}
+
 } // namespace tpudsl::distribute
 
 #endif // !TPUDSL_DISTRIBUTE_ALL_REDUCE_HPP

@@ -324,13 +324,15 @@ public:
     /// grads[lo, hi) where that overlaps a deferred kernel: X^T . dZ over every micro-batch's samples, each
     /// element one chain from zero over the samples in order, micro-batch after micro-batch (batches without samples
     /// add nothing). The same bits as `backward` without deferring on all the batches' samples as one
-    /// micro-batch; outside the deferred ranges grads is not touched.
+    /// micro-batch; outside the deferred ranges grads is not touched. `go_on`: each chain starts from
+    /// grads' element instead of zero (a chain over a step's samples cut between micro-batches: the
+    /// micro-batches of one process, then the next's, give the bits of one chain).
     static void
     deferred_gradient(const micro_batch* batches, std::size_t count, std::size_t cap, std::size_t lo, std::size_t hi,
-                      float* grads) noexcept
+                      float* grads, bool go_on = false) noexcept
     {
         [&]<std::size_t... I>(std::index_sequence<I...>) {
-            (deferred_layer<I>(batches, count, cap, lo, hi, grads), ...);
+            (deferred_layer<I>(batches, count, cap, lo, hi, grads, go_on), ...);
         }(std::make_index_sequence<layers>{});
     }
 
@@ -541,7 +543,7 @@ private:
     template <std::size_t I>
     static void
     deferred_layer(const micro_batch* batches, std::size_t count, std::size_t cap, std::size_t lo, std::size_t hi,
-                   float* grads) noexcept
+                   float* grads, bool go_on) noexcept
     {
         if constexpr (deferred_kernel<I>()) {
             constexpr std::size_t In = layer<I>::input_shape::size, U = layer<I>::output_shape::size;
@@ -556,7 +558,7 @@ private:
             };
             // A row cut by the range: the kernel computes the whole row aside, its columns are copied.
             auto cut_row = [&](std::size_t row, std::size_t j0, std::size_t j1) {
-                kernels::gemm_tn_micro_batches_columns<U>(row, j0, j1, In, part_of, count, g + row * U);
+                kernels::gemm_tn_micro_batches_columns<U>(row, j0, j1, In, part_of, count, g + row * U, go_on);
             };
             std::size_t e = a - offset;
             const std::size_t end = b - offset;
@@ -574,7 +576,7 @@ private:
                         rows.a += r0;
                         return rows;
                     },
-                    count, g + r0 * U);
+                    count, g + r0 * U, go_on);
                 e = r1 * U;
             }
             if (e < end)

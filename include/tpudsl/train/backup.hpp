@@ -93,22 +93,23 @@ public:
     {
         if (options_.save_freq != 0 && ++batches_ >= options_.save_freq) {
             batches_ = 0;
-            control.save_training_state(backup_path());
+            if (control.writes_files())   // a multi-worker job: the chief's backup serves every worker
+                control.save_training_state(backup_path());
         }
     }
 
     void
     on_epoch_end(std::size_t, Logs&, TrainingControl& control) override
     {
-        if (options_.save_freq == 0)
+        if (options_.save_freq == 0 && control.writes_files())
             control.save_training_state(backup_path());
     }
 
     /// The fit completed: removes the backup (delete_checkpoint), and the directory if that empties it.
     void
-    on_train_end(TrainingControl&) override
+    on_train_end(TrainingControl& control) override
     {
-        if (!options_.delete_checkpoint)
+        if (!options_.delete_checkpoint || !control.writes_files())
             return;
         const std::string path = backup_path();
         if (::unlink(path.c_str()) != 0 && errno != ENOENT)

@@ -57,6 +57,10 @@ public:
     {
         throw std::logic_error("tpudsl::TrainingControl: this model cannot restore a training state");
     }
+    /// False on the workers of a multi-worker job other than the chief (rank 0): callbacks write no
+    /// file there (Keras' rule: the chief writes checkpoints, backups and logs; the others compute the
+    /// same values and would write the same files).
+    [[nodiscard]] virtual bool writes_files() const { return true; }
 };
 
 /// Keras' callback hooks. Logs hold the epoch's (or batch's) running values.
@@ -421,8 +425,11 @@ public:
     }
 
     void
-    on_train_begin(TrainingControl&) override
+    on_train_begin(TrainingControl& control) override
     {
+        writes_ = control.writes_files();
+        if (!writes_)
+            return;
         constexpr std::string_view who = "tpudsl::CSVLogger";
         constexpr std::string_view then = "it is left as it is (give the path of a file)";
         struct stat st {};
@@ -444,6 +451,8 @@ public:
     void
     on_epoch_end(std::size_t epoch, Logs& logs, TrainingControl&) override
     {
+        if (!writes_)
+            return;
         std::string text;
         if (keys_.empty()) {
             for (const auto& [k, v] : logs)
@@ -478,6 +487,8 @@ public:
     void
     on_train_end(TrainingControl&) override
     {
+        if (!writes_)
+            return;
         if (const int err = file_.close())
             detail::throw_errno(err, "tpudsl::CSVLogger: closing '" + filename_ + "' failed");
     }
@@ -489,6 +500,7 @@ private:
     detail::unique_fd file_;
     std::vector<std::string> keys_;
     bool header_written_ = false;
+    bool writes_ = true;   // false on a multi-worker job's workers other than the chief
 };
 
 /// The options of ModelCheckpoint, with Keras' defaults.
@@ -567,6 +579,10 @@ public:
                      std::to_string(bad - weights.begin()) + ")");
             return;
         }
+        if (current)
+            monitor_.best = *current;   // on every worker: the same decisions everywhere
+        if (!control.writes_files())
+            return;
         if (options_.verbose > 0) {
             char buf[256];
             if (current)
@@ -576,8 +592,6 @@ public:
                 std::snprintf(buf, sizeof buf, "\nEpoch %05zu: saving model to ", epoch + 1);
             *out_ << buf << path << '\n';
         }
-        if (current)
-            monitor_.best = *current;
         control.save_weights(path);
     }
 

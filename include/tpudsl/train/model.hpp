@@ -91,11 +91,14 @@ public:
     Trainable(std::uint64_t seed, const Strategy& strategy)
         : seed_(seed), strategy_(strategy), params_(Seq::param_buffer_size), micro_batches_(micro_batches)
     {
-        for (auto& k : micro_batches_) {
-            k.grads.resize(Seq::param_buffer_size);
-            k.marks.assign(graph::marked_table ? (graph::table.rows + 63) / 64 : 0, 0);
-        }
+        for (std::size_t c = 0; c < micro_batches; ++c)
+            if (runs_here(c)) {   // another worker's micro-batches need no buffers here
+                micro_batches_[c].grads.resize(Seq::param_buffer_size);
+                micro_batches_[c].marks.assign(graph::marked_table ? (graph::table.rows + 63) / 64 : 0, 0);
+            }
         initialize_parameters<Seq>(params_.data(), seed_);
+        if constexpr (chained_strategy)   // Keras' multi-worker rule: every worker starts from the chief's weights
+            strategy_.broadcast_from_chief(params_.data(), Seq::param_buffer_size);
     }
 
     Trainable(const Trainable&) = delete;
@@ -155,6 +158,7 @@ public:
     fit(const dataset_ref& arrays, FitOptions options)
     {
         require_compiled("fit");
+        quiet_unless_chief(options);
         if (options.batch_size == 0u || options.validation_batch_size == 0u)
             detail::bad_input(std::string("fit: ") + (options.batch_size == 0u ? "" : "validation_") +
                               "batch_size must be at least 1");
@@ -193,6 +197,7 @@ public:
     evaluate(const Dataset<Batch<E, B>>& data, EvaluateOptions options = {})
     {
         require_compiled("evaluate");
+        quiet_unless_chief(options);
         detail::check_dataset_type<Seq, num_replicas_in_sync, E, B>();
         if (options.batch_size)
             detail::bad_input("evaluate: batch_size must not be set with a Dataset: its batches are its own (Keras "
@@ -223,6 +228,7 @@ public:
     evaluate(batch_stream& data, EvaluateOptions options = {})
     {
         require_compiled("evaluate");
+        quiet_unless_chief(options);
         const std::size_t batch = data.batch_size();
         if (batch == 0 || batch % num_replicas_in_sync != 0)
             detail::bad_input("evaluate(validation Dataset): its batch size (" + std::to_string(batch) +
@@ -269,6 +275,7 @@ public:
     evaluate(const dataset_ref& arrays, EvaluateOptions options)
     {
         require_compiled("evaluate");
+        quiet_unless_chief(options);
         if (options.batch_size == 0u)
             detail::bad_input("evaluate: batch_size must be at least 1");
         const detail::model_arrays<input_type> data(arrays, "x", "y", sparse_labels(), classes, vocabulary(), label_positions);
@@ -331,6 +338,8 @@ public:
                 });
             };
             strategy_.run(work);
+            if constexpr (chained_strategy)   // each worker computed its micro-batches' rows
+                strategy_.share_rows(out.data() + begin * output_size, micro_batch_sizes(n), output_size);
         }
         return out;
     }
@@ -365,6 +374,14 @@ public:
         optimizers::check_learning_rate(lr, "tpudsl::Trainable::set_learning_rate");
         std::visit([&](auto& o) { o.learning_rate = static_cast<float>(lr); }, optimizer_);
     }
+    /// TrainingControl: callbacks write files on the chief of a multi-worker job only.
+    [[nodiscard]] bool writes_files() const override
+    {
+        if constexpr (chained_strategy)
+            return strategy_.is_chief();
+        else
+            return true;
+    }
     /// The format follows the path (weights_format_of): `.weights.h5` Keras 3, `.h5` Keras 2, else tpudsl's.
     void save_weights(const std::string& path) const override { save_weights_by_path<Seq>(path, params_.data()); }
     void
@@ -395,6 +412,8 @@ public:
             return;
         check_memory(batch, cap);
         for (auto& k : micro_batches_) {
+            if (!runs_here(static_cast<std::size_t>(&k - micro_batches_.data())))
+                continue;
             k.workspace.resize(graph::workspace_floats(cap));
             k.inputs.assign(cap * input_size, input_type{});
             k.sparse_labels.assign(cap * label_positions, 0);
@@ -471,6 +490,28 @@ private:
     };
 
     static constexpr std::size_t micro_batches_per_replica = micro_batches / num_replicas_in_sync;
+    /// A strategy whose workers are processes (MultiWorkerStrategy): the chained reduce, shared scores.
+    static constexpr bool chained_strategy = requires { requires Strategy::chained; };
+
+    /// True when micro-batch c is computed in this process (always, but for a multi-worker strategy).
+    [[nodiscard]] bool
+    runs_here([[maybe_unused]] std::size_t c) const noexcept
+    {
+        if constexpr (chained_strategy)
+            return c >= strategy_.first_micro_batch() && c < strategy_.last_micro_batch();
+        else
+            return true;
+    }
+
+    /// Keras' multi-worker rule: only the chief prints progress.
+    template <class Options>
+    void
+    quiet_unless_chief(Options& options) const noexcept
+    {
+        if constexpr (chained_strategy)
+            if (!strategy_.is_chief())
+                options.verbose = 0;
+    }
     static_assert(micro_batches <= distribute::max_micro_batches,
                   "tpudsl::Trainable: a strategy may split a step into at most 64 micro-batches");
 
@@ -524,6 +565,7 @@ private:
     {
         detail::check_dataset_type<Seq, num_replicas_in_sync, E, B>();
         require_compiled("fit");
+        quiet_unless_chief(options);
         if (options.batch_size)
             detail::bad_input("fit: batch_size must not be set with a Dataset: its batches are its own (Keras "
                               "refuses both too); batch the dataset instead, dataset.batch<" +
@@ -884,7 +926,54 @@ private:
             [&](float* g0, std::size_t b, std::size_t e) { opt.update(c, params_.data(), g0, slot_ptrs, b, e); });
     }
 
-    /// A training step's replicas and fused pass with the compiled optimizer `Opt`.
+    /// A multi-worker strategy's link of the chained reduce (distribute::chain_reduce) over [lo, hi) of
+    /// `sums`: this worker's micro-batches go on with the chain the previous worker sent (or start it).
+    void
+    chain_link(std::size_t lo, std::size_t hi, float* sums, bool first_link, std::size_t t) noexcept
+    {
+        const kernels::scratch_scope scratch(arenas_[t]);
+        const std::size_t first = strategy_.first_micro_batch(), count = strategy_.last_micro_batch() - first;
+        distribute::micro_batch_gradients gradients[micro_batches];
+        typename graph::micro_batch batches[micro_batches];
+        for (std::size_t k = 0; k < count; ++k) {
+            micro_batch& m = micro_batches_[first + k];
+            gradients[k] = {m.grads.data(), m.marks.data(), m.n > 0};
+            batches[k] = {m.x, m.workspace.data(), m.n};
+        }
+        if (first_link && !gradients[0].has_samples) {   // a worker without samples (Reduction::allreduce) adds zero
+            std::fill(sums + lo, sums + hi, 0.0f);
+            return;
+        }
+        distribute::chain_reduce(lo, hi, graph::gradient_layout, std::span(gradients, count), sums, first_link,
+                                 [&](std::size_t b, std::size_t e, float* g, bool go_on) {
+                                     graph::deferred_gradient(batches, count, micro_batch_capacity_, b, e, g, go_on);
+                                 });
+    }
+
+    /// The step's sums[lo, hi), the same on every worker, applied (distribute::chain_update).
+    template <class Opt>
+    void
+    chain_apply(std::size_t lo, std::size_t hi, float* sums, const Opt& opt, const typename Opt::step_constants& c) noexcept
+    {
+        float* slot_ptrs[4] = {};
+        for (std::size_t s = 0; s < Opt::slots; ++s)
+            slot_ptrs[s] = slots_.data() + s * Seq::param_buffer_size;
+        const std::size_t first = strategy_.first_micro_batch(), count = strategy_.last_micro_batch() - first;
+        distribute::micro_batch_gradients gradients[micro_batches];
+        std::size_t with_samples = 0;
+        for (std::size_t k = 0; k < micro_batches; ++k)
+            with_samples += micro_batches_[k].n > 0;
+        for (std::size_t k = 0; k < count; ++k) {
+            micro_batch& m = micro_batches_[first + k];
+            gradients[k] = {m.grads.data(), m.marks.data(), m.n > 0};
+        }
+        distribute::chain_update(lo, hi, graph::gradient_layout, std::span(gradients, count), sums, params_.data(),
+                                 with_samples,
+                                 [&](float* g, std::size_t b, std::size_t e) { opt.update(c, params_.data(), g, slot_ptrs, b, e); });
+    }
+
+    /// A training step's replicas and fused pass with the compiled optimizer `Opt` (a multi-worker
+    /// strategy's chained reduce, else the fused reduce-and-update on the strategy's threads).
     template <class Opt>
     void
     train_with(const batch_view* data, std::size_t n) noexcept
@@ -892,8 +981,16 @@ private:
         Opt& opt = *std::get_if<Opt>(&optimizer_);
         ++iterations_;
         const auto constants = opt.prepare(iterations_);
-        strategy_.step([&](std::size_t t) { run_thread(t, data, n, true); },
-                       [&](std::size_t t, std::size_t threads) { reduce_and_update(t, threads, opt, constants); });
+        if constexpr (chained_strategy)
+            strategy_.chained_step(
+                Seq::param_buffer_size, [&](std::size_t t) { run_thread(t, data, n, true); },
+                [&](std::size_t lo, std::size_t hi, float* sums, bool first_link, std::size_t t) {
+                    chain_link(lo, hi, sums, first_link, t);
+                },
+                [&](std::size_t lo, std::size_t hi, float* sums, std::size_t) { chain_apply(lo, hi, sums, opt, constants); });
+        else
+            strategy_.step([&](std::size_t t) { run_thread(t, data, n, true); },
+                           [&](std::size_t t, std::size_t threads) { reduce_and_update(t, threads, opt, constants); });
         opt.advance(constants);
         weights_version_ = detail::next_weights_version();
     }
@@ -910,6 +1007,17 @@ private:
         } else {
             (this->*train_)(data, n);
         }
+        if constexpr (chained_strategy)   // every worker sums every micro-batch's scores, in order
+            strategy_.share_scores(
+                1 + metrics_.size(),
+                [&](std::size_t c, double* row) {
+                    row[0] = micro_batches_[c].loss;
+                    std::copy(micro_batches_[c].hits.begin(), micro_batches_[c].hits.end(), row + 1);
+                },
+                [&](std::size_t c, const double* row) {
+                    micro_batches_[c].loss = row[0];
+                    std::copy(row + 1, row + 1 + metrics_.size(), micro_batches_[c].hits.begin());
+                });
         double loss_sum = 0.0;
         for (const auto& k : micro_batches_) {
             loss_sum += k.loss;

@@ -27,16 +27,16 @@ struct gemm_micro_batch {
 namespace detail {
 
 /// A C tile (R rows from i, V vectors at col) of gemm_tn_micro_batches: one chain per element over every micro-batch's
-/// rows in order, from zero, in registers. B's panels are read packed one after another (LDB = V W:
+/// rows in order, from zero (from C when `load_c`), in registers. B's panels are read packed one after another (LDB = V W:
 /// `packed` holds each micro-batch's panel in turn) or in place (LDB = N).
 template <std::size_t R, std::size_t V, std::size_t Last, std::size_t N, std::size_t LDB, class Batches>
 inline void
 micro_batches_tile(std::size_t i, std::size_t lda, const Batches& batches, std::size_t count, const float* packed, float* c,
-           std::size_t col) noexcept
+           std::size_t col, bool load_c) noexcept
 {
     vfloat acc[R][V];
     const strided_rows<N> out{nullptr, 0, 0, c};
-    tile_start<R, V, Last>(acc, out, false);
+    tile_start<R, V, Last>(acc, out, load_c);
     const float* b = packed;
     for (std::size_t p = 0; p < count; ++p) {
         const gemm_micro_batch mb = batches(p);
@@ -55,7 +55,7 @@ micro_batches_tile(std::size_t i, std::size_t lda, const Batches& batches, std::
 template <std::size_t MR, std::size_t V, std::size_t Last, std::size_t N, class Batches>
 inline void
 micro_batches_panel(std::size_t m, std::size_t lda, const Batches& batches, std::size_t count, std::size_t rows, float* c,
-            std::size_t col) noexcept
+            std::size_t col, bool load_c) noexcept
 {
     constexpr std::size_t LD = V * W;
     if (m >= 48 && !plan<N>::in_place_packed) {
@@ -67,11 +67,11 @@ micro_batches_panel(std::size_t m, std::size_t lda, const Batches& batches, std:
             to += mb.k * LD;
         }
         row_tiles<MR>(m, [&]<std::size_t R>(std::size_t i) {
-            micro_batches_tile<R, V, Last, N, LD>(i, lda, batches, count, packed, c + i * N + col, col);
+            micro_batches_tile<R, V, Last, N, LD>(i, lda, batches, count, packed, c + i * N + col, col, load_c);
         });
     } else {
         row_tiles<MR>(m, [&]<std::size_t R>(std::size_t i) {
-            micro_batches_tile<R, V, Last, N, N>(i, lda, batches, count, nullptr, c + i * N + col, col);
+            micro_batches_tile<R, V, Last, N, N>(i, lda, batches, count, nullptr, c + i * N + col, col, load_c);
         });
     }
 }
@@ -88,7 +88,8 @@ inline constexpr std::size_t packed_micro_batches_rows = plan<N>::mr * 32;
 
 template <std::size_t N, class Batches>
 inline void
-packed_micro_batches(std::size_t m, std::size_t lda, const Batches& batches, std::size_t count, std::size_t rows, float* c) noexcept
+packed_micro_batches(std::size_t m, std::size_t lda, const Batches& batches, std::size_t count, std::size_t rows, float* c,
+                     bool load_c) noexcept
 {
     constexpr std::size_t MR = plan<N>::mr, mc_max = packed_micro_batches_rows<N>;
     const std::size_t blocks = (m + mc_max - 1) / mc_max, mc = ((m + blocks - 1) / blocks + MR - 1) / MR * MR;
@@ -124,7 +125,7 @@ packed_micro_batches(std::size_t m, std::size_t lda, const Batches& batches, std
                 to += mb.k * V * W;
             }
             row_tiles<MR>(block, [&]<std::size_t R>(std::size_t i) {
-                tile<R, V, Last, N, V * W>(rows, pa + i / MR * ps + i % MR, 1, MR, pb, cm + i * N + col, false, true,
+                tile<R, V, Last, N, V * W>(rows, pa + i / MR * ps + i % MR, 1, MR, pb, cm + i * N + col, load_c, true,
                                            plain{}, col);
             });
         };
@@ -183,7 +184,7 @@ inline constexpr std::size_t narrow_rows_block = 32 * plan<N>::max_nv * W;
 
 template <std::size_t N, class Batches>
 inline void
-narrow_micro_batches(std::size_t m, std::size_t lda, const Batches& batches, std::size_t count, float* c) noexcept
+narrow_micro_batches(std::size_t m, std::size_t lda, const Batches& batches, std::size_t count, float* c, bool load_c) noexcept
 {
     // Columns per tile: as many as the registers hold (plan's rows for V vectors), spread evenly over
     // the tiles N needs (Dense<10>: 5 + 5, not 6 + 4).
@@ -193,7 +194,11 @@ narrow_micro_batches(std::size_t m, std::size_t lda, const Batches& batches, std
     float* sums = scratch_buffer(rows_block * N, scratch::narrow_sums);
     for (std::size_t i0 = 0; i0 < m; i0 += rows_block) {
         const std::size_t rows = std::min(rows_block, m - i0);
-        bool first = true;
+        bool first = !load_c;
+        if (load_c)   // the chains go on from C: its rows into the sums' layout (the lanes past `rows` unused)
+            for (std::size_t i = 0; i < rows; ++i)
+                for (std::size_t j = 0; j < N; ++j)
+                    sums[i / VW * N * VW + j * VW + i % VW] = c[(i0 + i) * N + j];
         for (std::size_t p = 0; p < count; ++p) {
             const gemm_micro_batch mb = batches(p);
             if (mb.k == 0)
@@ -227,11 +232,14 @@ narrow_micro_batches(std::size_t m, std::size_t lda, const Batches& batches, std
 /// C(m, N) = A^T B over the micro-batches' rows, batches(p) giving micro-batch p (a gemm_micro_batch) for p < count: each
 /// element one chain over k from zero, micro-batch after micro-batch in order (the bits of gemm_tn on the micro-batches' rows
 /// stacked, without stacking them: a layer's kernel gradient over every micro-batch of a step). C is
-/// zero when no micro-batch has rows. A narrow C (narrow_columns) is computed down its columns, every lane
+/// zero when no micro-batch has rows. `load_c`: each chain goes on from C's element instead of zero, so
+/// that a chain over a step's micro-batches may be cut between them (one process's micro-batches, then
+/// the next's: distribute/multi_worker.hpp) and give the bits of one chain. A narrow C (narrow_columns) is computed down its columns, every lane
 /// busy, where its rows would fill 10 of 16 lanes (Dense<10>).
 template <std::size_t N, class Batches>
 inline void
-gemm_tn_micro_batches(std::size_t m, std::size_t lda, const Batches& batches, std::size_t count, float* c) noexcept
+gemm_tn_micro_batches(std::size_t m, std::size_t lda, const Batches& batches, std::size_t count, float* c,
+                      bool load_c = false) noexcept
 {
     using P = detail::plan<N>;
     constexpr std::size_t W = detail::W;
@@ -239,28 +247,29 @@ gemm_tn_micro_batches(std::size_t m, std::size_t lda, const Batches& batches, st
     for (std::size_t p = 0; p < count; ++p)
         rows += batches(p).k;
     if (rows == 0) {
-        std::memset(c, 0, m * N * sizeof(float));
+        if (!load_c)
+            std::memset(c, 0, m * N * sizeof(float));
         return;
     }
     if constexpr (detail::narrow_columns<N>) {
-        detail::narrow_micro_batches<N>(m, lda, batches, count, c);
+        detail::narrow_micro_batches<N>(m, lda, batches, count, c, load_c);
         return;
     }
     if constexpr (detail::tn_packs_both<N>)
         if (m >= 48) {
-            detail::packed_micro_batches<N>(m, lda, batches, count, rows, c);
+            detail::packed_micro_batches<N>(m, lda, batches, count, rows, c, load_c);
             return;
         }
     for (std::size_t p = 0; p < P::panels; ++p) {
         const std::size_t col = p * P::nv * W;
         if (P::rest == 0 && p + 1 == P::panels)
-            detail::micro_batches_panel<P::mr, P::nv, P::last_lanes, N>(m, lda, batches, count, rows, c, col);
+            detail::micro_batches_panel<P::mr, P::nv, P::last_lanes, N>(m, lda, batches, count, rows, c, col, load_c);
         else
-            detail::micro_batches_panel<P::mr, P::nv, W, N>(m, lda, batches, count, rows, c, col);
+            detail::micro_batches_panel<P::mr, P::nv, W, N>(m, lda, batches, count, rows, c, col, load_c);
     }
     if constexpr (P::rest > 0)
         detail::micro_batches_panel<P::rest_mr, P::rest, P::last_lanes, N>(m, lda, batches, count, rows, c,
-                                                                   P::panels * P::nv * W);
+                                                                   P::panels * P::nv * W, load_c);
 }
 
 /// What gemm_tn_micro_batches<N> asks of the scratch for up to m rows of C over `rows` rows of the
@@ -297,20 +306,25 @@ gemm_tn_micro_batches_columns_scratch(std::size_t rows) noexcept
 }
 
 /// Columns [j0, j1) of row `row` of gemm_tn_micro_batches' C, written to c[j0, j1): the whole row is computed
-/// by the same kernel in this thread's row buffer (the same bits), then the columns are copied.
+/// by the same kernel in this thread's row buffer (the same bits), then the columns are copied. `load_c`:
+/// the chains of those columns go on from c[j0, j1) (the row's other columns are computed and dropped).
 template <std::size_t N, class Batches>
 inline void
 gemm_tn_micro_batches_columns(std::size_t row, std::size_t j0, std::size_t j1, std::size_t lda, const Batches& batches,
-                      std::size_t count, float* c) noexcept
+                      std::size_t count, float* c, bool load_c = false) noexcept
 {
     float* whole = detail::scratch_buffer(N, detail::scratch::micro_batches_row);
+    if (load_c) {
+        std::fill(whole, whole + N, 0.0f);
+        std::copy(c + j0, c + j1, whole + j0);
+    }
     gemm_tn_micro_batches<N>(
         1, lda,
         [&](std::size_t p) {
             const gemm_micro_batch mb = batches(p);
             return gemm_micro_batch{mb.a + row, mb.b, mb.k};
         },
-        count, whole);
+        count, whole, load_c);
     std::copy(whole + j0, whole + j1, c + j0);
 }
 

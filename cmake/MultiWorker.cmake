@@ -1,0 +1,20 @@
+# tpudsl::multi_worker: MultiWorkerStrategy over MPI processes (include/tpudsl/distribute/multi_worker.hpp).
+# Optional: defined only when MPI's C library is found (Debian: libopenmpi-dev). Linking it defines
+# TPUDSL_WITH_MPI. Only MPI's C API is used: its C++ bindings are skipped.
+set(MPI_CXX_SKIP_MPICXX ON CACHE BOOL "tpudsl uses MPI's C API only")
+find_package(MPI COMPONENTS CXX)
+if(MPI_CXX_FOUND)
+    message(STATUS "tpudsl: MPI ${MPI_CXX_VERSION} found: tpudsl::multi_worker (MultiWorkerStrategy) is available")
+    add_library(tpudsl_multi_worker INTERFACE)
+    add_library(tpudsl::multi_worker ALIAS tpudsl_multi_worker)
+    set_target_properties(tpudsl_multi_worker PROPERTIES EXPORT_NAME multi_worker)
+    target_link_libraries(tpudsl_multi_worker INTERFACE tpudsl MPI::MPI_CXX)
+    target_compile_definitions(tpudsl_multi_worker INTERFACE TPUDSL_WITH_MPI)
+    if(TPUDSL_INSTALL)
+        install(TARGETS tpudsl_multi_worker EXPORT tpudslMultiWorkerTargets)
+        install(EXPORT tpudslMultiWorkerTargets NAMESPACE tpudsl:: DESTINATION ${TPUDSL_CMAKE_DIR})
+        export(EXPORT tpudslMultiWorkerTargets NAMESPACE tpudsl:: FILE ${PROJECT_BINARY_DIR}/tpudslMultiWorkerTargets.cmake)
+    endif()
+else()
+    message(STATUS "tpudsl: MPI not found (Debian: libopenmpi-dev openmpi-bin): tpudsl::multi_worker is not available")
+endif()
