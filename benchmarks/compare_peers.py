@@ -4,7 +4,7 @@
   benchmarks/compare_peers.py [--build build/release] [--batch 128] [--seconds 3] [--rounds 3]
                               [--threads 1,2] [--models fashion,reuters,mnist,cifar,cifar_bn,reuters_lstm]
                               [--frameworks all|tpudsl,pytorch,...] [--peers-dir DIR]
-                              [--csv FILE] [--svg FILE]
+                              [--csv FILE] [--svg FILE] [--table A.csv,B.csv]
 
 Trains each seed model for --seconds on synthetic inputs of its shapes (throughput does not depend on
 the values), Adam, sparse categorical cross-entropy, the same batch and the same thread count:
@@ -35,7 +35,8 @@ of its rounds. Prints one line per measurement and one per ratio (of the medians
   ratio model=<m> threads=<t> peer=<f> tpudsl_over_peer=<r>
   fastest model=<m> threads=<t> peer=<f> tpudsl_over_fastest_peer=<r>
 --csv writes the medians (with each peer's version), --svg a picture of them: each peer's samples/s
-as a share of tpudsl's, per model and thread count.
+as a share of tpudsl's, per model and thread count. --table A.csv,B.csv prints the Markdown table of
+earlier runs' CSVs (samples/s, tpudsl's ratio to each peer and to the fastest) and runs nothing.
 Run it with Debian's python3 (/usr/bin/python3), which is the one python3-torch installs into.
 Peers missing from the machine are reported and skipped; scripts/install_deps.sh installs the Debian
 ones and scripts/peers_env.sh the others:
@@ -289,6 +290,38 @@ COLOURS = {"tpudsl": "#1f77b4", "pytorch": "#ff7f0e", "pytorch2": "#d62728", "py
            "keras3": "#2ca02c", "keras3-xla": "#17becf", "tiny-dnn": "#8c564b", "dlib": "#7f7f7f"}
 
 
+NAMES = {"tpudsl": "tpudsl", "pytorch": "PyTorch 1.13", "pytorch2": "PyTorch 2", "pytorch2-compile": "PyTorch 2 compile",
+         "keras3": "Keras 3", "keras3-xla": "Keras 3 XLA", "tiny-dnn": "tiny-dnn", "dlib": "dlib"}
+
+
+def markdown_table(csv_files):
+    """The medians of one or more CSVs of this script as a Markdown table: samples/s, and tpudsl's
+    ratio to each peer and to the fastest."""
+    groups = {}
+    for name in csv_files:
+        with open(name, newline="") as f:
+            for r in csv.DictReader(f):
+                groups.setdefault((r["model"], int(r["threads"]), r["batch"]), {})[r["framework"]] = float(r["samples_per_s"])
+    frameworks = [f for f in FRAMEWORKS if any(f in g for g in groups.values())]
+    lines = ["| model | batch | threads | " + " | ".join(NAMES[f] for f in frameworks) + " | fastest peer |",
+             "|---" * (len(frameworks) + 4) + "|"]
+    for (model, threads, batch), g in groups.items():
+        base = g.get("tpudsl")
+        cells = []
+        for f in frameworks:
+            if f not in g:
+                cells.append("")
+            elif f == "tpudsl" or not base:
+                cells.append("{:,.0f}".format(g[f]))
+            else:
+                cells.append("{:,.0f} ({:.2f}x)".format(g[f], base / g[f]))
+        peers = {f: v for f, v in g.items() if f != "tpudsl"}
+        fastest = max(peers, key=peers.get) if peers else None
+        best = "%s, **%.2fx**" % (NAMES[fastest], base / peers[fastest]) if fastest and base else ""
+        lines.append("| %s | %s | %d | %s | %s |" % (model, batch, threads, " | ".join(cells), best))
+    return "\n".join(lines)
+
+
 def write_svg(path, rows, batch, machine):
     groups = []
     for model, threads, framework, value, *_ in rows:
@@ -352,7 +385,11 @@ def main():
         pathlib.Path(os.environ.get("XDG_CACHE_HOME") or pathlib.Path.home() / ".cache") / "tpudsl-peers"))
     ap.add_argument("--csv", default="")
     ap.add_argument("--svg", default="")
+    ap.add_argument("--table", default="", help="print the Markdown table of these CSVs (comma-separated) and exit")
     a = ap.parse_args()
+    if a.table:
+        print(markdown_table(a.table.split(",")))
+        return
     build = pathlib.Path(a.build)
     peers_dir = pathlib.Path(a.peers_dir)
     wanted = FRAMEWORKS if a.frameworks == "all" else a.frameworks.split(",")
