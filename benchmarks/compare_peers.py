@@ -32,6 +32,8 @@ The frameworks take turns, --rounds times over (tpudsl, PyTorch, ..., tpudsl, ..
 whose speed drifts over minutes (a shared or virtual one) slows them alike; each figure is the median
 of its rounds. Prints one line per measurement and one per ratio (of the medians):
   peer framework=<f> model=<m> batch=<b> threads=<t> samples_per_s=<median> min=<x> max=<y> rounds=<n>
+       [cpu_per_wall=<c>: for the PyTorch 2 and Keras 3 peers, their process's CPU time over wall time,
+       about the threads they really kept busy]
   ratio model=<m> threads=<t> peer=<f> tpudsl_over_peer=<r>
   fastest model=<m> threads=<t> peer=<f> tpudsl_over_fastest_peer=<r>
 --csv writes the medians (with each peer's version), --svg a picture of them: each peer's samples/s
@@ -235,6 +237,7 @@ class Worker:
                                      text=True, env=env)
         self.version = None
         self.error = None
+        self.cpu = []   # each round's CPU time over wall time: about the threads the peer really used
         line = self._line()
         fields = parse_line(line) if line else {}
         if line.startswith("ready "):
@@ -262,7 +265,10 @@ class Worker:
             self.error = "the worker stopped"
             self.close()
             return None
-        return float(parse_line(line)["samples_per_s"])
+        fields = parse_line(line)
+        if "cpu_per_wall" in fields:
+            self.cpu.append(float(fields["cpu_per_wall"]))
+        return float(fields["samples_per_s"])
 
     def close(self):
         if self.proc.poll() is None:
@@ -423,7 +429,7 @@ def main():
             if model == "fashion":
                 runs["tiny-dnn"] = lambda: run_peer(build, "tiny_dnn", a.batch, threads, a.seconds)
                 runs["dlib"] = lambda: run_peer(build, "dlib", a.batch, threads, a.seconds)
-            workers = []
+            workers = {}
             for framework in VENV_PEERS:
                 python = venv_python(peers_dir, framework)
                 if framework not in wanted or python is None:
@@ -437,7 +443,7 @@ def main():
                     framework, model, threads, worker.version, worker.warmup))
                 sys.stdout.flush()
                 versions[framework] = worker.version
-                workers.append(worker)
+                workers[framework] = worker
                 runs[framework] = lambda w=worker: w.run(a.seconds)
             runs = {f: runs[f] for f in FRAMEWORKS if f in runs and f in wanted}
             samples = {framework: [] for framework in runs}
@@ -448,7 +454,7 @@ def main():
                         if value is not None:
                             samples[framework].append(value)
             finally:
-                for worker in workers:
+                for worker in workers.values():
                     worker.close()
             results = {}
             for framework, values in samples.items():
@@ -458,8 +464,10 @@ def main():
                           (framework, model, a.batch, threads))
                     continue
                 results[framework] = statistics.median(values)
-                print("peer framework=%s model=%s batch=%d threads=%d samples_per_s=%.1f min=%.1f max=%.1f rounds=%d" %
-                      (framework, model, a.batch, threads, results[framework], min(values), max(values), len(values)))
+                cpu = workers[framework].cpu if framework in workers else []
+                print("peer framework=%s model=%s batch=%d threads=%d samples_per_s=%.1f min=%.1f max=%.1f rounds=%d%s" %
+                      (framework, model, a.batch, threads, results[framework], min(values), max(values), len(values),
+                       " cpu_per_wall=%.2f" % statistics.median(cpu) if cpu else ""))
                 rows.append((model, threads, framework, results[framework], min(values), max(values), len(values)))
             peers = {f: v for f, v in results.items() if f != "tpudsl" and v}
             if results.get("tpudsl"):

@@ -10,7 +10,8 @@ warm-up steps (where torch.compile and XLA compile) and prints one line:
 or, where the configuration cannot run here,
   error framework=<f> reason=<one line>
 and exits. Once ready it reads commands from its standard input, one a line:
-  run SECONDS   trains for SECONDS and prints  result samples_per_s=<x> steps=<n>
+  run SECONDS   trains for SECONDS and prints  result samples_per_s=<x> steps=<n> cpu_per_wall=<c>
+                (c: the process's CPU time over the wall time, all its threads: about the threads it used)
   quit          exits
 so that compare_peers.py keeps one warm, compiled worker per configuration and interleaves its rounds
 with the other frameworks'. Inputs are synthetic (throughput does not depend on the values): four
@@ -196,13 +197,16 @@ def main():
         if words[0] == "run":
             seconds = float(words[1])
             done = steps = 0
+            cpu0 = time.process_time()
             t0 = time.perf_counter()
             while time.perf_counter() - t0 < seconds:
                 for i in range(STEPS):
                     step(i)
                 done += STEPS * a.batch
                 steps += STEPS
-            say("result samples_per_s=%.1f steps=%d" % (done / (time.perf_counter() - t0), steps))
+            wall = time.perf_counter() - t0
+            say("result samples_per_s=%.1f steps=%d cpu_per_wall=%.2f" % (done / wall, steps,
+                                                                         (time.process_time() - cpu0) / wall))
     return 0
 
 
