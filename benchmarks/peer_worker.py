@@ -88,7 +88,11 @@ def torch_setup(model, batch, threads, compiled):
     else:
         x = torch.rand((STEPS, batch) + shape)
     y = torch.randint(0, classes, (STEPS, batch))
-    params = sum(p.numel() for p in net.parameters())
+    # as Keras counts: the moving statistics too (its non-trainable weights), and nn.LSTM's second
+    # bias vector (PyTorch keeps b_ih and b_hh, Keras one bias) taken out
+    params = sum(p.numel() for p in net.parameters()) + sum(
+        b.numel() for b in net.buffers() if b.dtype.is_floating_point)
+    params -= sum(m.bias_hh_l0.numel() for m in net.modules() if isinstance(m, torch.nn.LSTM))
     opt = torch.optim.Adam(net.parameters(), lr=1e-3)
     loss_fn = torch.nn.CrossEntropyLoss()   # softmax + sparse categorical cross-entropy
     net.train()
