@@ -38,7 +38,8 @@ of its rounds. Prints one line per measurement and one per ratio (of the medians
   fastest model=<m> threads=<t> peer=<f> tpudsl_over_fastest_peer=<r>
 --csv writes the medians (with each peer's version), --svg a picture of them: each peer's samples/s
 as a share of tpudsl's, per model and thread count. --table A.csv,B.csv prints the Markdown table of
-earlier runs' CSVs (samples/s, tpudsl's ratio to each peer and to the fastest) and runs nothing.
+earlier runs' CSVs (samples/s, tpudsl's ratio to each peer and to the fastest; a later CSV's model and
+thread count replaces an earlier one's) and runs nothing.
 Run it with Debian's python3 (/usr/bin/python3), which is the one python3-torch installs into.
 Peers missing from the machine are reported and skipped; scripts/install_deps.sh installs the Debian
 ones and scripts/peers_env.sh the others:
@@ -304,10 +305,12 @@ def markdown_table(csv_files):
     """The medians of one or more CSVs of this script as a Markdown table: samples/s, and tpudsl's
     ratio to each peer and to the fastest."""
     groups = {}
-    for name in csv_files:
+    for name in csv_files:   # a later run's model and thread count replaces an earlier one's whole
+        run = {}
         with open(name, newline="") as f:
             for r in csv.DictReader(f):
-                groups.setdefault((r["model"], int(r["threads"]), r["batch"]), {})[r["framework"]] = float(r["samples_per_s"])
+                run.setdefault((r["model"], int(r["threads"]), r["batch"]), {})[r["framework"]] = float(r["samples_per_s"])
+        groups.update(run)
     frameworks = [f for f in FRAMEWORKS if any(f in g for g in groups.values())]
     lines = ["| model | batch | threads | " + " | ".join(NAMES[f] for f in frameworks) + " | fastest peer |",
              "|---" * (len(frameworks) + 4) + "|"]
