@@ -11,13 +11,13 @@
 # environment that already holds its pins is kept as it is.
 #
 # Sizes. PyPI's PyTorch wheel for Linux x86-64 is built for CUDA and requires NVIDIA's CUDA libraries
-# as packages (cuDNN, cuBLAS, NCCL, cuSPARSELt, NVSHMEM, ... and Triton): about 3.5 GB of wheels to
-# download once and about 7 GB installed, all unused by these CPU runs. The CPU-only wheel lives on
+# as packages (cuDNN, cuBLAS, NCCL, cuSPARSELt, NVSHMEM, ... and Triton): 2.8 GB of wheels to download
+# once (the torch wheel itself 0.5 GB) and 5.3 GB installed, the CUDA part unused by these CPU runs. The CPU-only wheel lives on
 # PyTorch's own package index, not on PyPI; where that index is reachable, pin its build instead
 # (torch==X+cpu with --index-url set to it) and drop the nvidia-*, cuda-* and triton lines. Without
 # the CUDA packages PyPI's wheel does not import (libtorch_cuda.so is linked against them).
-# TensorFlow's CPU build is a package of its own on PyPI (tensorflow-cpu, about 260 MB); with its
-# dependencies the keras3-tf wheels are about 330 MB.
+# TensorFlow's CPU build is a package of its own on PyPI (tensorflow-cpu, 260 MB); with its
+# dependencies the keras3-tf wheels are 320 MB, 1.6 GB installed.
 #
 # Needs Debian's python3, python3-venv and python3-dev (torch.compile builds C++ against Python.h)
 # and g++ (scripts/install_deps.sh).
