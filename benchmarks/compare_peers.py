@@ -41,6 +41,9 @@ as a share of tpudsl's, per model and thread count. --table A.csv,B.csv prints t
 earlier runs' CSVs (samples/s, tpudsl's ratio to each peer and to the fastest; a later CSV's model and
 thread count replaces an earlier one's) and runs nothing.
 Run it with Debian's python3 (/usr/bin/python3), which is the one python3-torch installs into.
+The peers inherit the environment: on a machine that other jobs share, OMP_WAIT_POLICY=PASSIVE keeps
+PyTorch's OpenMP threads from spinning at each barrier while a descheduled thread holds it up (which
+took PyTorch 2's MLP on two threads from about 9,000 samples/s to about 340 on a busy 2-core machine).
 Peers missing from the machine are reported and skipped; scripts/install_deps.sh installs the Debian
 ones and scripts/peers_env.sh the others:
   scripts/install_deps.sh libopenblas-dev python3-torch tiny-dnn libcereal-dev libstb-dev \
@@ -413,7 +416,8 @@ def main():
     flags = next((l.split(":", 1)[1].split() for l in open("/proc/cpuinfo") if l.startswith("flags")), [])
     isa = "AVX-512" if "avx512f" in flags else "AVX2" if "avx2" in flags else "no AVX2"
     machine = "%s, %s, %d cores" % (cpu, isa, os.cpu_count())
-    print("machine: %s; python %s" % (machine, sys.version.split()[0]))
+    print("machine: %s; python %s%s" % (machine, sys.version.split()[0], "; OMP_WAIT_POLICY=" +
+                                        os.environ["OMP_WAIT_POLICY"] if "OMP_WAIT_POLICY" in os.environ else ""))
     for framework in wanted:
         if framework in VENV_PEERS and venv_python(peers_dir, framework) is None:
             print("skipped framework=%s reason=no environment %s (scripts/peers_env.sh %s)" % (
