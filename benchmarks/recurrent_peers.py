@@ -23,6 +23,7 @@ import pathlib
 import re
 import statistics
 import subprocess
+import sys
 import time
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
@@ -81,6 +82,7 @@ def main():
         pathlib.Path(os.environ.get("XDG_CACHE_HOME") or pathlib.Path.home() / ".cache") / "tpudsl-peers"))
     args = p.parse_args()
     binary = pathlib.Path(args.build) / "benchmarks" / "recurrent_bench"
+    sys.dont_write_bytecode = True   # no __pycache__ left in the source tree
     from compare_peers import Worker, venv_python
     torch2 = venv_python(pathlib.Path(args.peers_dir), "pytorch2")
     if torch2 is None:
