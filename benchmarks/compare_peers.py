@@ -3,31 +3,56 @@
 
   benchmarks/compare_peers.py [--build build/release] [--batch 128] [--seconds 3] [--rounds 3]
                               [--threads 1,2] [--models fashion,reuters,mnist,cifar,cifar_bn,reuters_lstm]
-                              [--csv FILE]
+                              [--frameworks all|tpudsl,pytorch,...] [--peers-dir DIR]
+                              [--csv FILE] [--svg FILE] [--table A.csv,B.csv]
 
 Trains each seed model for --seconds on synthetic inputs of its shapes (throughput does not depend on
 the values), Adam, sparse categorical cross-entropy, the same batch and the same thread count:
 
   * tpudsl: build/release/benchmarks/tpudsl_bench (one thread: OneDeviceStrategy; two: TpuStrategy<2>);
-  * PyTorch (Debian's python3-torch, 1.13) with torch.set_num_threads(t), every model (the CIFAR-10
-    one with BatchNormalization too: BatchNorm2d with Keras' epsilon and momentum; the recurrent Reuters
-    one with nn.LSTM);
+  * pytorch: Debian's python3-torch (1.13) with torch.set_num_threads(t), in this interpreter, every
+    model (the CIFAR-10 one with BatchNormalization too: BatchNorm2d with Keras' epsilon and momentum;
+    the recurrent Reuters one with nn.LSTM);
+  * pytorch2, pytorch2-compile: PyTorch 2 from PyPI, eager, and with the model through torch.compile
+    (Inductor's C++ code for the CPU), the same definitions, torch.set_num_threads(t);
+  * keras3, keras3-xla: Keras 3 on TensorFlow 2 (CPU), the models written as the seeds declare them,
+    model.compile(jit_compile=False or True) and train_on_batch (the compiled train step model.fit
+    runs: TensorFlow's graph with its oneDNN kernels, or one XLA program); t intra-op and t inter-op
+    threads (TensorFlow's own default on a t-core machine);
   * tiny-dnn (Debian's tiny-dnn) and dlib (libdlib-dev), the Fashion-MNIST model, built here with g++ -O3
     -march=native (tiny-dnn with its AVX backend; CNN_SINGLE_THREAD for one thread, its own
     std::thread parallel_for otherwise; dlib with OPENBLAS_NUM_THREADS=t).
 
-The frameworks take turns, --rounds times over (tpudsl, PyTorch, tiny-dnn, dlib, tpudsl, ...), so that a
-machine whose speed drifts over minutes (a shared or virtual one) slows them alike; each figure is the
-median of its rounds. Prints one line per measurement and one per ratio (of the medians):
+The PyTorch 2 and Keras 3 peers run in the virtual environments that scripts/peers_env.sh creates
+(--peers-dir, by default TPUDSL_PEERS_DIR or ~/.cache/tpudsl-peers: torch2/ and keras3-tf/), each
+configuration in its own interpreter (benchmarks/peer_worker.py), started once per model and thread
+count and warmed up (compiled) before the first round; its warm-up time is printed, not measured.
+
+The frameworks take turns, --rounds times over (tpudsl, PyTorch, ..., tpudsl, ...), so that a machine
+whose speed drifts over minutes (a shared or virtual one) slows them alike; each figure is the median
+of its rounds. Prints one line per measurement and one per ratio (of the medians):
   peer framework=<f> model=<m> batch=<b> threads=<t> samples_per_s=<median> min=<x> max=<y> rounds=<n>
+       [cpu_per_wall=<c>: for the PyTorch 2 and Keras 3 peers, their process's CPU time over wall time,
+       about the threads they really kept busy]
   ratio model=<m> threads=<t> peer=<f> tpudsl_over_peer=<r>
+  fastest model=<m> threads=<t> peer=<f> tpudsl_over_fastest_peer=<r>
+--csv writes the medians (with each peer's version), --svg a picture of them: each peer's samples/s
+as a share of tpudsl's, per model and thread count. --table A.csv,B.csv prints the Markdown table of
+earlier runs' CSVs (samples/s, tpudsl's ratio to each peer and to the fastest; a later CSV's model and
+thread count replaces an earlier one's) and runs nothing.
 Run it with Debian's python3 (/usr/bin/python3), which is the one python3-torch installs into.
-Peers missing from the machine are reported and skipped; scripts/install_deps.sh installs them:
+The peers inherit the environment: on a machine that other jobs share, OMP_WAIT_POLICY=PASSIVE keeps
+PyTorch's OpenMP threads from spinning at each barrier while a descheduled thread holds it up (which
+took PyTorch 2's MLP on two threads from about 9,000 samples/s to about 340 on a busy 2-core machine).
+Peers missing from the machine are reported and skipped; scripts/install_deps.sh installs the Debian
+ones and scripts/peers_env.sh the others:
   scripts/install_deps.sh libopenblas-dev python3-torch tiny-dnn libcereal-dev libstb-dev \
       libgemmlowp-dev libdlib-dev pkg-config
+  scripts/peers_env.sh
 """
 import argparse
 import csv
+import html
 import os
 import pathlib
 import re
@@ -35,6 +60,7 @@ import shutil
 import statistics
 import subprocess
 import sys
+import tempfile
 import time
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
@@ -190,6 +216,173 @@ def run_peer(build, name, batch, threads, seconds):
 
 
 # ----------------------------------------------------------------------------------------------
+# PyTorch 2 and Keras 3: one worker process per configuration, in its virtual environment
+
+VENV_PEERS = {   # framework -> (environment under --peers-dir, peer_worker.py --framework)
+    "pytorch2": ("torch2", "torch"),
+    "pytorch2-compile": ("torch2", "torch-compile"),
+    "keras3": ("keras3-tf", "keras"),
+    "keras3-xla": ("keras3-tf", "keras-xla"),
+}
+FRAMEWORKS = ["tpudsl", "pytorch", "pytorch2", "pytorch2-compile", "keras3", "keras3-xla", "tiny-dnn", "dlib"]
+
+
+class Worker:
+    """benchmarks/peer_worker.py in a peer's interpreter, warm between rounds."""
+
+    def __init__(self, python, framework, model, batch, threads):
+        env = dict(os.environ, OMP_NUM_THREADS=str(threads), TF_CPP_MIN_LOG_LEVEL="2", KERAS_BACKEND="tensorflow",
+                   PYTHONDONTWRITEBYTECODE="1")
+        self.stderr = tempfile.TemporaryFile(mode="w+")   # read only if it fails; a pipe could fill up
+        self.proc = subprocess.Popen([str(python), str(ROOT / "benchmarks" / "peer_worker.py"), "--framework",
+                                      VENV_PEERS[framework][1], "--model", model, "--batch", str(batch),
+                                      "--threads", str(threads)],
+                                     stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=self.stderr,
+                                     text=True, env=env)
+        self.version = None
+        self.error = None
+        self.cpu = []   # each round's CPU time over wall time: about the threads the peer really used
+        line = self._line()
+        fields = parse_line(line) if line else {}
+        if line.startswith("ready "):
+            self.version = fields.get("version")
+            self.warmup = fields.get("warmup_s")
+        else:
+            self.close()
+            self.stderr.seek(0)
+            self.error = line.split("reason=", 1)[1] if "reason=" in line else (
+                "exited: " + " ".join(self.stderr.read().split()[-40:]))
+
+    def _line(self):
+        while True:
+            line = self.proc.stdout.readline()
+            if not line or line.startswith(("ready ", "error ", "result ")):
+                return line.strip()
+
+    def run(self, seconds):
+        if self.error:
+            return None
+        self.proc.stdin.write("run %g\n" % seconds)
+        self.proc.stdin.flush()
+        line = self._line()
+        if not line.startswith("result "):
+            self.error = "the worker stopped"
+            self.close()
+            return None
+        fields = parse_line(line)
+        if "cpu_per_wall" in fields:
+            self.cpu.append(float(fields["cpu_per_wall"]))
+        return float(fields["samples_per_s"])
+
+    def close(self):
+        if self.proc.poll() is None:
+            try:
+                self.proc.stdin.write("quit\n")
+                self.proc.stdin.flush()
+            except BrokenPipeError:
+                pass
+            try:
+                self.proc.wait(timeout=30)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
+
+
+def venv_python(peers_dir, framework):
+    python = peers_dir / VENV_PEERS[framework][0] / "bin" / "python"
+    return python if python.exists() else None
+
+
+# ----------------------------------------------------------------------------------------------
+# The picture: each peer's samples/s as a share of tpudsl's, one group of bars per model and threads
+
+COLOURS = {"tpudsl": "#1f77b4", "pytorch": "#ff7f0e", "pytorch2": "#d62728", "pytorch2-compile": "#9467bd",
+           "keras3": "#2ca02c", "keras3-xla": "#17becf", "tiny-dnn": "#8c564b", "dlib": "#7f7f7f"}
+
+
+NAMES = {"tpudsl": "tpudsl", "pytorch": "PyTorch 1.13", "pytorch2": "PyTorch 2", "pytorch2-compile": "PyTorch 2 compile",
+         "keras3": "Keras 3", "keras3-xla": "Keras 3 XLA", "tiny-dnn": "tiny-dnn", "dlib": "dlib"}
+
+
+def markdown_table(csv_files):
+    """The medians of one or more CSVs of this script as a Markdown table: samples/s, and tpudsl's
+    ratio to each peer and to the fastest."""
+    groups = {}
+    for name in csv_files:   # a later run's model and thread count replaces an earlier one's whole
+        run = {}
+        with open(name, newline="") as f:
+            for r in csv.DictReader(f):
+                run.setdefault((r["model"], int(r["threads"]), r["batch"]), {})[r["framework"]] = float(r["samples_per_s"])
+        groups.update(run)
+    frameworks = [f for f in FRAMEWORKS if any(f in g for g in groups.values())]
+    lines = ["| model | batch | threads | " + " | ".join(NAMES[f] for f in frameworks) + " | fastest peer |",
+             "|---" * (len(frameworks) + 4) + "|"]
+    for (model, threads, batch), g in groups.items():
+        base = g.get("tpudsl")
+        cells = []
+        for f in frameworks:
+            if f not in g:
+                cells.append("")
+            elif f == "tpudsl" or not base:
+                cells.append("{:,.0f}".format(g[f]))
+            else:
+                cells.append("{:,.0f} ({:.2f}x)".format(g[f], base / g[f]))
+        peers = {f: v for f, v in g.items() if f != "tpudsl"}
+        fastest = max(peers, key=peers.get) if peers else None
+        best = "%s, **%.2fx**" % (NAMES[fastest], base / peers[fastest]) if fastest and base else ""
+        lines.append("| %s | %s | %d | %s | %s |" % (model, batch, threads, " | ".join(cells), best))
+    return "\n".join(lines)
+
+
+def write_svg(path, rows, batch, machine):
+    groups = []
+    for model, threads, framework, value, *_ in rows:
+        key = (model, threads)
+        if key not in [g[0] for g in groups]:
+            groups.append((key, {}))
+        dict(groups)[key][framework] = value
+    frameworks = [f for f in FRAMEWORKS if any(f in bars for _, bars in groups)]
+    shares = [v / bars["tpudsl"] for _, bars in groups if bars.get("tpudsl") for v in bars.values()]
+    top = max([1.0] + shares) * 1.15
+    bar, gap, left, width = 11, 14, 190, 560
+    height = 70 + sum(len(bars) * bar + gap for _, bars in groups) + 24 * ((len(frameworks) + 3) // 4)
+    out = ['<svg xmlns="http://www.w3.org/2000/svg" width="%d" height="%d" font-family="sans-serif" '
+           'font-size="11">' % (left + width + 120, height),
+           '<rect width="100%" height="100%" fill="white"/>',
+           '<text x="10" y="18" font-size="13">Training samples/s as a share of tpudsl\'s (batch %d, same '
+           'threads; medians of interleaved rounds)</text>' % batch,
+           '<text x="10" y="34" fill="#555">%s</text>' % html.escape(machine)]
+    y = 50
+    scale = width / top
+    for (model, threads), bars in groups:
+        out.append('<text x="10" y="%d">%s, %d thread%s</text>' % (y + bar, html.escape(model), threads,
+                                                                   "" if threads == 1 else "s"))
+        base = bars.get("tpudsl")
+        for framework in frameworks:
+            if framework not in bars:
+                continue
+            value = bars[framework]
+            share = value / base if base else 0
+            out.append('<rect x="%d" y="%d" width="%.1f" height="%d" fill="%s"><title>%s %s %d threads: %.0f '
+                       'samples/s</title></rect>' % (left, y, max(share * scale, 1), bar - 2, COLOURS[framework],
+                                                      framework, model, threads, value))
+            label = "%.0f/s" % value if framework == "tpudsl" else "%.0f/s (tpudsl %.1fx)" % (
+                value, base / value if base else 0)
+            out.append('<text x="%.1f" y="%d" fill="#333" font-size="9">%s</text>' % (
+                left + max(share * scale, 1) + 4, y + bar - 3, label))
+            y += bar
+        y += gap
+    x1 = left + scale
+    out.append('<line x1="%.1f" y1="46" x2="%.1f" y2="%d" stroke="#000" stroke-dasharray="3,3"/>' % (x1, x1, y - gap))
+    for k, framework in enumerate(frameworks):
+        lx, ly = 10 + (k % 4) * 200, y + 8 + (k // 4) * 22
+        out.append('<rect x="%d" y="%d" width="12" height="12" fill="%s"/><text x="%d" y="%d">%s</text>' % (
+            lx, ly, COLOURS[framework], lx + 16, ly + 10, framework))
+    out.append("</svg>")
+    pathlib.Path(path).write_text("\n".join(out) + "\n")
+
+
+# ----------------------------------------------------------------------------------------------
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -199,15 +392,42 @@ def main():
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--threads", default="1,2")
     ap.add_argument("--models", default="fashion,reuters,mnist,cifar,cifar_bn,reuters_lstm")
+    ap.add_argument("--frameworks", default="all", help="all, or some of " + ",".join(FRAMEWORKS))
+    ap.add_argument("--peers-dir", default=os.environ.get("TPUDSL_PEERS_DIR") or str(
+        pathlib.Path(os.environ.get("XDG_CACHE_HOME") or pathlib.Path.home() / ".cache") / "tpudsl-peers"))
     ap.add_argument("--csv", default="")
+    ap.add_argument("--svg", default="")
+    ap.add_argument("--table", default="", help="print the Markdown table of these CSVs (comma-separated) and exit")
     a = ap.parse_args()
+    if a.table:
+        print(markdown_table(a.table.split(",")))
+        return
     build = pathlib.Path(a.build)
-    if not (build / "benchmarks" / "tpudsl_bench").exists():
+    peers_dir = pathlib.Path(a.peers_dir)
+    wanted = FRAMEWORKS if a.frameworks == "all" else a.frameworks.split(",")
+    unknown = [f for f in wanted if f not in FRAMEWORKS]
+    if unknown:
+        sys.exit("compare_peers: no framework %s (%s)" % (",".join(unknown), ",".join(FRAMEWORKS)))
+    if "tpudsl" in wanted and not (build / "benchmarks" / "tpudsl_bench").exists():
         sys.exit("compare_peers: build tpudsl_bench first: cmake --preset release && "
                  "cmake --build --preset release --target tpudsl_bench")
-    print("machine: %s, %d cores; python %s" % (
-        re.sub(r"\s+", " ", next((l.split(":", 1)[1] for l in open("/proc/cpuinfo") if l.startswith("model name")), "?")).strip(),
-        os.cpu_count(), sys.version.split()[0]))
+    cpu = re.sub(r"\s+", " ", next((l.split(":", 1)[1] for l in open("/proc/cpuinfo") if l.startswith("model name")),
+                                   "?")).strip()
+    flags = next((l.split(":", 1)[1].split() for l in open("/proc/cpuinfo") if l.startswith("flags")), [])
+    isa = "AVX-512" if "avx512f" in flags else "AVX2" if "avx2" in flags else "no AVX2"
+    machine = "%s, %s, %d cores" % (cpu, isa, os.cpu_count())
+    print("machine: %s; python %s%s" % (machine, sys.version.split()[0], "; OMP_WAIT_POLICY=" +
+                                        os.environ["OMP_WAIT_POLICY"] if "OMP_WAIT_POLICY" in os.environ else ""))
+    for framework in wanted:
+        if framework in VENV_PEERS and venv_python(peers_dir, framework) is None:
+            print("skipped framework=%s reason=no environment %s (scripts/peers_env.sh %s)" % (
+                framework, peers_dir / VENV_PEERS[framework][0], peers_dir))
+    versions = {"tpudsl": "", "pytorch": "", "tiny-dnn": "", "dlib": ""}
+    try:
+        import torch
+        versions["pytorch"] = "torch-" + torch.__version__
+    except ImportError:
+        pass
     rows = []
     for model in a.models.split(","):
         for threads in [int(t) for t in a.threads.split(",")]:
@@ -216,12 +436,33 @@ def main():
             if model == "fashion":
                 runs["tiny-dnn"] = lambda: run_peer(build, "tiny_dnn", a.batch, threads, a.seconds)
                 runs["dlib"] = lambda: run_peer(build, "dlib", a.batch, threads, a.seconds)
+            workers = {}
+            for framework in VENV_PEERS:
+                python = venv_python(peers_dir, framework)
+                if framework not in wanted or python is None:
+                    continue
+                worker = Worker(python, framework, model, a.batch, threads)
+                if worker.error:
+                    print("skipped framework=%s model=%s threads=%d reason=%s" % (framework, model, threads,
+                                                                                  worker.error))
+                    continue
+                print("warm framework=%s model=%s threads=%d version=%s warmup_s=%s" % (
+                    framework, model, threads, worker.version, worker.warmup))
+                sys.stdout.flush()
+                versions[framework] = worker.version
+                workers[framework] = worker
+                runs[framework] = lambda w=worker: w.run(a.seconds)
+            runs = {f: runs[f] for f in FRAMEWORKS if f in runs and f in wanted}
             samples = {framework: [] for framework in runs}
-            for _ in range(max(1, a.rounds)):
-                for framework, run in runs.items():
-                    value = run()
-                    if value is not None:
-                        samples[framework].append(value)
+            try:
+                for _ in range(max(1, a.rounds)):
+                    for framework, run in runs.items():
+                        value = run()
+                        if value is not None:
+                            samples[framework].append(value)
+            finally:
+                for worker in workers.values():
+                    worker.close()
             results = {}
             for framework, values in samples.items():
                 if not values:
@@ -230,21 +471,30 @@ def main():
                           (framework, model, a.batch, threads))
                     continue
                 results[framework] = statistics.median(values)
-                print("peer framework=%s model=%s batch=%d threads=%d samples_per_s=%.1f min=%.1f max=%.1f rounds=%d" %
-                      (framework, model, a.batch, threads, results[framework], min(values), max(values), len(values)))
+                cpu = workers[framework].cpu if framework in workers else []
+                print("peer framework=%s model=%s batch=%d threads=%d samples_per_s=%.1f min=%.1f max=%.1f rounds=%d%s" %
+                      (framework, model, a.batch, threads, results[framework], min(values), max(values), len(values),
+                       " cpu_per_wall=%.2f" % statistics.median(cpu) if cpu else ""))
                 rows.append((model, threads, framework, results[framework], min(values), max(values), len(values)))
-            for framework, value in results.items():
-                if framework != "tpudsl" and value and results["tpudsl"]:
+            peers = {f: v for f, v in results.items() if f != "tpudsl" and v}
+            if results.get("tpudsl"):
+                for framework, value in peers.items():
                     print("ratio model=%s threads=%d peer=%s tpudsl_over_peer=%.2f" %
                           (model, threads, framework, results["tpudsl"] / value))
+                if peers:
+                    fastest = max(peers, key=peers.get)
+                    print("fastest model=%s threads=%d peer=%s tpudsl_over_fastest_peer=%.2f" %
+                          (model, threads, fastest, results["tpudsl"] / peers[fastest]))
             sys.stdout.flush()
     if a.csv:
         with open(a.csv, "w", newline="") as f:
             w = csv.writer(f)
-            w.writerow(["model", "batch", "threads", "framework", "samples_per_s", "min", "max", "rounds"])
+            w.writerow(["model", "batch", "threads", "framework", "samples_per_s", "min", "max", "rounds", "version"])
             for model, threads, framework, value, low, high, n in rows:
-                w.writerow([model, a.batch, threads, framework, "%.1f" % value, "%.1f" % low, "%.1f" % high, n])
-
+                w.writerow([model, a.batch, threads, framework, "%.1f" % value, "%.1f" % low, "%.1f" % high, n,
+                            versions.get(framework, "")])
+    if a.svg and rows:
+        write_svg(a.svg, rows, a.batch, machine)
 
 if __name__ == "__main__":
     main()
