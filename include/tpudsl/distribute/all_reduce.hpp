@@ -169,103 +169,6 @@ namespace tpudsl::distribute {
 /// Most micro-batches a step may have (the reduce keeps their pointers on the stack).
 inline constexpr std::size_t max_micro_batches = 64;
 
-/// The fused pass over shard `shard` of `shards` (thread t of T): for each block of the shard, the
-/// deferred gradients (`deferred(lo, hi, g0)` writes g0 where [lo, hi) meets a deferred range: one
-/// chain over the step's samples in order); elsewhere the arenas of the micro-batches that had samples
-/// summed in micro-batch order into arena 0; `update(g0, b, e)` applies the optimizer to [b, e), the
-/// moving statistics of `params` excepted (their mean over the micro-batches that had samples moves
-/// them: update_moving); then the accumulating ranges are cleared in every arena (the rest is written
-/// afresh by the next backward pass). Micro-batch 0 always has samples: it takes the first. Allocates
-/// nothing.
-template <class Deferred, class Update>
-void
-reduce_and_update(std::size_t shard, std::size_t shards, const gradient_layout& layout,
-                  std::span<const micro_batch_gradients> batches, float* params, Deferred&& deferred,
-                  Update&& update) noexcept
-{
-    constexpr std::size_t block = 4096;           // floats summed and updated while they are in L1
-    constexpr std::size_t kernel_block = 98304;   // a deferred kernel's rows computed at once (L2)
-    const std::size_t P = layout.size;
-    auto bound = [&](std::size_t i) {
-        return i >= shards ? P : P * i / shards / buffer_alignment_floats * buffer_alignment_floats;
-    };
-    const std::size_t count_all = std::min(batches.size(), max_micro_batches);
-    float* g0 = batches[0].grads;
-    const float* others[max_micro_batches] = {};
-    const std::uint64_t* other_marks[max_micro_batches] = {};
-    const std::uint64_t* all_marks[max_micro_batches] = {};
-    std::size_t count = 0;
-    for (std::size_t k = 1; k < count_all && batches[k].has_samples; ++k) {
-        other_marks[count] = batches[k].marks;
-        others[count++] = batches[k].grads;
-    }
-    for (std::size_t k = 0; k < count_all; ++k)
-        all_marks[k] = batches[k].marks;
-    const table_span& table = layout.table;
-    // The arenas summed over [lo, hi): a marked table's rows only where others marked them.
-    auto sum = [&](std::size_t lo, std::size_t hi) {
-        if (layout.marked) {
-            const std::size_t tb = std::max(lo, table.begin), te = std::min(hi, table.begin + table.rows * table.width);
-            if (tb < te) {
-                if (lo < tb)
-                    detail::sum_arenas(g0, others, count, lo, tb);
-                detail::sum_marked_rows(g0, others, other_marks, count, table, tb, te);
-                if (te < hi)
-                    detail::sum_arenas(g0, others, count, te, hi);
-                return;
-            }
-        }
-        detail::sum_arenas(g0, others, count, lo, hi);
-    };
-    for (std::size_t b = bound(shard), e; b < bound(shard + 1); b = e) {
-        e = std::min(b + block, bound(shard + 1));
-        for (const auto& r : layout.deferred)
-            if (r.begin <= b && b < r.end) {
-                // Inside a kernel: whole rows, a multiple of 12 (the GEMM's row tiles), about
-                // kernel_block floats.
-                const std::size_t rows = std::max<std::size_t>(12, kernel_block / r.columns / 12 * 12);
-                e = std::min({bound(shard + 1), r.end, r.begin + ((b - r.begin) / r.columns + rows) * r.columns});
-            }
-        deferred(b, e, g0);
-        std::size_t from = b;   // the arenas are summed between the deferred ranges
-        for (const auto& r : layout.deferred) {
-            if (r.end <= from || r.begin >= e)
-                continue;
-            if (r.begin > from)
-                sum(from, r.begin);
-            from = std::min(e, r.end);
-        }
-        if (from < e)
-            sum(from, e);
-        from = b;   // the optimizer between the moving statistics
-        for (const auto& m : layout.moving) {
-            if (m.end <= from || m.begin >= e)
-                continue;
-            if (m.begin > from)
-                update(g0, from, m.begin);
-            const std::size_t hi = std::min(e, m.end);
-            detail::update_moving(params, g0, std::max(from, m.begin), hi, m.momentum, count + 1);
-            from = hi;
-        }
-        if (from < e)
-            update(g0, from, e);
-        for (const auto& [rb, re] : layout.accumulating) {
-            const std::size_t lo = std::max(b, rb), hi = std::min(e, re);
-            if (lo >= hi)
-                continue;
-            if (layout.marked) {
-                // Arena 0 holds the sums: every micro-batch's rows; the others their own.
-                detail::clear_marked_rows(g0, all_marks, count_all, table, lo, hi);
-                for (std::size_t k = 1; k < count_all; ++k)
-                    detail::clear_marked_rows(batches[k].grads, all_marks + k, 1, table, lo, hi);
-            } else {
-                for (std::size_t k = 0; k < count_all; ++k)
-                    std::fill(batches[k].grads + lo, batches[k].grads + hi, 0.0f);
-            }
-        }
-    }
-}
-
 /// The blocks of [lo, hi) the fused passes work in: about `block` floats that stay in L1, and inside a
 /// deferred kernel whole rows, a multiple of 12 (the GEMM's row tiles), about 98,304 floats (L2).
 template <class F>
@@ -282,6 +185,125 @@ for_each_block(const gradient_layout& layout, std::size_t lo, std::size_t hi, F&
             }
         f(b, e);
     }
+}
+
+} // namespace tpudsl::distribute
+
+namespace tpudsl::detail {
+
+/// sums[b, e) += the `count` arenas `others` in order; in a marked table only the rows each marked.
+inline void
+add_arenas(const distribute::gradient_layout& layout, float* sums, const float* const* others, const std::uint64_t* const* marks,
+           std::size_t count, std::size_t b, std::size_t e) noexcept
+{
+    if (layout.marked) {
+        const distribute::table_span& table = layout.table;
+        const std::size_t tb = std::max(b, table.begin), te = std::min(e, table.begin + table.rows * table.width);
+        if (tb < te) {
+            if (b < tb)
+                sum_arenas(sums, others, count, b, tb);
+            sum_marked_rows(sums, others, marks, count, table, tb, te);
+            if (te < e)
+                sum_arenas(sums, others, count, te, e);
+            return;
+        }
+    }
+    sum_arenas(sums, others, count, b, e);
+}
+
+/// f(lo, hi) for the parts of [b, e) outside the deferred ranges (where the arenas are summed).
+template <class F>
+void
+outside_deferred(const distribute::gradient_layout& layout, std::size_t b, std::size_t e, F&& f)
+{
+    std::size_t from = b;
+    for (const auto& r : layout.deferred) {
+        if (r.end <= from || r.begin >= e)
+            continue;
+        if (r.begin > from)
+            f(from, r.begin);
+        from = std::min(e, r.end);
+    }
+    if (from < e)
+        f(from, e);
+}
+
+/// The step's sums over [b, e) applied: `update(sums, lo, hi)` (the optimizer) between the moving
+/// statistics, which move by the mean over the `with_samples` micro-batches that had samples.
+template <class Update>
+void
+apply_sums(const distribute::gradient_layout& layout, float* params, float* sums, std::size_t with_samples, std::size_t b,
+           std::size_t e, Update& update) noexcept
+{
+    std::size_t from = b;
+    for (const auto& m : layout.moving) {
+        if (m.end <= from || m.begin >= e)
+            continue;
+        if (m.begin > from)
+            update(sums, from, m.begin);
+        const std::size_t top = std::min(e, m.end);
+        update_moving(params, sums, std::max(from, m.begin), top, m.momentum, with_samples);
+        from = top;
+    }
+    if (from < e)
+        update(sums, from, e);
+}
+
+} // namespace tpudsl::detail
+
+namespace tpudsl::distribute {
+
+/// The fused pass over shard `shard` of `shards` (thread t of T): for each block of the shard, the
+/// deferred gradients (`deferred(lo, hi, g0)` writes g0 where [lo, hi) meets a deferred range: one
+/// chain over the step's samples in order); elsewhere the arenas of the micro-batches that had samples
+/// summed in micro-batch order into arena 0; `update(g0, b, e)` applies the optimizer to [b, e), the
+/// moving statistics of `params` excepted (their mean over the micro-batches that had samples moves
+/// them: update_moving); then the accumulating ranges are cleared in every arena (the rest is written
+/// afresh by the next backward pass). Micro-batch 0 always has samples: it takes the first. Allocates
+/// nothing.
+template <class Deferred, class Update>
+void
+reduce_and_update(std::size_t shard, std::size_t shards, const gradient_layout& layout,
+                  std::span<const micro_batch_gradients> batches, float* params, Deferred&& deferred,
+                  Update&& update) noexcept
+{
+    const std::size_t P = layout.size;
+    auto bound = [&](std::size_t i) {
+        return i >= shards ? P : P * i / shards / buffer_alignment_floats * buffer_alignment_floats;
+    };
+    const std::size_t count_all = std::min(batches.size(), max_micro_batches);
+    float* g0 = batches[0].grads;
+    const float* others[max_micro_batches] = {};
+    const std::uint64_t* other_marks[max_micro_batches] = {};
+    const std::uint64_t* all_marks[max_micro_batches] = {};
+    std::size_t count = 0;
+    for (std::size_t k = 1; k < count_all && batches[k].has_samples; ++k) {
+        other_marks[count] = batches[k].marks;
+        others[count++] = batches[k].grads;
+    }
+    for (std::size_t k = 0; k < count_all; ++k)
+        all_marks[k] = batches[k].marks;
+    for_each_block(layout, bound(shard), bound(shard + 1), [&](std::size_t b, std::size_t e) {
+        deferred(b, e, g0);
+        detail::outside_deferred(layout, b, e, [&](std::size_t lo, std::size_t hi) {
+            detail::add_arenas(layout, g0, others, other_marks, count, lo, hi);
+        });
+        detail::apply_sums(layout, params, g0, count + 1, b, e, update);
+        for (const auto& [rb, re] : layout.accumulating) {
+            const std::size_t lo = std::max(b, rb), hi = std::min(e, re);
+            if (lo >= hi)
+                continue;
+            if (layout.marked) {
+                // Arena 0 holds the sums: every micro-batch's rows; the others their own.
+                detail::clear_marked_rows(g0, all_marks, count_all, layout.table, lo, hi);
+                for (std::size_t k = 1; k < count_all; ++k)
+                    detail::clear_marked_rows(batches[k].grads, all_marks + k, 1, layout.table, lo, hi);
+            } else {
+                for (std::size_t k = 0; k < count_all; ++k)
+                    std::fill(batches[k].grads + lo, batches[k].grads + hi, 0.0f);
+            }
+        }
+    });
 }
 
 /// One link of the chained reduce that spreads reduce_and_update's sum over processes (the processes
@@ -303,35 +325,13 @@ chain_reduce(std::size_t lo, std::size_t hi, const gradient_layout& layout, std:
         other_marks[count] = local[k].marks;
         others[count++] = local[k].grads;
     }
-    const table_span& table = layout.table;
-    auto sum = [&](std::size_t b, std::size_t e) {
-        if (first_link)
-            std::copy(local[0].grads + b, local[0].grads + e, sums + b);
-        if (layout.marked) {
-            const std::size_t tb = std::max(b, table.begin), te = std::min(e, table.begin + table.rows * table.width);
-            if (tb < te) {
-                if (b < tb)
-                    detail::sum_arenas(sums, others, count, b, tb);
-                detail::sum_marked_rows(sums, others, other_marks, count, table, tb, te);
-                if (te < e)
-                    detail::sum_arenas(sums, others, count, te, e);
-                return;
-            }
-        }
-        detail::sum_arenas(sums, others, count, b, e);
-    };
     for_each_block(layout, lo, hi, [&](std::size_t b, std::size_t e) {
         deferred(b, e, sums, !first_link);
-        std::size_t from = b;   // the arenas are summed between the deferred ranges
-        for (const auto& r : layout.deferred) {
-            if (r.end <= from || r.begin >= e)
-                continue;
-            if (r.begin > from)
-                sum(from, r.begin);
-            from = std::min(e, r.end);
-        }
-        if (from < e)
-            sum(from, e);
+        detail::outside_deferred(layout, b, e, [&](std::size_t from, std::size_t to) {
+            if (first_link)
+                std::copy(local[0].grads + from, local[0].grads + to, sums + from);
+            detail::add_arenas(layout, sums, others, other_marks, count, from, to);
+        });
     });
 }
 
@@ -345,18 +345,7 @@ chain_update(std::size_t lo, std::size_t hi, const gradient_layout& layout, std:
              float* sums, float* params, std::size_t with_samples, Update&& update) noexcept
 {
     for_each_block(layout, lo, hi, [&](std::size_t b, std::size_t e) {
-        std::size_t from = b;   // the optimizer between the moving statistics
-        for (const auto& m : layout.moving) {
-            if (m.end <= from || m.begin >= e)
-                continue;
-            if (m.begin > from)
-                update(sums, from, m.begin);
-            const std::size_t top = std::min(e, m.end);
-            detail::update_moving(params, sums, std::max(from, m.begin), top, m.momentum, with_samples);
-            from = top;
-        }
-        if (from < e)
-            update(sums, from, e);
+        detail::apply_sums(layout, params, sums, with_samples, b, e, update);
         for (const auto& [rb, re] : layout.accumulating) {
             const std::size_t cb = std::max(b, rb), ce = std::min(e, re);
             if (cb >= ce)
