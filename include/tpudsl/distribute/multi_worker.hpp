@@ -243,105 +243,60 @@ struct MultiWorkerOptions {
     std::size_t chunk_floats = 16384;
 };
 
-/// Processes launched by MPI, each running `ReplicasPerWorker` threads, over one global batch split in
-/// `Chunks` fixed micro-batches (Chunks / processes each). Used as TpuStrategy is: `scope<Model>(seed)`,
-/// then compile, fit, evaluate, predict. The data given to fit/evaluate/predict must be the same on
-/// every process (each reads its own micro-batches of each global batch); losses and metrics are those
-/// of the global batch on every process; only the chief (rank 0) prints progress.
-/// @tparam ReplicasPerWorker threads per process (at most its cores are used)
-/// @tparam Chunks            micro-batches per step: the processes must divide it
-template <std::size_t ReplicasPerWorker = 1, std::size_t Chunks = 8>
-class MultiWorkerStrategy {
-    static_assert(ReplicasPerWorker > 0, "tpudsl::MultiWorkerStrategy<ReplicasPerWorker>: requires at least one replica");
+namespace detail {
 
+/// The processes of a multi-worker job over MPI (distribute::worker_group): process r of K computes
+/// micro-batches [r M / K, (r + 1) M / K) of the M of each step on its threads, and the chained reduce
+/// joins them in micro-batch order. One per strategy object, shared by the models made in its scope;
+/// not a template: every MultiWorkerStrategy<R, M> of a program runs on this one code.
+class mpi_workers final : public distribute::worker_group {
 public:
-    /// The fixed micro-batches the global batch splits into (the unit a compile-time batch must divide
-    /// into, as TpuStrategy's replicas), wherever they run.
-    static constexpr std::size_t num_replicas_in_sync = Chunks;
-    static constexpr std::size_t micro_batches = Chunks;
-    static constexpr bool chained = true;
-
-    explicit MultiWorkerStrategy(const MpiClusterResolver& resolver = {}, MultiWorkerOptions options = {})
-        : resolver_(resolver), options_(options)
+    mpi_workers(const MpiClusterResolver& resolver, MultiWorkerOptions options, std::size_t micro_batches,
+                std::size_t replicas_per_worker)
+        : resolver_(resolver), options_(options), micro_batches_(micro_batches)
     {
         const auto workers = static_cast<std::size_t>(resolver_.size());
-        if (Chunks % workers != 0)
+        if (micro_batches % workers != 0)
             throw std::invalid_argument("tpudsl::MultiWorkerStrategy: " + std::to_string(workers) +
-                                        " processes cannot share the " + std::to_string(Chunks) +
+                                        " processes cannot share the " + std::to_string(micro_batches) +
                                         " micro-batches of a step evenly; launch a number of processes that divides " +
-                                        std::to_string(Chunks) + " (or raise MultiWorkerStrategy's Chunks)");
+                                        std::to_string(micro_batches) + " (or raise MultiWorkerStrategy's Chunks)");
         if (options_.chunk_floats < buffer_alignment_floats)
             throw std::invalid_argument("tpudsl::MultiWorkerStrategy: chunk_floats must be at least " +
                                         std::to_string(buffer_alignment_floats));
-        first_ = Chunks / workers * static_cast<std::size_t>(resolver_.rank());
-        last_ = first_ + Chunks / workers;
+        first_ = micro_batches / workers * static_cast<std::size_t>(resolver_.rank());
+        last_ = first_ + micro_batches / workers;
         pool_ = std::make_shared<distribute::thread_pool>(
-            std::min({ReplicasPerWorker, std::max<std::size_t>(resolver_.cores(), 1), last_ - first_}));
-        buffers_ = std::make_shared<shared_buffers>();
+            std::min({replicas_per_worker, std::max<std::size_t>(resolver_.cores(), 1), last_ - first_}));
     }
 
-    /// The model made in the strategy's scope, with the chief's initial weights.
-    template <class Model>
-    [[nodiscard]] Trainable<Model, MultiWorkerStrategy>
-    scope(std::uint64_t seed = 0) const
-    {
-        return Trainable<Model, MultiWorkerStrategy>(seed, *this);
-    }
+    [[nodiscard]] const MpiClusterResolver& resolver() const noexcept { return resolver_; }
+    [[nodiscard]] const std::shared_ptr<distribute::thread_pool>& pool() const noexcept { return pool_; }
+    [[nodiscard]] std::size_t first() const noexcept { return first_; }
+    [[nodiscard]] std::size_t last() const noexcept { return last_; }
+    [[nodiscard]] MultiWorkerTimings& timings() const noexcept { return timings_; }
 
-    [[nodiscard]] const MpiClusterResolver& cluster_resolver() const noexcept { return resolver_; }
-    [[nodiscard]] int rank() const noexcept { return resolver_.rank(); }
-    [[nodiscard]] int workers() const noexcept { return resolver_.size(); }
-    /// True on the worker that prints and writes files (rank 0).
-    [[nodiscard]] bool is_chief() const noexcept { return resolver_.rank() == 0; }
-    [[nodiscard]] std::size_t threads() const noexcept { return pool_->size(); }
-    /// Where this worker's training steps spent their time since the strategy was made (or reset).
-    [[nodiscard]] const MultiWorkerTimings& timings() const noexcept { return buffers_->timings; }
-    void reset_timings() const noexcept { buffers_->timings = {}; }
+    [[nodiscard]] bool is_chief() const noexcept override { return resolver_.rank() == 0; }
 
-    /// This process's micro-batches: [first, last).
-    [[nodiscard]] std::size_t first_micro_batch() const noexcept { return first_; }
-    [[nodiscard]] std::size_t last_micro_batch() const noexcept { return last_; }
-
-    /// Calls f(r) for each of this process's micro-batches r that thread t runs (round-robin).
-    template <class F>
     void
-    for_each_replica_of(std::size_t t, F&& f) const
+    broadcast_from_chief(float* p, std::size_t n) const override
     {
-        for (std::size_t r = first_ + t; r < last_; r += pool_->size())
-            f(r);
+        mpi_check(bcast(p, n, 0), "MPI_Bcast");
     }
 
-    /// Every thread t calls f(t); returns when all have.
-    template <class F>
     void
-    run(F&& f) const
+    chained_step(std::size_t size, function_ref<void(std::size_t)> replicas,
+                 function_ref<void(std::size_t, std::size_t, float*, bool, std::size_t)> link,
+                 function_ref<void(std::size_t, std::size_t, float*, std::size_t)> apply) const override
     {
-        pool_->run(f);
-    }
-
-    /// Every process gets the chief's n floats at p.
-    void
-    broadcast_from_chief(float* p, std::size_t n) const
-    {
-        broadcast(p, n, 0);
-    }
-
-    /// One training step over a gradient buffer of `size` floats: `replicas(t)` on every thread (this
-    /// process's micro-batches' forward and backward), then the chained reduce, chunk by chunk, each
-    /// thread t of T calling `link(lo, hi, sums, first_link, t)` on its share of the chunk (sums: the
-    /// chain so far, received from the previous process), then `apply(lo, hi, sums, t)` on its share of
-    /// the step's sums once the last process has broadcast them.
-    template <class Replicas, class Link, class Apply>
-    void
-    chained_step(std::size_t size, Replicas&& replicas, Link&& link, Apply&& apply) const
-    {
-        float* sums = buffers_->sums(size);
+        if (sums_.size() < size)
+            sums_.resize(size);
+        float* sums = sums_.data();
         const int rank = resolver_.rank(), workers = resolver_.size();
         const std::size_t chunk = options_.chunk_floats / buffer_alignment_floats * buffer_alignment_floats;
         const std::size_t chunks = (size + chunk - 1) / chunk;
-        auto& recvs = buffers_->recvs, &sends = buffers_->sends;
-        recvs.assign(chunks, MPI_REQUEST_NULL);   // no allocation after the first step: capacity kept
-        sends.assign(chunks, MPI_REQUEST_NULL);
+        recvs_.assign(chunks, MPI_REQUEST_NULL);   // no allocation after the first step: capacity kept
+        sends_.assign(chunks, MPI_REQUEST_NULL);
         const MPI_Comm comm = resolver_.session()->comm();
         const bool chain = options_.reduction == Reduction::deterministic && workers > 1;
         auto share = [&](std::size_t lo, std::size_t hi, std::size_t t) {   // thread t's part of [lo, hi)
@@ -367,7 +322,7 @@ public:
                 for (std::size_t c = 0; c < chunks; ++c) {
                     const std::size_t lo = c * chunk, hi = std::min(size, lo + chunk);
                     note(MPI_Irecv(sums + lo, static_cast<int>(hi - lo), MPI_FLOAT, rank - 1, static_cast<int>(c), comm,
-                                   &recvs[c]),
+                                   &recvs_[c]),
                          "MPI_Irecv");
                 }
             replicas(t);
@@ -378,18 +333,18 @@ public:
                 for (std::size_t c = 0; c < chunks; ++c) {
                     const std::size_t lo = c * chunk, hi = std::min(size, lo + chunk);
                     if (t == 0 && rank > 0)
-                        note(MPI_Wait(&recvs[c], MPI_STATUS_IGNORE), "MPI_Wait (receiving the previous worker's sums)");
+                        note(MPI_Wait(&recvs_[c], MPI_STATUS_IGNORE), "MPI_Wait (receiving the previous worker's sums)");
                     pool_->sync();
                     const auto [b, e] = share(lo, hi, t);
                     link(b, e, sums, rank == 0, t);
                     pool_->sync();
                     if (t == 0 && rank + 1 < workers)
                         note(MPI_Isend(sums + lo, static_cast<int>(hi - lo), MPI_FLOAT, rank + 1, static_cast<int>(c),
-                                       comm, &sends[c]),
+                                       comm, &sends_[c]),
                              "MPI_Isend");
                 }
                 if (t == 0) {
-                    note(MPI_Waitall(static_cast<int>(chunks), sends.data(), MPI_STATUSES_IGNORE), "MPI_Waitall");
+                    note(MPI_Waitall(static_cast<int>(chunks), sends_.data(), MPI_STATUSES_IGNORE), "MPI_Waitall");
                     note(bcast(sums, size, workers - 1), "MPI_Bcast (the step's sums from the last worker)");
                 }
             } else {
@@ -407,78 +362,56 @@ public:
             apply(b, e, sums, t);
         };
         pool_->run(work);
-        MultiWorkerTimings& times = buffers_->timings;
         const clock::time_point finished = clock::now();
-        ++times.steps;
-        times.compute_seconds += std::chrono::duration<double>(computed - started).count();
-        times.reduce_seconds += std::chrono::duration<double>(reduced - computed).count();
-        times.apply_seconds += std::chrono::duration<double>(finished - reduced).count();
+        ++timings_.steps;
+        timings_.compute_seconds += std::chrono::duration<double>(computed - started).count();
+        timings_.reduce_seconds += std::chrono::duration<double>(reduced - computed).count();
+        timings_.apply_seconds += std::chrono::duration<double>(finished - reduced).count();
         if (chain && rank + 1 < workers)
-            times.bytes_sent += size * sizeof(float);
-        detail::mpi_check(error, failed ? failed : "");
+            timings_.bytes_sent += size * sizeof(float);
+        mpi_check(error, failed ? failed : "");
     }
 
-    /// Every process gets every micro-batch's scores: row c (`width` doubles) of micro-batch c, filled
-    /// by `get(c, row)` for this process's micro-batches, then given to `set(c, row)` for all of them.
-    template <class Get, class Set>
     void
-    share_scores(std::size_t width, Get&& get, Set&& set) const
+    share_scores(std::size_t width, function_ref<void(std::size_t, double*)> get,
+                 function_ref<void(std::size_t, const double*)> set) const override
     {
-        auto& rows = buffers_->scores;
-        rows.resize(Chunks * width);
+        scores_.resize(micro_batches_ * width);
         for (std::size_t c = first_; c < last_; ++c)
-            get(c, rows.data() + c * width);
+            get(c, scores_.data() + c * width);
         if (resolver_.size() > 1) {
             const int count = static_cast<int>((last_ - first_) * width);
-            detail::mpi_check(MPI_Allgather(MPI_IN_PLACE, count, MPI_DOUBLE, rows.data(), count, MPI_DOUBLE,
-                                            resolver_.session()->comm()),
-                              "MPI_Allgather (the micro-batches' losses and metrics)");
+            mpi_check(MPI_Allgather(MPI_IN_PLACE, count, MPI_DOUBLE, scores_.data(), count, MPI_DOUBLE,
+                                    resolver_.session()->comm()),
+                      "MPI_Allgather (the micro-batches' losses and metrics)");
         }
-        for (std::size_t c = 0; c < Chunks; ++c)
-            set(c, rows.data() + c * width);
+        for (std::size_t c = 0; c < micro_batches_; ++c)
+            set(c, scores_.data() + c * width);
     }
 
-    /// Every process gets every micro-batch's rows of `width` floats: micro-batch c's `sizes[c]` rows
-    /// lie one after another from `base`, this process's filled in.
     void
-    share_rows(float* base, const std::array<std::size_t, Chunks>& sizes, std::size_t width) const
+    share_rows(float* base, const std::size_t* sizes, std::size_t width) const override
     {
         const auto workers = static_cast<std::size_t>(resolver_.size());
         if (workers == 1)
             return;
-        auto& counts = buffers_->counts, &displs = buffers_->displs;
-        counts.assign(workers, 0);
-        displs.assign(workers, 0);
+        counts_.assign(workers, 0);
+        displs_.assign(workers, 0);
         std::size_t offset = 0;
-        for (std::size_t c = 0; c < Chunks; ++c) {
-            const std::size_t w = c / (Chunks / workers);
-            if (c % (Chunks / workers) == 0)
-                displs[w] = static_cast<int>(offset * width);
-            counts[w] += static_cast<int>(sizes[c] * width);
+        const std::size_t each = micro_batches_ / workers;
+        for (std::size_t c = 0; c < micro_batches_; ++c) {
+            const std::size_t w = c / each;
+            if (c % each == 0)
+                displs_[w] = static_cast<int>(offset * width);
+            counts_[w] += static_cast<int>(sizes[c] * width);
             offset += sizes[c];
         }
-        detail::mpi_check(MPI_Allgatherv(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, base, counts.data(), displs.data(), MPI_FLOAT,
-                                         resolver_.session()->comm()),
-                          "MPI_Allgatherv (predict's outputs)");
+        mpi_check(MPI_Allgatherv(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, base, counts_.data(), displs_.data(), MPI_FLOAT,
+                                 resolver_.session()->comm()),
+                  "MPI_Allgatherv (predict's outputs)");
     }
 
 private:
-    /// What a strategy and the models made in its scope share: buffers sized once, reused every step.
-    struct shared_buffers {
-        std::vector<float> sums_;
-        std::vector<MPI_Request> recvs, sends;
-        std::vector<double> scores;
-        std::vector<int> counts, displs;
-        MultiWorkerTimings timings;
-        float*
-        sums(std::size_t size)
-        {
-            if (sums_.size() < size)
-                sums_.resize(size);
-            return sums_.data();
-        }
-    };
-
     [[nodiscard]] int
     bcast(float* p, std::size_t n, int root) const
     {
@@ -491,17 +424,80 @@ private:
         return MPI_SUCCESS;
     }
 
-    void
-    broadcast(float* p, std::size_t n, int root) const
-    {
-        detail::mpi_check(bcast(p, n, root), "MPI_Bcast");
-    }
-
     MpiClusterResolver resolver_;
     MultiWorkerOptions options_;
-    std::size_t first_ = 0, last_ = 0;
+    std::size_t micro_batches_, first_ = 0, last_ = 0;
     std::shared_ptr<distribute::thread_pool> pool_;
-    std::shared_ptr<shared_buffers> buffers_;
+    // Buffers sized once, reused every step (the step itself allocates nothing after the first).
+    mutable std::vector<float> sums_;
+    mutable std::vector<MPI_Request> recvs_, sends_;
+    mutable std::vector<double> scores_;
+    mutable std::vector<int> counts_, displs_;
+    mutable MultiWorkerTimings timings_;
+};
+
+} // namespace detail
+
+/// Processes launched by MPI, each running `ReplicasPerWorker` threads, over one global batch split in
+/// `Chunks` fixed micro-batches (Chunks / processes each). Used as TpuStrategy is: `scope<Model>(seed)`,
+/// then compile, fit, evaluate, predict. The data given to fit/evaluate/predict must be the same on
+/// every process (each reads its own micro-batches of each global batch); losses and metrics are those
+/// of the global batch on every process; only the chief (rank 0) prints progress.
+/// @tparam ReplicasPerWorker threads per process (at most its cores are used)
+/// @tparam Chunks            micro-batches per step: the processes must divide it
+template <std::size_t ReplicasPerWorker = 1, std::size_t Chunks = 8>
+class MultiWorkerStrategy {
+    static_assert(ReplicasPerWorker > 0, "tpudsl::MultiWorkerStrategy<ReplicasPerWorker>: requires at least one replica");
+
+public:
+    /// The fixed micro-batches the global batch splits into (the unit a compile-time batch must divide
+    /// into, as TpuStrategy's replicas), wherever they run.
+    static constexpr std::size_t num_replicas_in_sync = Chunks;
+    static constexpr std::size_t micro_batches = Chunks;
+    /// Its steps take the chained reduce (Trainable's compile).
+    static constexpr bool chained = true;
+
+    explicit MultiWorkerStrategy(const MpiClusterResolver& resolver = {}, MultiWorkerOptions options = {})
+        : workers_(std::make_shared<detail::mpi_workers>(resolver, options, Chunks, ReplicasPerWorker))
+    {
+    }
+
+    /// The model made in the strategy's scope, with the chief's initial weights.
+    template <class Model>
+    [[nodiscard]] Trainable<Model, MultiWorkerStrategy>
+    scope(std::uint64_t seed = 0) const
+    {
+        return Trainable<Model, MultiWorkerStrategy>(seed, *this);
+    }
+
+    /// What the models made in the strategy's scope run on: this process's micro-batches on its threads.
+    [[nodiscard]] distribute::replica_runner
+    runner() const
+    {
+        return {.pool = workers_->pool(),
+                .replicas_in_sync = Chunks,
+                .first = workers_->first(),
+                .last = workers_->last(),
+                .per_replica = 1,
+                .workers = workers_};
+    }
+
+    [[nodiscard]] const MpiClusterResolver& cluster_resolver() const noexcept { return workers_->resolver(); }
+    [[nodiscard]] int rank() const noexcept { return workers_->resolver().rank(); }
+    [[nodiscard]] int workers() const noexcept { return workers_->resolver().size(); }
+    /// True on the worker that prints and writes files (rank 0).
+    [[nodiscard]] bool is_chief() const noexcept { return workers_->is_chief(); }
+    [[nodiscard]] std::size_t threads() const noexcept { return workers_->pool()->size(); }
+    /// Where this worker's training steps spent their time since the strategy was made (or reset).
+    [[nodiscard]] const MultiWorkerTimings& timings() const noexcept { return workers_->timings(); }
+    void reset_timings() const noexcept { workers_->timings() = {}; }
+
+    /// This process's micro-batches: [first, last).
+    [[nodiscard]] std::size_t first_micro_batch() const noexcept { return workers_->first(); }
+    [[nodiscard]] std::size_t last_micro_batch() const noexcept { return workers_->last(); }
+
+private:
+    std::shared_ptr<detail::mpi_workers> workers_;
 };
 
 /// Prints what the resolver found (on the chief only), as TensorFlow prints its workers.

@@ -13,6 +13,7 @@
 #ifndef TPUDSL_DISTRIBUTE_STRATEGY_HPP
 #define TPUDSL_DISTRIBUTE_STRATEGY_HPP
 
+#include <tpudsl/detail/function_ref.hpp>
 #include <tpudsl/distribute/thread_pool.hpp>
 
 #include <algorithm>
@@ -29,22 +30,59 @@ namespace tpudsl {
 template <class Model, class Strategy>
 class Trainable;
 
-namespace detail {
-/// What the thread strategies share: N replicas, round-robin on a persistent pool of threads.
-template <std::size_t N>
-class threaded_strategy {
+namespace distribute {
+
+/// The processes of a multi-worker job, as a model's training step sees them (MultiWorkerStrategy
+/// implements it over MPI; distribute/multi_worker.hpp). Each process computes a range of the step's
+/// micro-batches; their gradients meet in a chained reduce in micro-batch order.
+class worker_group {
 public:
-    explicit threaded_strategy(std::size_t threads) : pool_(std::make_shared<distribute::thread_pool>(threads)) {}
+    virtual ~worker_group() = default;
+
+    /// True on the worker that prints and writes files (rank 0).
+    [[nodiscard]] virtual bool is_chief() const noexcept = 0;
+    /// Every process gets the chief's n floats at p.
+    virtual void broadcast_from_chief(float* p, std::size_t n) const = 0;
+    /// One training step over a gradient buffer of `size` floats: `replicas(t)` on every thread (this
+    /// process's micro-batches' forward and backward), then the reduce, chunk by chunk, each thread t
+    /// calling `link(lo, hi, sums, first_link, t)` on its share of a chunk (sums: the chain so far,
+    /// from the previous process), then `apply(lo, hi, sums, t)` on its share of the step's sums.
+    virtual void chained_step(std::size_t size, detail::function_ref<void(std::size_t)> replicas,
+                              detail::function_ref<void(std::size_t, std::size_t, float*, bool, std::size_t)> link,
+                              detail::function_ref<void(std::size_t, std::size_t, float*, std::size_t)> apply) const = 0;
+    /// Every process gets every micro-batch's scores: row c (`width` doubles) of micro-batch c, filled
+    /// by `get(c, row)` for this process's micro-batches, then given to `set(c, row)` for all of them.
+    virtual void share_scores(std::size_t width, detail::function_ref<void(std::size_t, double*)> get,
+                              detail::function_ref<void(std::size_t, const double*)> set) const = 0;
+    /// Every process gets every micro-batch's rows of `width` floats: micro-batch c's `sizes[c]` rows
+    /// lie one after another from `base`, this process's filled in.
+    virtual void share_rows(float* base, const std::size_t* sizes, std::size_t width) const = 0;
+};
+
+/// What a model's training and inference ask of its strategy at run time, whatever the strategy's
+/// type: the threads, which replicas run here and how many micro-batches each computes, and the other
+/// processes (multi-worker only). One model engine per (model, micro-batches) serves every strategy
+/// through it, so a program that offers several strategies compiles the model's machinery once.
+struct replica_runner {
+    std::shared_ptr<thread_pool> pool;
+    /// The unit a global batch must divide into (Keras' num_replicas_in_sync).
+    std::size_t replicas_in_sync = 1;
+    /// The replicas this process runs, [first, last), round-robin over its threads.
+    std::size_t first = 0, last = 1;
+    /// Micro-batches per replica: replica r computes [r per_replica, (r + 1) per_replica).
+    std::size_t per_replica = 1;
+    /// The other processes of a multi-worker job; null in a single-process strategy.
+    std::shared_ptr<const worker_group> workers;
 
     /// Threads that run the replicas.
-    [[nodiscard]] std::size_t threads() const noexcept { return pool_->size(); }
+    [[nodiscard]] std::size_t threads() const noexcept { return pool->size(); }
 
-    /// Calls f(r) for each replica r that thread t runs (replicas round-robin over the threads).
+    /// Calls f(r) for each replica r that thread t runs.
     template <class F>
     void
     for_each_replica_of(std::size_t t, F&& f) const
     {
-        for (std::size_t r = t; r < N; r += pool_->size())
+        for (std::size_t r = first + t; r < last; r += pool->size())
             f(r);
     }
 
@@ -53,7 +91,7 @@ public:
     void
     run(F&& f) const
     {
-        pool_->run(f);
+        pool->run(f);
     }
 
     /// One training step: every thread t runs replicas(t) (its replicas' forward and backward), all
@@ -64,10 +102,31 @@ public:
     {
         auto work = [&](std::size_t t) {
             replicas(t);
-            pool_->sync();
-            reduce(t, pool_->size());
+            pool->sync();
+            reduce(t, pool->size());
         };
-        pool_->run(work);
+        pool->run(work);
+    }
+};
+
+} // namespace distribute
+
+namespace detail {
+/// What the thread strategies share: N replicas in Chunks micro-batches, round-robin on a persistent
+/// pool of threads.
+template <std::size_t N, std::size_t Chunks>
+class threaded_strategy {
+public:
+    explicit threaded_strategy(std::size_t threads) : pool_(std::make_shared<distribute::thread_pool>(threads)) {}
+
+    /// Threads that run the replicas.
+    [[nodiscard]] std::size_t threads() const noexcept { return pool_->size(); }
+
+    /// What the models made in the strategy's scope run on.
+    [[nodiscard]] distribute::replica_runner
+    runner() const
+    {
+        return {.pool = pool_, .replicas_in_sync = N, .first = 0, .last = N, .per_replica = Chunks / N, .workers = {}};
     }
 
 private:
@@ -108,7 +167,7 @@ initialize_cpu_system(const CpuClusterResolver& resolver, std::ostream& out = st
 /// One replica on the calling thread. The batch is computed in the same 8 fixed micro-batches as
 /// TpuStrategy<N> (N <= 8) and their gradients are summed in the same order, so one core and N
 /// replicas produce the same bits. (`TpuStrategy<1, 1>` computes each batch in one piece instead.)
-class OneDeviceStrategy : public detail::threaded_strategy<1> {
+class OneDeviceStrategy : public detail::threaded_strategy<1, 8> {
 public:
     static constexpr std::size_t num_replicas_in_sync = 1;
     /// The batch is computed in this many fixed pieces, whose gradients are summed in order.
@@ -135,7 +194,7 @@ public:
 /// @tparam N      replicas (`num_replicas_in_sync`)
 /// @tparam Chunks micro-batches per step, a multiple of N (8, or N when N > 8)
 template <std::size_t N, std::size_t Chunks = (N > 8 ? N : 8)>
-class TpuStrategy : public detail::threaded_strategy<N> {
+class TpuStrategy : public detail::threaded_strategy<N, Chunks> {
     static_assert(N > 0, "tpudsl::TpuStrategy<N>: requires at least one replica");
     static_assert(Chunks % N == 0, "tpudsl::TpuStrategy<N, Chunks>: Chunks must be a multiple of N, so that every "
                                    "replica computes the same number of micro-batches");
@@ -146,7 +205,7 @@ public:
 
     /// N replicas on min(N, cores) threads (`threads()`).
     explicit TpuStrategy(const CpuClusterResolver& resolver = {})
-        : detail::threaded_strategy<N>(std::min(N, std::max<std::size_t>(resolver.cores, 1)))
+        : detail::threaded_strategy<N, Chunks>(std::min(N, std::max<std::size_t>(resolver.cores, 1)))
     {
     }
 

@@ -206,18 +206,18 @@ struct dataset_source {
 
 /// A batched dataset's batch size: its type's, or the one `batch(n)` chose at run time, which must
 /// split evenly over the replicas (Keras' TPU rule; a compile-time batch is checked at compile time).
-template <std::size_t Replicas, class E, std::size_t B>
+template <class E, std::size_t B>
 [[nodiscard]] std::size_t
-dataset_batch(const Dataset<Batch<E, B>>& data)
+dataset_batch(const Dataset<Batch<E, B>>& data, std::size_t replicas)
 {
     if constexpr (B != dynamic_batch) {
         return B;
     } else {
         const std::size_t size = data.batch_size();
-        if (size % Replicas != 0)
+        if (size % replicas != 0)
             bad_input("fit/evaluate(Dataset): the dataset's batch size (" + std::to_string(size) +
-                      ") must be a multiple of the strategy's " + std::to_string(Replicas) +
-                      " replicas; round it to a multiple of " + std::to_string(Replicas));
+                      ") must be a multiple of the strategy's " + std::to_string(replicas) +
+                      " replicas; round it to a multiple of " + std::to_string(replicas));
         return size;
     }
 }

@@ -59,14 +59,18 @@
 
 namespace tpudsl {
 
-/// A trainable model of type `Seq` (a `Sequential<...>`), run by `Strategy`.
-/// @tparam Seq      the model type; its constants size every buffer
-/// @tparam Strategy OneDeviceStrategy (default) or TpuStrategy<N>
-template <class Seq, class Strategy = OneDeviceStrategy>
-class Trainable final : private TrainingControl {
+namespace detail {
+/// The engine of Trainable<Seq, Strategy>: all it does, for every strategy that splits a step into
+/// `MicroBatches` micro-batches. What the strategy decides (its threads, which replicas run here, the
+/// other processes of a multi-worker job) it reads at run time (distribute::replica_runner), so that
+/// OneDeviceStrategy, TpuStrategy<N> and MultiWorkerStrategy<R> share one engine per model: a program
+/// that offers all three compiles the model's machinery once.
+/// @tparam Seq          the model type; its constants size every buffer
+/// @tparam MicroBatches the fixed pieces a step's global batch is computed in
+template <class Seq, std::size_t MicroBatches>
+class trainer : private TrainingControl {
 public:
     using sequential = Seq;
-    using strategy_type = Strategy;
     using graph = ops::graph<Seq>;
     using input_type = typename Seq::input_type;
     static constexpr std::size_t input_size = Seq::input_shape::size;
@@ -75,8 +79,7 @@ public:
     /// classifier) takes T labels a sample, each scored on its own row as Keras does.
     static constexpr std::size_t classes = Seq::output_shape::dims[Seq::output_shape::rank - 1];
     static constexpr std::size_t label_positions = output_size / classes;
-    static constexpr std::size_t num_replicas_in_sync = Strategy::num_replicas_in_sync;
-    static constexpr std::size_t micro_batches = Strategy::micro_batches;
+    static constexpr std::size_t micro_batches = MicroBatches;
     /// What a step reads: samples and their labels, typed.
     using batch_view = detail::batch_view<input_type, input_size, output_size, label_positions>;
 
@@ -84,12 +87,9 @@ public:
     using loss_type = std::variant<losses::SparseCategoricalCrossentropy, losses::CategoricalCrossentropy,
                                    losses::BinaryCrossentropy, losses::MeanSquaredError>;
 
-    /// Builds the model with Keras' initial weights drawn from `seed`, with a strategy of its own.
-    explicit Trainable(std::uint64_t seed = 0) : Trainable(seed, Strategy{}) {}
-
-    /// Builds the model on a strategy's threads (what `strategy.scope<Model>(seed)` does).
-    Trainable(std::uint64_t seed, const Strategy& strategy)
-        : seed_(seed), strategy_(strategy), params_(Seq::param_buffer_size), micro_batches_(micro_batches)
+    /// Builds the model with Keras' initial weights drawn from `seed`, to run as `runner` says.
+    trainer(std::uint64_t seed, distribute::replica_runner runner)
+        : seed_(seed), runner_(std::move(runner)), params_(Seq::param_buffer_size), micro_batches_(micro_batches)
     {
         for (std::size_t c = 0; c < micro_batches; ++c)
             if (runs_here(c)) {   // another worker's micro-batches need no buffers here
@@ -97,12 +97,12 @@ public:
                 micro_batches_[c].marks.assign(graph::marked_table ? (graph::table.rows + 63) / 64 : 0, 0);
             }
         initialize_parameters<Seq>(params_.data(), seed_);
-        if constexpr (chained_strategy)   // Keras' multi-worker rule: every worker starts from the chief's weights
-            strategy_.broadcast_from_chief(params_.data(), Seq::param_buffer_size);
+        if (chained())   // Keras' multi-worker rule: every worker starts from the chief's weights
+            runner_.workers->broadcast_from_chief(params_.data(), Seq::param_buffer_size);
     }
 
-    Trainable(const Trainable&) = delete;
-    Trainable& operator=(const Trainable&) = delete;
+    trainer(const trainer&) = delete;
+    trainer& operator=(const trainer&) = delete;
 
     /// Keras' summary table.
     void
@@ -116,20 +116,29 @@ public:
     [[nodiscard]] std::ostream& output() const noexcept { return *out_; }
 
     /// Threads that run the replicas.
-    [[nodiscard]] std::size_t threads() const noexcept { return strategy_.threads(); }
+    [[nodiscard]] std::size_t threads() const noexcept { return runner_.threads(); }
 
     /// `compile(optimizer, loss, metrics...)`. Resets the optimizer's state.
     template <class Optimizer, class Loss, class... Metrics>
     void
     compile(Optimizer optimizer, Loss loss, Metrics... metrics)
     {
+        compile_with<Optimizer, false>(optimizer, loss, metrics...);
+    }
+
+protected:
+    /// compile, with the training step of a strategy of processes when `Chained`.
+    template <class Optimizer, bool Chained, class Loss, class... Metrics>
+    void
+    compile_with(Optimizer optimizer, Loss loss, Metrics... metrics)
+    {
         optimizers::check(optimizer);   // hyperparameters in their domains, before any state changes
         optimizer_ = optimizer;
         loss_ = loss;
         // Only the compiled optimizer's fused pass and the compiled loss are generated for this model,
         // not those of every optimizer and loss the variants could hold.
-        train_ = &Trainable::train_with<Optimizer>;
-        score_ = &Trainable::score_with<Loss>;
+        train_ = &trainer::train_with<Optimizer, Chained>;
+        score_ = &trainer::score_with<Loss>;
         metrics_ = {detail::make_metric_entry(metrics)...};
         hits_.assign(metrics_.size(), 0.0);
         for (auto& k : micro_batches_)
@@ -144,6 +153,8 @@ public:
                              "activation and thus does not represent logits. Was this intended?\"\n";
         }
     }
+
+public:
 
     /// `fit(x, y, ...)`: trains on arrays (xtensor containers, or anything with data() and shape()).
     template <class X, class Y>
@@ -180,32 +191,20 @@ public:
         return run_epochs(options, source.steps(), source, options.validation_data.has_value(), validate, signature);
     }
 
-    /// `fit(dataset)`: trains on a batched Dataset; each epoch is a new iteration of it (reshuffled
-    /// unless cached). Its examples must have the model's input shape and type, and its batch must
-    /// split evenly over the replicas: both are checked at compile time.
-    template <class E, std::size_t B>
-    History
-    fit(const Dataset<Batch<E, B>>& data, FitOptions options = {})
-    {
-        return fit_dataset(data, options);
-    }
-
-
-    /// `evaluate(dataset)`: [loss, metrics...] over one iteration of a batched Dataset.
+    /// `evaluate` on a batched Dataset (Trainable checks its type first).
     template <class E, std::size_t B>
     Scores
-    evaluate(const Dataset<Batch<E, B>>& data, EvaluateOptions options = {})
+    evaluate_dataset(const Dataset<Batch<E, B>>& data, EvaluateOptions options)
     {
         require_compiled("evaluate");
         quiet_unless_chief(options);
-        detail::check_dataset_type<Seq, num_replicas_in_sync, E, B>();
         if (options.batch_size)
             detail::bad_input("evaluate: batch_size must not be set with a Dataset: its batches are its own (Keras "
                               "refuses both too)");
-        static_cast<void>(detail::dataset_batch<num_replicas_in_sync>(data));   // against the replicas
+        static_cast<void>(detail::dataset_batch(data, runner_.replicas_in_sync));   // against the replicas
         if (data.cardinality() == 0)
             detail::bad_input("evaluate: the dataset holds no batch (its cardinality is 0)");
-        detail::dataset_source<Trainable, E, B> source(*this, data, 0);
+        detail::dataset_source<trainer, E, B> source(*this, data, 0);
         Logs logs;
         reset_metrics(logs);
         Progbar bar(*options.out, 0, options.verbose, options.out == &std::cout && ::isatty(STDOUT_FILENO));
@@ -230,9 +229,9 @@ public:
         require_compiled("evaluate");
         quiet_unless_chief(options);
         const std::size_t batch = data.batch_size();
-        if (batch == 0 || batch % num_replicas_in_sync != 0)
+        if (batch == 0 || batch % runner_.replicas_in_sync != 0)
             detail::bad_input("evaluate(validation Dataset): its batch size (" + std::to_string(batch) +
-                              ") must be a multiple of the strategy's " + std::to_string(num_replicas_in_sync) +
+                              ") must be a multiple of the strategy's " + std::to_string(runner_.replicas_in_sync) +
                               " replicas");
         const bool check_values = !values_fit(data.values());
         Logs logs;
@@ -337,9 +336,9 @@ public:
                     std::copy(y, y + k.n * output_size, out.data() + (begin + k.offset) * output_size);
                 });
             };
-            strategy_.run(work);
-            if constexpr (chained_strategy)   // each worker computed its micro-batches' rows
-                strategy_.share_rows(out.data() + begin * output_size, micro_batch_sizes(n), output_size);
+            runner_.run(work);
+            if (chained())   // each worker computed its micro-batches' rows
+                runner_.workers->share_rows(out.data() + begin * output_size, micro_batch_sizes(n).data(), output_size);
         }
         return out;
     }
@@ -377,10 +376,7 @@ public:
     /// TrainingControl: callbacks write files on the chief of a multi-worker job only.
     [[nodiscard]] bool writes_files() const override
     {
-        if constexpr (chained_strategy)
-            return strategy_.is_chief();
-        else
-            return true;
+        return !chained() || runner_.workers->is_chief();
     }
     /// The format follows the path (weights_format_of): `.weights.h5` Keras 3, `.h5` Keras 2, else tpudsl's.
     void save_weights(const std::string& path) const override { save_weights_by_path<Seq>(path, params_.data()); }
@@ -420,10 +416,10 @@ public:
             k.dense_labels.assign(cap * output_size, 0.0f);
         }
         const kernels::scratch_sizes sizes =
-            graph::scratch_sizes({.micro_batch = cap, .replica = cap * micro_batches_per_replica, .step = cap * micro_batches});
+            graph::scratch_sizes({.micro_batch = cap, .replica = cap * runner_.per_replica, .step = cap * micro_batches});
         const std::vector<std::size_t> kept(graph::kept_floats.begin(), graph::kept_floats.end());
         arenas_.clear();
-        for (std::size_t t = 0; t < strategy_.threads(); ++t)
+        for (std::size_t t = 0; t < runner_.threads(); ++t)
             arenas_.emplace_back(sizes, kept);
         micro_batch_capacity_ = cap;
     }
@@ -434,7 +430,7 @@ public:
     check_memory(std::size_t batch, std::size_t cap) const
     {
         const kernels::scratch_sizes sizes =
-            graph::scratch_sizes({.micro_batch = cap, .replica = cap * micro_batches_per_replica, .step = cap * micro_batches});
+            graph::scratch_sizes({.micro_batch = cap, .replica = cap * runner_.per_replica, .step = cap * micro_batches});
         long double scratch = static_cast<long double>(sizes.rows) * sizeof(kernels::detail::row_ref);
         for (const std::size_t f : sizes.floats)
             scratch += static_cast<long double>(f) * sizeof(float);
@@ -442,7 +438,7 @@ public:
                                        input_size * sizeof(input_type) + label_positions * sizeof(std::int32_t) +
                                        output_size * sizeof(float);
         const long double bytes = static_cast<long double>(micro_batches) * cap * per_sample +
-                                  static_cast<long double>(strategy_.threads()) * scratch;
+                                  static_cast<long double>(runner_.threads()) * scratch;
         detail::check_batch_memory(batch, per_sample, bytes);
     }
 
@@ -489,31 +485,29 @@ private:
         double loss = 0.0;
     };
 
-    static constexpr std::size_t micro_batches_per_replica = micro_batches / num_replicas_in_sync;
-    /// A strategy whose workers are processes (MultiWorkerStrategy): the chained reduce, shared scores.
-    static constexpr bool chained_strategy = requires { requires Strategy::chained; };
+    /// True for a strategy whose workers are processes (MultiWorkerStrategy): the chained reduce,
+    /// shared scores.
+    [[nodiscard]] bool chained() const noexcept { return runner_.workers != nullptr; }
 
-    /// True when micro-batch c is computed in this process (always, but for a multi-worker strategy).
-    [[nodiscard]] bool
-    runs_here([[maybe_unused]] std::size_t c) const noexcept
-    {
-        if constexpr (chained_strategy)
-            return c >= strategy_.first_micro_batch() && c < strategy_.last_micro_batch();
-        else
-            return true;
-    }
+    /// This process's micro-batches: [first_here(), last_here()) (all of them but in a multi-worker job).
+    [[nodiscard]] std::size_t first_here() const noexcept { return runner_.first * runner_.per_replica; }
+    [[nodiscard]] std::size_t last_here() const noexcept { return runner_.last * runner_.per_replica; }
+
+    /// True when micro-batch c is computed in this process.
+    [[nodiscard]] bool runs_here(std::size_t c) const noexcept { return c >= first_here() && c < last_here(); }
 
     /// Keras' multi-worker rule: only the chief prints progress.
     template <class Options>
     void
     quiet_unless_chief(Options& options) const noexcept
     {
-        if constexpr (chained_strategy)
-            if (!strategy_.is_chief())
-                options.verbose = 0;
+        if (chained() && !runner_.workers->is_chief())
+            options.verbose = 0;
     }
     static_assert(micro_batches <= distribute::max_micro_batches,
                   "tpudsl::Trainable: a strategy may split a step into at most 64 micro-batches");
+    template <class, class>
+    friend class tpudsl::Trainable;   // reads fit_dataset and evaluate_dataset
 
     /// Checks fit's validation data, and points validation arrays at `validation`, which holds them
     /// converted to the model's types (once per fit, not per epoch).
@@ -559,23 +553,23 @@ private:
         return inputs && labels;
     }
 
+    /// `fit` on a batched Dataset (Trainable checks its type first).
     template <class E, std::size_t B>
     History
     fit_dataset(const Dataset<Batch<E, B>>& data, FitOptions options)
     {
-        detail::check_dataset_type<Seq, num_replicas_in_sync, E, B>();
         require_compiled("fit");
         quiet_unless_chief(options);
         if (options.batch_size)
             detail::bad_input("fit: batch_size must not be set with a Dataset: its batches are its own (Keras "
                               "refuses both too); batch the dataset instead, dataset.batch<" +
                               std::to_string(*options.batch_size) + ">()");
-        const std::size_t batch = detail::dataset_batch<num_replicas_in_sync>(data);   // against the replicas
+        const std::size_t batch = detail::dataset_batch(data, runner_.replicas_in_sync);   // against the replicas
         if (data.cardinality() == 0)
             detail::bad_input("fit: the dataset holds no batch (its cardinality is 0)");
         std::optional<detail::model_arrays<input_type>> validation;
         prepare_validation(options, validation);
-        detail::dataset_source<Trainable, E, B> source(*this, data, options.initial_epoch);
+        detail::dataset_source<trainer, E, B> source(*this, data, options.initial_epoch);
         std::size_t steps = options.steps_per_epoch;
         if (steps == 0) {
             steps = data.cardinality();
@@ -744,8 +738,9 @@ private:
     void
     for_each_micro_batch_of(std::size_t t, F&& f) const
     {
-        strategy_.for_each_replica_of(t, [&](std::size_t r) {
-            for (std::size_t c = r * micro_batches_per_replica; c < (r + 1) * micro_batches_per_replica; ++c)
+        const std::size_t per = runner_.per_replica;
+        runner_.for_each_replica_of(t, [&](std::size_t r) {
+            for (std::size_t c = r * per; c < (r + 1) * per; ++c)
                 f(c);
         });
     }
@@ -853,9 +848,10 @@ private:
     void
     run_replica_rows(std::size_t r, const batch_view* data, std::size_t global_n, bool training) noexcept
     {
-        typename graph::micro_batch batches[micro_batches_per_replica];
+        const std::size_t per = runner_.per_replica;
+        typename graph::micro_batch batches[micro_batches];
         std::size_t count = 0;
-        for (std::size_t c = r * micro_batches_per_replica; c < (r + 1) * micro_batches_per_replica; ++c) {
+        for (std::size_t c = r * per; c < (r + 1) * per; ++c) {
             micro_batch& k = micro_batches_[c];
             if (prepare_micro_batch(k, data, training))
                 batches[count++] = {k.x, k.workspace.data(), k.n, k.offset, k.grads.data()};
@@ -864,7 +860,7 @@ private:
             return;
         graph::forward_micro_batches(params_.data(), batches, count, micro_batch_capacity_, context(training, 0));
         bool logit_grad = false;
-        for (std::size_t c = r * micro_batches_per_replica; c < (r + 1) * micro_batches_per_replica; ++c)
+        for (std::size_t c = r * per; c < (r + 1) * per; ++c)
             if (micro_batches_[c].n > 0)
                 logit_grad = score_micro_batch(micro_batches_[c], global_n);
         if (training)
@@ -895,7 +891,7 @@ private:
     {
         const kernels::scratch_scope scratch(arenas_[t]);
         if constexpr (graph::rows_only) {
-            strategy_.for_each_replica_of(t, [&](std::size_t r) { run_replica_rows(r, data, global_n, training); });
+            runner_.for_each_replica_of(t, [&](std::size_t r) { run_replica_rows(r, data, global_n, training); });
         } else {
             for_each_micro_batch_of(t, [&](std::size_t c) { run_micro_batch(micro_batches_[c], data, global_n, training); });
         }
@@ -932,7 +928,7 @@ private:
     chain_link(std::size_t lo, std::size_t hi, float* sums, bool first_link, std::size_t t) noexcept
     {
         const kernels::scratch_scope scratch(arenas_[t]);
-        const std::size_t first = strategy_.first_micro_batch(), count = strategy_.last_micro_batch() - first;
+        const std::size_t first = first_here(), count = last_here() - first;
         distribute::micro_batch_gradients gradients[micro_batches];
         typename graph::micro_batch batches[micro_batches];
         for (std::size_t k = 0; k < count; ++k) {
@@ -958,7 +954,7 @@ private:
         float* slot_ptrs[4] = {};
         for (std::size_t s = 0; s < Opt::slots; ++s)
             slot_ptrs[s] = slots_.data() + s * Seq::param_buffer_size;
-        const std::size_t first = strategy_.first_micro_batch(), count = strategy_.last_micro_batch() - first;
+        const std::size_t first = first_here(), count = last_here() - first;
         distribute::micro_batch_gradients gradients[micro_batches];
         std::size_t with_samples = 0;
         for (std::size_t k = 0; k < micro_batches; ++k)
@@ -972,25 +968,27 @@ private:
                                  [&](float* g, std::size_t b, std::size_t e) { opt.update(c, params_.data(), g, slot_ptrs, b, e); });
     }
 
-    /// A training step's replicas and fused pass with the compiled optimizer `Opt` (a multi-worker
-    /// strategy's chained reduce, else the fused reduce-and-update on the strategy's threads).
-    template <class Opt>
+    /// A training step's replicas and fused pass with the compiled optimizer `Opt`, on the strategy's
+    /// threads (the fused reduce-and-update), or over a multi-worker strategy's processes (the chained
+    /// reduce) when `Chained`. Trainable<Seq, Strategy>::compile picks the chained one only for a
+    /// strategy of processes, so that single-process programs do not generate it.
+    template <class Opt, bool Chained>
     void
     train_with(const batch_view* data, std::size_t n) noexcept
     {
         Opt& opt = *std::get_if<Opt>(&optimizer_);
         ++iterations_;
         const auto constants = opt.prepare(iterations_);
-        if constexpr (chained_strategy)
-            strategy_.chained_step(
+        if constexpr (Chained)
+            runner_.workers->chained_step(
                 Seq::param_buffer_size, [&](std::size_t t) { run_thread(t, data, n, true); },
                 [&](std::size_t lo, std::size_t hi, float* sums, bool first_link, std::size_t t) {
                     chain_link(lo, hi, sums, first_link, t);
                 },
                 [&](std::size_t lo, std::size_t hi, float* sums, std::size_t) { chain_apply(lo, hi, sums, opt, constants); });
         else
-            strategy_.step([&](std::size_t t) { run_thread(t, data, n, true); },
-                           [&](std::size_t t, std::size_t threads) { reduce_and_update(t, threads, opt, constants); });
+            runner_.step([&](std::size_t t) { run_thread(t, data, n, true); },
+                         [&](std::size_t t, std::size_t threads) { reduce_and_update(t, threads, opt, constants); });
         opt.advance(constants);
         weights_version_ = detail::next_weights_version();
     }
@@ -1003,12 +1001,12 @@ private:
     {
         split(n);
         if (!training) {
-            strategy_.run([&](std::size_t t) { run_thread(t, data, n, false); });
+            runner_.run([&](std::size_t t) { run_thread(t, data, n, false); });
         } else {
             (this->*train_)(data, n);
         }
-        if constexpr (chained_strategy)   // every worker sums every micro-batch's scores, in order
-            strategy_.share_scores(
+        if (chained())   // every worker sums every micro-batch's scores, in order
+            runner_.workers->share_scores(
                 1 + metrics_.size(),
                 [&](std::size_t c, double* row) {
                     row[0] = micro_batches_[c].loss;
@@ -1070,7 +1068,7 @@ private:
 
     std::uint64_t seed_;
     std::ostream* out_ = &std::cout;
-    Strategy strategy_;   // shares its threads with the strategy object it was made in
+    distribute::replica_runner runner_;   // shares its threads with the strategy object it was made in
     detail::aligned_floats_buffer params_;
     detail::aligned_floats_buffer slots_;
     std::vector<micro_batch> micro_batches_;
@@ -1080,7 +1078,7 @@ private:
 
     optimizer_type optimizer_;
     loss_type loss_;
-    void (Trainable::*train_)(const batch_view*, std::size_t) noexcept = nullptr;   // set by compile
+    void (trainer::*train_)(const batch_view*, std::size_t) noexcept = nullptr;   // set by compile
     double (*score_)(const loss_type&, loss_view&, std::size_t, float*) noexcept = nullptr;
     std::vector<detail::metric_entry> metrics_;
     bool compiled_ = false;
@@ -1099,6 +1097,61 @@ private:
     detail::fit_signature fit_signature_;
     detail::fit_position position_;
     std::optional<detail::resume_point> resume_;
+};
+
+} // namespace detail
+
+/// A trainable model of type `Seq` (a `Sequential<...>`), run by `Strategy`: Keras' compile, fit,
+/// evaluate, predict and summary (detail::trainer, shared by the strategies of the same micro-batches),
+/// and what the strategy's type decides at compile time: the replicas a Dataset's batch must divide into.
+/// @tparam Seq      the model type; its constants size every buffer
+/// @tparam Strategy OneDeviceStrategy (default), TpuStrategy<N> or MultiWorkerStrategy<R>
+template <class Seq, class Strategy = OneDeviceStrategy>
+class Trainable final : public detail::trainer<Seq, Strategy::micro_batches> {
+    using engine = detail::trainer<Seq, Strategy::micro_batches>;
+    /// A strategy whose workers are processes (MultiWorkerStrategy): its steps take the chained reduce.
+    static constexpr bool chained = requires { requires Strategy::chained; };
+
+public:
+    using strategy_type = Strategy;
+    static constexpr std::size_t num_replicas_in_sync = Strategy::num_replicas_in_sync;
+
+    /// Builds the model with Keras' initial weights drawn from `seed`, with a strategy of its own.
+    explicit Trainable(std::uint64_t seed = 0) : Trainable(seed, Strategy{}) {}
+
+    /// Builds the model on a strategy's threads (what `strategy.scope<Model>(seed)` does).
+    Trainable(std::uint64_t seed, const Strategy& strategy) : engine(seed, strategy.runner()) {}
+
+    using engine::evaluate;
+    using engine::fit;
+
+    /// `compile(optimizer, loss, metrics...)`. Resets the optimizer's state.
+    template <class Optimizer, class Loss, class... Metrics>
+    void
+    compile(Optimizer optimizer, Loss loss, Metrics... metrics)
+    {
+        this->template compile_with<Optimizer, chained>(optimizer, loss, metrics...);
+    }
+
+    /// `fit(dataset)`: trains on a batched Dataset; each epoch is a new iteration of it (reshuffled
+    /// unless cached). Its examples must have the model's input shape and type, and its batch must
+    /// split evenly over the replicas: both are checked at compile time.
+    template <class E, std::size_t B>
+    History
+    fit(const Dataset<Batch<E, B>>& data, FitOptions options = {})
+    {
+        detail::check_dataset_type<Seq, num_replicas_in_sync, E, B>();
+        return this->fit_dataset(data, std::move(options));
+    }
+
+    /// `evaluate(dataset)`: [loss, metrics...] over one iteration of a batched Dataset.
+    template <class E, std::size_t B>
+    Scores
+    evaluate(const Dataset<Batch<E, B>>& data, EvaluateOptions options = {})
+    {
+        detail::check_dataset_type<Seq, num_replicas_in_sync, E, B>();
+        return this->evaluate_dataset(data, options);
+    }
 };
 
 namespace keras {
