@@ -4,7 +4,8 @@
 // crossentropy and accuracy, batch 128 (each replica normalises a micro-batch of 16), 30 epochs.
 //
 //   cifar10_bn [--epochs 30] [--batch 128] [--steps N] [--data DIR] [--seed S] [--train-samples N]
-//              [--save-weights PATH] [--load-weights PATH] [--backup-dir DIR]
+//              [--strategy one|tpu8|multiworker] [--save-weights PATH] [--load-weights PATH]
+//              [--backup-dir DIR]
 //
 // The flags are the CIFAR-10 seed's (see cifar10_cnn/main.cpp). The data is CIFAR-10's binary version
 // in DIR ($TPUDSL_CIFAR10_DIR, else ./cifar-10-batches-bin); without it the program trains on a
@@ -12,6 +13,7 @@
 #include "common/args.hpp"
 #include "common/data.hpp"
 #include "common/persistence.hpp"
+#include "common/strategy.hpp"
 #include "common/synthetic.hpp"
 #include "model.hpp"
 
@@ -36,25 +38,25 @@ try {
     const auto y_test = tpudsl::to_categorical<10>(data.test.y());
 
     // [cifar_bn_training]
-    tpudsl::CpuClusterResolver resolver;
-    tpudsl::initialize_cpu_system(resolver);
-    tpudsl::TpuStrategy<8> strategy(resolver);
-    auto model = strategy.scope<seeds::Cifar10Bn>(args.seed);
-    model.summary();   // Total 66,986: 66,602 trainable, 384 non-trainable (the moving statistics)
-    model.compile(tpudsl::optimizers::Adam{}, tpudsl::losses::CategoricalCrossentropy{},
-                  tpudsl::metrics::CategoricalAccuracy{});
-    seeds::load_weights(model, args);   // --load-weights
-    if (args.epochs > 0)                // --epochs 0: no training; the weights as loaded are evaluated
-        model.fit(x_train, y_train,
-                  {.batch_size = args.batch, .epochs = args.epochs, .steps_per_epoch = args.steps,
-                   .validation_data = tpudsl::validation_data(x_test, y_test),
-                   .callbacks = seeds::backup_and_restore(args)});
-    // Inference normalises with the moving statistics.
-    const auto scores = model.evaluate(x_test, y_test, {.batch_size = 256, .verbose = 0});
+    return seeds::with_strategy(args, [&](auto& strategy) {   // --strategy one|tpu8|multiworker
+        auto model = strategy.template scope<seeds::Cifar10Bn>(args.seed);
+        model.summary();   // Total 66,986: 66,602 trainable, 384 non-trainable (the moving statistics)
+        model.compile(tpudsl::optimizers::Adam{}, tpudsl::losses::CategoricalCrossentropy{},
+                      tpudsl::metrics::CategoricalAccuracy{});
+        seeds::load_weights(model, strategy, args);   // --load-weights
+        if (args.epochs > 0)                          // --epochs 0: no training; the weights as loaded are evaluated
+            model.fit(x_train, y_train,
+                      {.batch_size = args.batch, .epochs = args.epochs, .steps_per_epoch = args.steps,
+                       .validation_data = tpudsl::validation_data(x_test, y_test),
+                       .callbacks = seeds::backup_and_restore(args)});
+        // Inference normalises with the moving statistics.
+        const auto scores = model.evaluate(x_test, y_test, {.batch_size = 256, .verbose = 0});
+        seeds::save_weights(model, strategy, args);   // the chief writes
+        if (seeds::is_chief(strategy))   // every worker evaluates (collective); one reports
+            std::printf("Test accuracy: %.4f\n", scores[1]);
+        return 0;
+    });
     // [cifar_bn_training]
-    seeds::save_weights(model, args);
-    std::printf("Test accuracy: %.4f\n", scores[1]);
-    return 0;
 } catch (const std::exception& e) {
     std::cerr << "cifar10_bn: " << e.what() << '\n';
     return 1;

@@ -3,9 +3,12 @@
 // crossentropy and accuracy, batch 32, 100 epochs (pass --epochs for fewer).
 //
 //   cifar10_cnn [--epochs 100] [--batch 32] [--steps N] [--data DIR] [--seed S] [--train-samples N]
-//               [--recipe default|seed] [--save-weights PATH] [--load-weights PATH]
-//               [--backup-dir DIR]
+//               [--recipe default|seed] [--strategy one|tpu8|multiworker] [--save-weights PATH]
+//               [--load-weights PATH] [--backup-dir DIR]
 //
+// --strategy picks where the replicas run: tpu8, the default, TpuStrategy<8>; one, OneDeviceStrategy;
+// multiworker, MultiWorkerStrategy<1> in each process `mpirun` launches (see fashion_mnist_cnn/main.cpp).
+// All three give the same bits.
 // --load-weights starts from a weights file, --save-weights writes the trained weights (Keras'
 // formats for *.weights.h5 and *.h5, else tpudsl's own); --load-weights W --epochs 0 evaluates W.
 // --backup-dir DIR backs the training up there at every epoch's end (tpudsl::BackupAndRestore): the
@@ -20,6 +23,7 @@
 #include "common/args.hpp"
 #include "common/data.hpp"
 #include "common/persistence.hpp"
+#include "common/strategy.hpp"
 #include "common/synthetic.hpp"
 #include "model.hpp"
 
@@ -46,25 +50,25 @@ try {
     const auto y_test = tpudsl::to_categorical<10>(data.test.y());
 
     // [cifar_training]
-    tpudsl::CpuClusterResolver resolver;
-    tpudsl::initialize_cpu_system(resolver);
-    tpudsl::TpuStrategy<8> strategy(resolver);
-    auto model = strategy.scope<seeds::Cifar10Cnn>(args.seed);
-    model.summary();
-    model.compile(tpudsl::optimizers::RMSprop{.learning_rate = 1e-4f},
-                  tpudsl::losses::CategoricalCrossentropy{},
-                  tpudsl::metrics::CategoricalAccuracy{});
-    seeds::load_weights(model, args);   // --load-weights
-    if (args.epochs > 0)                // --epochs 0: no training; the weights as loaded are evaluated
-        model.fit(x_train, y_train,
-                  {.batch_size = args.batch, .epochs = args.epochs, .steps_per_epoch = args.steps,
-                   .validation_data = tpudsl::validation_data(x_test, y_test),
-                   .callbacks = seeds::backup_and_restore(args)});
-    const auto scores = model.evaluate(x_test, y_test, {.batch_size = 256, .verbose = 0});
+    return seeds::with_strategy(args, [&](auto& strategy) {   // --strategy one|tpu8|multiworker
+        auto model = strategy.template scope<seeds::Cifar10Cnn>(args.seed);
+        model.summary();
+        model.compile(tpudsl::optimizers::RMSprop{.learning_rate = 1e-4f},
+                      tpudsl::losses::CategoricalCrossentropy{},
+                      tpudsl::metrics::CategoricalAccuracy{});
+        seeds::load_weights(model, strategy, args);   // --load-weights
+        if (args.epochs > 0)                          // --epochs 0: no training; the weights as loaded are evaluated
+            model.fit(x_train, y_train,
+                      {.batch_size = args.batch, .epochs = args.epochs, .steps_per_epoch = args.steps,
+                       .validation_data = tpudsl::validation_data(x_test, y_test),
+                       .callbacks = seeds::backup_and_restore(args)});
+        const auto scores = model.evaluate(x_test, y_test, {.batch_size = 256, .verbose = 0});
+        seeds::save_weights(model, strategy, args);   // the chief writes
+        if (seeds::is_chief(strategy))   // every worker evaluates (collective); one reports
+            std::printf("Test accuracy: %.4f\n", scores[1]);
+        return 0;
+    });
     // [cifar_training]
-    seeds::save_weights(model, args);
-    std::printf("Test accuracy: %.4f\n", scores[1]);
-    return 0;
 } catch (const std::exception& e) {
     std::cerr << "cifar10_cnn: " << e.what() << '\n';
     return 1;

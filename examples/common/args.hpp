@@ -1,6 +1,9 @@
 /// @file The seed examples' command line: --epochs --batch --steps --data --seed --recipe (and
-/// --train-samples), the weights files (--save-weights --load-weights) and --backup-dir. `--recipe
-/// seed` runs the tutorial's own call line for line; the flags given beside it still stand.
+/// --train-samples), --strategy, the weights files (--save-weights --load-weights) and --backup-dir.
+/// `--recipe seed` runs the tutorial's own call line for line; the flags given beside it still stand.
+/// `--strategy one|tpu8|multiworker` picks where the replicas run (common/strategy.hpp): one core,
+/// TpuStrategy<8> over the machine's cores (the default), or the processes `mpirun` launched
+/// (MultiWorkerStrategy, only in a program built with MPI: CMake's tpudsl::multi_worker).
 /// `--epochs 0` trains nothing: with --load-weights it evaluates the weights loaded.
 /// Numbers are parsed strictly (digits only, within range: "--batch -1" is an error, not 2^64 - 1);
 /// a bad flag or value ends in a message with the usage line.
@@ -52,6 +55,9 @@ struct Args {
     std::string data;
     /// "default": this example's schedule; "seed": the Keras tutorial's own call.
     std::string recipe = "default";
+    /// --strategy: "one" (OneDeviceStrategy), "tpu8" (TpuStrategy<8>), "multiworker"
+    /// (MultiWorkerStrategy<1> over MPI's processes); see common/strategy.hpp.
+    std::string strategy = "tpu8";
     /// --save-weights: where the weights go after training; --load-weights: where they come from
     /// before it (after compile). The format follows the path, as in Keras (tpudsl::save_weights).
     std::string save_weights, load_weights;
@@ -71,7 +77,8 @@ parse_args(int argc, char** argv, Args defaults)
                                          : std::string("seed");
     const std::string usage = "usage: " + program +
                               " [--epochs N] [--batch N] [--steps N] [--data DIR] [--seed S] [--train-samples N] "
-                              "[--recipe default|seed] [--save-weights PATH] [--load-weights PATH] [--backup-dir DIR]";
+                              "[--recipe default|seed] [--strategy one|tpu8|multiworker] [--save-weights PATH] [--load-weights PATH] "
+                              "[--backup-dir DIR]";
     constexpr std::uint64_t many = std::uint64_t{1} << 40;   // no run asks for more; beyond is a typo
     Args a = defaults;
     for (int i = 1; i < argc; ++i) {
@@ -93,6 +100,18 @@ parse_args(int argc, char** argv, Args defaults)
             a.recipe = value;
         else if (flag == "--recipe")
             throw usage_error("--recipe '" + std::string(value) + "': expected default or seed", usage);
+        else if (flag == "--strategy" && (value == "one" || value == "tpu8"))
+            a.strategy = value;
+        else if (flag == "--strategy" && value == "multiworker") {
+#ifdef TPUDSL_WITH_MPI
+            a.strategy = value;
+#else
+            throw usage_error("--strategy multiworker: this program was built without MPI; build it where CMake "
+                              "finds MPI (Debian: libopenmpi-dev openmpi-bin, TPUDSL_WITH_MPI=ON), or pick one or tpu8",
+                              usage);
+#endif
+        } else if (flag == "--strategy")
+            throw usage_error("--strategy '" + std::string(value) + "': expected one, tpu8 or multiworker", usage);
         else if (flag == "--train-samples")
             a.train_samples = parse_number(flag, value, 0, many, usage);
         else if (flag == "--seed")

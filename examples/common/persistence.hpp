@@ -2,11 +2,13 @@
 /// for fit, --save-weights after training. A weights file's format follows its path, as in Keras:
 /// `*.weights.h5` and `*.h5` are Keras' HDF5 files (when the program is built with HDF5), any other
 /// path tpudsl's own format. A file that cannot be read or written ends the program with the
-/// library's message.
+/// library's message. Under `--strategy multiworker` every worker loads the weights (each needs
+/// them), and the chief alone says so and writes them (the workers hold the same bits).
 #ifndef TPUDSL_EXAMPLES_COMMON_PERSISTENCE_HPP
 #define TPUDSL_EXAMPLES_COMMON_PERSISTENCE_HPP
 
 #include "common/args.hpp"
+#include "common/strategy.hpp"
 
 #include <tpudsl/tpudsl.hpp>
 
@@ -15,15 +17,17 @@
 
 namespace seeds {
 
-/// --load-weights PATH: the compiled model's weights from PATH; without the flag, nothing.
-template <class Model>
+/// --load-weights PATH: the compiled model's weights from PATH, on every worker; without the flag,
+/// nothing.
+template <class Model, class Strategy>
 void
-load_weights(Model& model, const Args& args)
+load_weights(Model& model, const Strategy& strategy, const Args& args)
 {
     if (args.load_weights.empty())
         return;
     model.load_weights(args.load_weights);
-    std::cout << "Weights: loaded from " << args.load_weights << '\n';
+    if (is_chief(strategy))
+        std::cout << "Weights: loaded from " << args.load_weights << '\n';
 }
 
 /// fit's callbacks for --backup-dir DIR: tpudsl::BackupAndRestore(DIR), which backs the training
@@ -39,13 +43,13 @@ backup_and_restore(const Args& args)
     return callbacks;
 }
 
-/// --save-weights PATH: the model's weights to PATH (written whole or not at all); without the flag,
-/// nothing.
-template <class Model>
+/// --save-weights PATH: the model's weights to PATH (written whole or not at all), by the chief of a
+/// multi-worker job only; without the flag, nothing.
+template <class Model, class Strategy>
 void
-save_weights(const Model& model, const Args& args)
+save_weights(const Model& model, const Strategy& strategy, const Args& args)
 {
-    if (args.save_weights.empty())
+    if (args.save_weights.empty() || !is_chief(strategy))
         return;
     model.save_weights(args.save_weights);
     std::cout << "Weights: saved to " << args.save_weights << '\n';

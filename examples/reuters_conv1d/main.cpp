@@ -4,8 +4,12 @@
 // accuracy, 10 epochs.
 //
 //   reuters_conv1d [--epochs 10] [--batch 32] [--steps N] [--data DIR] [--seed S] [--recipe default|seed]
-//                  [--save-weights PATH] [--load-weights PATH] [--backup-dir DIR]
+//                  [--strategy one|tpu8|multiworker] [--save-weights PATH] [--load-weights PATH]
+//                  [--backup-dir DIR]
 //
+// --strategy picks where the replicas run: tpu8, the default, TpuStrategy<8>; one, OneDeviceStrategy;
+// multiworker, MultiWorkerStrategy<1> in each process `mpirun` launches (see fashion_mnist_cnn/main.cpp).
+// All three give the same bits.
 // --load-weights starts from a weights file, --save-weights writes the trained weights (Keras'
 // formats for *.weights.h5 and *.h5, else tpudsl's own); --load-weights W --epochs 0 evaluates W.
 // --backup-dir DIR backs the training up there at every epoch's end (tpudsl::BackupAndRestore): the
@@ -19,6 +23,7 @@
 #include "common/args.hpp"
 #include "common/data.hpp"
 #include "common/persistence.hpp"
+#include "common/strategy.hpp"
 #include "common/synthetic.hpp"
 #include "model.hpp"
 
@@ -52,25 +57,26 @@ train(const seeds::Args& args, const tpudsl::data::sequence_dataset& data)
     auto ds_test = Dataset<Ex>::from_tensor_slices(x_test, labels(data.test))
                        .shuffle(1000, args.seed).batch(args.batch).prefetch().cache();
 
-    CpuClusterResolver resolver;
-    initialize_cpu_system(resolver);
-    TpuStrategy<8> strategy(resolver);
-    auto model = strategy.scope<seeds::Reuters>(args.seed);
-    model.summary();
-    model.compile(optimizers::Nadam{},
-                  losses::SparseCategoricalCrossentropy{.from_logits = true},
-                  metrics::SparseCategoricalAccuracy{},
-                  metrics::SparseTopKCategoricalAccuracy<5>{});
-    seeds::load_weights(model, args);   // --load-weights
-    if (args.epochs > 0)                // --epochs 0: no training; the weights as loaded are evaluated
-        model.fit(ds_train, {.epochs = args.epochs, .steps_per_epoch = args.steps, .validation_data = ds_test,
-                             .callbacks = seeds::backup_and_restore(args)});
-    const auto scores = model.evaluate(ds_test, {.verbose = 0});
+    return seeds::with_strategy(args, [&](auto& strategy) {   // --strategy one|tpu8|multiworker
+        auto model = strategy.template scope<seeds::Reuters>(args.seed);
+        model.summary();
+        model.compile(optimizers::Nadam{},
+                      losses::SparseCategoricalCrossentropy{.from_logits = true},
+                      metrics::SparseCategoricalAccuracy{},
+                      metrics::SparseTopKCategoricalAccuracy<5>{});
+        seeds::load_weights(model, strategy, args);   // --load-weights
+        if (args.epochs > 0)                          // --epochs 0: no training; the weights as loaded are evaluated
+            model.fit(ds_train, {.epochs = args.epochs, .steps_per_epoch = args.steps, .validation_data = ds_test,
+                                 .callbacks = seeds::backup_and_restore(args)});
+        const auto scores = model.evaluate(ds_test, {.verbose = 0});
+        seeds::save_weights(model, strategy, args);   // the chief writes
+        if (seeds::is_chief(strategy)) {   // every worker evaluates (collective); one reports
+            std::printf("Test accuracy: %.4f\n", scores[1]);
+            std::printf("Test top-5 accuracy: %.4f\n", scores[2]);
+        }
+        return 0;
+    });
     // [reuters_pipeline]
-    seeds::save_weights(model, args);
-    std::printf("Test accuracy: %.4f\n", scores[1]);
-    std::printf("Test top-5 accuracy: %.4f\n", scores[2]);
-    return 0;
 }
 
 } // namespace

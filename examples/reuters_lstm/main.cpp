@@ -3,7 +3,8 @@
 // sparse categorical crossentropy, accuracy and top-5 accuracy, batch 64, 10 epochs.
 //
 //   reuters_lstm [--epochs 10] [--batch 64] [--steps N] [--data DIR] [--seed S]
-//                [--save-weights PATH] [--load-weights PATH] [--backup-dir DIR]
+//                [--strategy one|tpu8|multiworker] [--save-weights PATH] [--load-weights PATH]
+//                [--backup-dir DIR]
 //
 // The flags are the seeds' (see reuters_conv1d/main.cpp). The data is Keras' Reuters exported by
 // tools/export_keras_dataset.py (see docs/data.md); without it the program trains on a synthetic
@@ -11,6 +12,7 @@
 #include "common/args.hpp"
 #include "common/data.hpp"
 #include "common/persistence.hpp"
+#include "common/strategy.hpp"
 #include "common/synthetic.hpp"
 #include "model.hpp"
 
@@ -48,24 +50,26 @@ try {
     const auto x_test = pad_sequences<200>(data.test.x);
     const auto y_train = labels(data.train), y_test = labels(data.test);
 
-    CpuClusterResolver resolver;
-    initialize_cpu_system(resolver);
-    TpuStrategy<8> strategy(resolver);
-    auto model = strategy.scope<seeds::ReutersLstm>(args.seed);
-    model.summary();
-    model.compile(optimizers::Adam{}, losses::SparseCategoricalCrossentropy{}, metrics::SparseCategoricalAccuracy{},
-                  metrics::SparseTopKCategoricalAccuracy<5>{});
-    seeds::load_weights(model, args);   // --load-weights
-    if (args.epochs > 0)                // --epochs 0: no training; the weights as loaded are evaluated
-        model.fit(x_train, y_train,
-                  {.batch_size = args.batch, .epochs = args.epochs, .steps_per_epoch = args.steps,
-                   .validation_data = validation_data(x_test, y_test), .callbacks = seeds::backup_and_restore(args)});
-    const auto scores = model.evaluate(x_test, y_test, {.batch_size = 256, .verbose = 0});
+    return seeds::with_strategy(args, [&](auto& strategy) {   // --strategy one|tpu8|multiworker
+        auto model = strategy.template scope<seeds::ReutersLstm>(args.seed);
+        model.summary();
+        model.compile(optimizers::Adam{}, losses::SparseCategoricalCrossentropy{}, metrics::SparseCategoricalAccuracy{},
+                      metrics::SparseTopKCategoricalAccuracy<5>{});
+        seeds::load_weights(model, strategy, args);   // --load-weights
+        if (args.epochs > 0)                          // --epochs 0: no training; the weights as loaded are evaluated
+            model.fit(x_train, y_train,
+                      {.batch_size = args.batch, .epochs = args.epochs, .steps_per_epoch = args.steps,
+                       .validation_data = validation_data(x_test, y_test),
+                       .callbacks = seeds::backup_and_restore(args)});
+        const auto scores = model.evaluate(x_test, y_test, {.batch_size = 256, .verbose = 0});
+        seeds::save_weights(model, strategy, args);   // the chief writes
+        if (seeds::is_chief(strategy)) {   // every worker evaluates (collective); one reports
+            std::printf("Test accuracy: %.4f\n", scores[1]);
+            std::printf("Test top-5 accuracy: %.4f\n", scores[2]);
+        }
+        return 0;
+    });
     // [reuters_lstm_training]
-    seeds::save_weights(model, args);
-    std::printf("Test accuracy: %.4f\n", scores[1]);
-    std::printf("Test top-5 accuracy: %.4f\n", scores[2]);
-    return 0;
 } catch (const std::exception& e) {
     std::cerr << "reuters_lstm: " << e.what() << '\n';
     return 1;

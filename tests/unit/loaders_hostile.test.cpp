@@ -291,6 +291,17 @@ TEST_CASE("examples: numbers on the command line are parsed strictly, with the u
     CHECK_THROWS_WITH(parse({"--save-weights", ""}), Catch::Contains("--save-weights '': expected a file's path"));
     CHECK_THROWS_WITH(parse({"--load-weights", ""}), Catch::Contains("--load-weights '': expected a file's path"));
     CHECK_THROWS_WITH(parse({"--backup-dir", ""}), Catch::Contains("--backup-dir '': expected a directory"));
+    CHECK(parse({}).strategy == "tpu8");   // TpuStrategy<8>, as the seeds always ran
+    CHECK(parse({"--strategy", "one"}).strategy == "one");
+    CHECK_THROWS_WITH(parse({"--strategy", "tpu4"}),
+                      Catch::Contains("--strategy 'tpu4': expected one, tpu8 or multiworker") &&
+                          Catch::Contains("[--strategy one|tpu8|multiworker]"));
+#ifdef TPUDSL_WITH_MPI
+    CHECK(parse({"--strategy", "multiworker"}).strategy == "multiworker");
+#else
+    CHECK_THROWS_WITH(parse({"--strategy", "multiworker"}),
+                      Catch::Contains("this program was built without MPI") && Catch::Contains("usage:"));
+#endif
 }
 
 TEST_CASE("CSV tables: numbers with a label column, plain or gzip, CRLF, blank lines and a header",
