@@ -9,7 +9,8 @@
 ///                only in a program built with MPI: CMake's tpudsl::multi_worker defines
 ///                TPUDSL_WITH_MPI).
 ///
-/// The body is a generic lambda, so it is compiled once per strategy type. Under multiworker every
+/// The body is a generic lambda, compiled once per strategy type; the model's engine (fit, evaluate,
+/// the step) is shared by the three (tpudsl::detail::trainer), so each strategy adds little. Under multiworker every
 /// process runs the same body on the same data; only the chief (`seeds::is_chief(strategy)`, rank 0)
 /// prints the results and writes the weights file. A worker whose body throws ends the whole job
 /// (MPI_Abort through the resolver's terminate handler), since the others would wait for it forever.
