@@ -51,10 +51,7 @@ try {
                        .callbacks = seeds::backup_and_restore(args)});
         // Inference normalises with the moving statistics.
         const auto scores = model.evaluate(x_test, y_test, {.batch_size = 256, .verbose = 0});
-        seeds::save_weights(model, strategy, args);   // the chief writes
-        if (seeds::is_chief(strategy))   // every worker evaluates (collective); one reports
-            std::printf("Test accuracy: %.4f\n", scores[1]);
-        return 0;
+        return seeds::finish(model, strategy, args, scores);   // the chief saves and reports
     });
     // [cifar_bn_training]
 } catch (const std::exception& e) {

@@ -12,6 +12,7 @@
 
 #include <tpudsl/tpudsl.hpp>
 
+#include <cstdio>
 #include <iostream>
 #include <vector>
 
@@ -53,6 +54,22 @@ save_weights(const Model& model, const Strategy& strategy, const Args& args)
         return;
     model.save_weights(args.save_weights);
     std::cout << "Weights: saved to " << args.save_weights << '\n';
+}
+
+/// A seed's last lines: --save-weights (the chief writes), then, on the chief, "Test accuracy" and,
+/// for a model compiled with a second metric (top-5), "Test top-5 accuracy". Every worker of a
+/// multi-worker job has evaluated (a collective step); one reports. Returns main's exit status.
+template <class Model, class Strategy>
+int
+finish(const Model& model, const Strategy& strategy, const Args& args, const tpudsl::Scores& scores)
+{
+    save_weights(model, strategy, args);
+    if (!is_chief(strategy))
+        return 0;
+    std::printf("Test accuracy: %.4f\n", scores[1]);
+    if (scores.size() > 2)
+        std::printf("Test top-5 accuracy: %.4f\n", scores[2]);
+    return 0;
 }
 
 } // namespace seeds

@@ -85,10 +85,7 @@ try {
                 model.fit(x_train, y_train, options);
             const auto scores = model.evaluate(x_test, y_test, {.verbose = 0});
             // [fashion_seed_recipe]
-            seeds::save_weights(model, strategy, args);
-            if (seeds::is_chief(strategy))   // every worker evaluates (collective); one reports
-                std::printf("Test accuracy: %.4f\n", scores[1]);
-            return 0;
+            return seeds::finish(model, strategy, args, scores);   // the chief saves and reports
         }
 
         const auto x_train = data.train.x<28, 28, 1>({.limit = args.train_samples});
@@ -107,10 +104,7 @@ try {
         const auto scores = model.evaluate(x_test, y_test, {.batch_size = args.batch, .verbose = 0});
         // [fashion_training]
 
-        seeds::save_weights(model, strategy, args);
-        if (seeds::is_chief(strategy))   // every worker evaluates (collective); one reports
-            std::printf("Test accuracy: %.4f\n", scores[1]);
-        return 0;
+        return seeds::finish(model, strategy, args, scores);   // the chief saves and reports
     });
 } catch (const std::exception& e) {
     std::cerr << "fashion_mnist_cnn: " << e.what() << '\n';

@@ -73,10 +73,7 @@ try {
                        .validation_data = tpudsl::validation_data(x_test, y_test),
                        .callbacks = seeds::backup_and_restore(args)});
         const auto scores = model.evaluate(x_test, y_test, {.batch_size = args.batch, .verbose = 0});
-        seeds::save_weights(model, strategy, args);   // the chief writes
-        if (seeds::is_chief(strategy))   // every worker evaluates (collective); one reports
-            std::printf("Test accuracy: %.4f\n", scores[1]);
-        return 0;
+        return seeds::finish(model, strategy, args, scores);   // the chief saves and reports
     });
     // [mnist_training]
 } catch (const std::exception& e) {

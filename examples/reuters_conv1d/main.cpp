@@ -69,12 +69,7 @@ train(const seeds::Args& args, const tpudsl::data::sequence_dataset& data)
             model.fit(ds_train, {.epochs = args.epochs, .steps_per_epoch = args.steps, .validation_data = ds_test,
                                  .callbacks = seeds::backup_and_restore(args)});
         const auto scores = model.evaluate(ds_test, {.verbose = 0});
-        seeds::save_weights(model, strategy, args);   // the chief writes
-        if (seeds::is_chief(strategy)) {   // every worker evaluates (collective); one reports
-            std::printf("Test accuracy: %.4f\n", scores[1]);
-            std::printf("Test top-5 accuracy: %.4f\n", scores[2]);
-        }
-        return 0;
+        return seeds::finish(model, strategy, args, scores);   // the chief saves and reports
     });
     // [reuters_pipeline]
 }

@@ -62,12 +62,7 @@ try {
                        .validation_data = validation_data(x_test, y_test),
                        .callbacks = seeds::backup_and_restore(args)});
         const auto scores = model.evaluate(x_test, y_test, {.batch_size = 256, .verbose = 0});
-        seeds::save_weights(model, strategy, args);   // the chief writes
-        if (seeds::is_chief(strategy)) {   // every worker evaluates (collective); one reports
-            std::printf("Test accuracy: %.4f\n", scores[1]);
-            std::printf("Test top-5 accuracy: %.4f\n", scores[2]);
-        }
-        return 0;
+        return seeds::finish(model, strategy, args, scores);   // the chief saves and reports
     });
     // [reuters_lstm_training]
 } catch (const std::exception& e) {
