@@ -1,16 +1,13 @@
 /// @file Defines tpudsl::Trainable<Model, Strategy>: the trainable object of a model type, with Keras'
-/// compile, fit, evaluate, predict and summary, on one core or on the replicas of a strategy.
+/// compile, fit, evaluate, predict and summary, on one core or on the replicas of a strategy, and
+/// detail::trainer, its engine, shared by the strategies that split a step alike.
 ///
-/// Memory: the parameters, the optimizer's slots and one gradient arena per micro-batch are allocated
-/// when the model is built (sizes are constants of the type); the micro-batches' workspaces, input and
-/// label buffers when `fit`/`evaluate`/`predict` first see a batch size (B / micro-batches x constants of the
-/// type). A training step allocates nothing and takes no lock.
-///
-/// A step: the global batch is split into the strategy's fixed micro-batches; each replica (a thread of
-/// the strategy's threads) runs forward, loss and backward on its micro-batches into their own gradient
-/// arenas; then one fused pass, sharded over the threads, sums the arenas in micro-batch order and
-/// applies the optimizer to the shared parameters. OneDeviceStrategy is the case of one micro-batch on
-/// the calling thread: there is no second code path.
+/// A step (train/replica_steps.hpp): the global batch is split into the strategy's fixed
+/// micro-batches; each replica (a thread of the strategy's threads) runs forward, loss and backward on
+/// its micro-batches into their own gradient arenas; then one fused pass, sharded over the threads,
+/// sums the arenas in micro-batch order and applies the optimizer to the shared parameters.
+/// OneDeviceStrategy is the case of one thread running every micro-batch: there is no second code
+/// path. A training step allocates nothing and takes no lock.
 #ifndef TPUDSL_TRAIN_MODEL_HPP
 #define TPUDSL_TRAIN_MODEL_HPP
 
@@ -35,6 +32,7 @@
 #include <tpudsl/train/metrics.hpp>
 #include <tpudsl/train/optimizers.hpp>
 #include <tpudsl/train/progbar.hpp>
+#include <tpudsl/train/replica_steps.hpp>
 #include <tpudsl/train/resume.hpp>
 
 #include <algorithm>
@@ -60,49 +58,34 @@
 namespace tpudsl {
 
 namespace detail {
-/// The engine of Trainable<Seq, Strategy>: all it does, for every strategy that splits a step into
-/// `MicroBatches` micro-batches. What the strategy decides (its threads, which replicas run here, the
-/// other processes of a multi-worker job) it reads at run time (distribute::replica_runner), so that
+/// The engine of Trainable<Seq, Strategy>: Keras' API (compile, fit, evaluate, predict, the weights)
+/// over the step machinery (replica_steps), for every strategy that splits a step into `MicroBatches`
+/// micro-batches. What the strategy decides (its threads, which replicas run here, the other
+/// processes of a multi-worker job) it reads at run time (distribute::replica_runner), so that
 /// OneDeviceStrategy, TpuStrategy<N> and MultiWorkerStrategy<R> share one engine per model: a program
 /// that offers all three compiles the model's machinery once.
 /// @tparam Seq          the model type; its constants size every buffer
 /// @tparam MicroBatches the fixed pieces a step's global batch is computed in
 template <class Seq, std::size_t MicroBatches>
-class trainer : private TrainingControl {
-public:
-    using sequential = Seq;
-    using graph = ops::graph<Seq>;
-    using input_type = typename Seq::input_type;
-    static constexpr std::size_t input_size = Seq::input_shape::size;
-    static constexpr std::size_t output_size = Seq::output_shape::size;
-    /// The output's last axis, and the rows of it a sample holds: a (T, classes) output (a per-timestep
-    /// classifier) takes T labels a sample, each scored on its own row as Keras does.
-    static constexpr std::size_t classes = Seq::output_shape::dims[Seq::output_shape::rank - 1];
-    static constexpr std::size_t label_positions = output_size / classes;
-    static constexpr std::size_t micro_batches = MicroBatches;
-    /// What a step reads: samples and their labels, typed.
-    using batch_view = detail::batch_view<input_type, input_size, output_size, label_positions>;
+class trainer : public replica_steps<Seq, MicroBatches>, private TrainingControl {
+    using steps = replica_steps<Seq, MicroBatches>;
 
-    using optimizer_type = std::variant<optimizers::SGD, optimizers::Adam, optimizers::Nadam, optimizers::RMSprop>;
-    using loss_type = std::variant<losses::SparseCategoricalCrossentropy, losses::CategoricalCrossentropy,
-                                   losses::BinaryCrossentropy, losses::MeanSquaredError>;
+public:
+    using typename steps::batch_view;
+    using typename steps::graph;
+    using typename steps::input_type;
+    using typename steps::loss_type;
+    using typename steps::optimizer_type;
+    using steps::classes;
+    using steps::input_size;
+    using steps::label_positions;
+    using steps::micro_batches;
+    using steps::output_size;
+    using steps::ensure_capacity;
+    using steps::micro_batch_sizes;
 
     /// Builds the model with Keras' initial weights drawn from `seed`, to run as `runner` says.
-    trainer(std::uint64_t seed, distribute::replica_runner runner)
-        : seed_(seed), runner_(std::move(runner)), params_(Seq::param_buffer_size), micro_batches_(micro_batches)
-    {
-        for (std::size_t c = 0; c < micro_batches; ++c)
-            if (runs_here(c)) {   // another worker's micro-batches need no buffers here
-                micro_batches_[c].grads.resize(Seq::param_buffer_size);
-                micro_batches_[c].marks.assign(graph::marked_table ? (graph::table.rows + 63) / 64 : 0, 0);
-            }
-        initialize_parameters<Seq>(params_.data(), seed_);
-        if (chained())   // Keras' multi-worker rule: every worker starts from the chief's weights
-            runner_.workers->broadcast_from_chief(params_.data(), Seq::param_buffer_size);
-    }
-
-    trainer(const trainer&) = delete;
-    trainer& operator=(const trainer&) = delete;
+    trainer(std::uint64_t seed, distribute::replica_runner runner) : steps(seed, std::move(runner)) {}
 
     /// Keras' summary table.
     void
@@ -114,9 +97,6 @@ public:
     /// Where the model's warnings go (std::cout unless set; fit's progress goes to FitOptions::out).
     void set_output(std::ostream& out) noexcept { out_ = &out; }
     [[nodiscard]] std::ostream& output() const noexcept { return *out_; }
-
-    /// Threads that run the replicas.
-    [[nodiscard]] std::size_t threads() const noexcept { return runner_.threads(); }
 
     /// `compile(optimizer, loss, metrics...)`. Resets the optimizer's state.
     template <class Optimizer, class Loss, class... Metrics>
@@ -137,8 +117,8 @@ protected:
         loss_ = loss;
         // Only the compiled optimizer's fused pass and the compiled loss are generated for this model,
         // not those of every optimizer and loss the variants could hold.
-        train_ = &trainer::train_with<Optimizer, Chained>;
-        score_ = &trainer::score_with<Loss>;
+        train_ = &steps::template train_with<Optimizer, Chained>;
+        score_ = &steps::template score_with<Loss>;
         metrics_ = {detail::make_metric_entry(metrics)...};
         hits_.assign(metrics_.size(), 0.0);
         for (auto& k : micro_batches_)
@@ -343,27 +323,6 @@ public:
         return out;
     }
 
-    /// Each thread's kernel scratch (kernels::scratch_arena): sized by the model's plan for the largest
-    /// batch so far; `overflows()` counts requests the plan did not foresee (zero when it sized all).
-    [[nodiscard]] const std::vector<kernels::scratch_arena>&
-    scratch_arenas() const noexcept
-    {
-        return arenas_;
-    }
-
-    /// The flat parameter buffer (Keras' weights in order, each at `layer<I>::weight<J>::offset`).
-    /// Writing through it counts as changing the weights.
-    [[nodiscard]] float*
-    parameters() noexcept
-    {
-        weights_version_ = detail::next_weights_version();
-        return params_.data();
-    }
-    [[nodiscard]] const float* parameters() const noexcept { return params_.data(); }
-
-    /// Optimizer steps taken (Keras' `optimizer.iterations`).
-    [[nodiscard]] std::uint64_t iterations() const noexcept { return iterations_; }
-
     [[nodiscard]] double learning_rate() const override
     {
         return std::visit([](const auto& o) { return static_cast<double>(o.learning_rate); }, optimizer_);
@@ -399,60 +358,6 @@ public:
         weights_version_ = detail::next_weights_version();
     }
 
-    /// Makes room for global batches of up to `batch` samples (allocates only when it grows).
-    void
-    ensure_capacity(std::size_t batch)
-    {
-        const std::size_t cap = batch / micro_batches + (batch % micro_batches != 0);
-        if (cap <= micro_batch_capacity_)
-            return;
-        check_memory(batch, cap);
-        for (auto& k : micro_batches_) {
-            if (!runs_here(static_cast<std::size_t>(&k - micro_batches_.data())))
-                continue;
-            k.workspace.resize(graph::workspace_floats(cap));
-            k.inputs.assign(cap * input_size, input_type{});
-            k.sparse_labels.assign(cap * label_positions, 0);
-            k.dense_labels.assign(cap * output_size, 0.0f);
-        }
-        const kernels::scratch_sizes sizes =
-            graph::scratch_sizes({.micro_batch = cap, .replica = cap * runner_.per_replica, .step = cap * micro_batches});
-        const std::vector<std::size_t> kept(graph::kept_floats.begin(), graph::kept_floats.end());
-        arenas_.clear();
-        for (std::size_t t = 0; t < runner_.threads(); ++t)
-            arenas_.emplace_back(sizes, kept);
-        micro_batch_capacity_ = cap;
-    }
-
-    /// Refuses a batch whose buffers (the micro-batches' workspaces, inputs and labels, the threads'
-    /// kernel scratch) would take more than the machine's memory, before allocating any of them.
-    void
-    check_memory(std::size_t batch, std::size_t cap) const
-    {
-        const kernels::scratch_sizes sizes =
-            graph::scratch_sizes({.micro_batch = cap, .replica = cap * runner_.per_replica, .step = cap * micro_batches});
-        long double scratch = static_cast<long double>(sizes.rows) * sizeof(kernels::detail::row_ref);
-        for (const std::size_t f : sizes.floats)
-            scratch += static_cast<long double>(f) * sizeof(float);
-        const long double per_sample = static_cast<long double>(graph::plan.per_sample) * sizeof(float) +
-                                       input_size * sizeof(input_type) + label_positions * sizeof(std::int32_t) +
-                                       output_size * sizeof(float);
-        const long double bytes = static_cast<long double>(micro_batches) * cap * per_sample +
-                                  static_cast<long double>(runner_.threads()) * scratch;
-        detail::check_batch_memory(batch, per_sample, bytes);
-    }
-
-    /// How a global batch of n splits over the micro-batches: sizes differ by at most one, the first
-    /// n % micro-batches take the extra sample (TensorFlow's floor/ceil rule); some may be empty.
-    [[nodiscard]] static constexpr std::array<std::size_t, micro_batches>
-    micro_batch_sizes(std::size_t n) noexcept
-    {
-        std::array<std::size_t, micro_batches> sizes{};
-        for (std::size_t c = 0; c < micro_batches; ++c)
-            sizes[c] = n / micro_batches + (c < n % micro_batches ? 1 : 0);
-        return sizes;
-    }
-
     /// One training step on a global batch of n samples already in the micro-batch buffers (as
     /// split(n) lays them out): forward, loss, backward, the fused reduce-and-update. Returns the
     /// sum of the per-sample losses. Allocates nothing. The model must be compiled.
@@ -467,34 +372,8 @@ private:
     template <class, class, std::size_t>
     friend struct detail::dataset_source;   // reads check_data and values_fit
     friend struct detail::resume_access;    // saves and restores the training state
-
-    /// One micro-batch: its buffers, its share of this step, and its results.
-    struct alignas(64) micro_batch {
-        detail::aligned_floats_buffer workspace;
-        detail::aligned_floats_buffer grads;   // the gradient arena, in the parameter layout
-        std::vector<std::uint64_t> marks;      // graph::marked_table: the table rows this step's backward touched
-        std::vector<input_type> inputs;   // the samples gathered from arrays (or written by train_step's caller)
-        std::vector<std::int32_t> sparse_labels;
-        std::vector<float> dense_labels;
-        // This step's samples and labels: the buffers above, or a Dataset batch read in place.
-        const input_type* x = nullptr;
-        const std::int32_t* sparse = nullptr;
-        const float* dense = nullptr;
-        std::vector<double> hits;
-        std::size_t offset = 0, n = 0;   // this step's samples: [offset, offset + n) of the batch
-        double loss = 0.0;
-    };
-
-    /// True for a strategy whose workers are processes (MultiWorkerStrategy): the chained reduce,
-    /// shared scores.
-    [[nodiscard]] bool chained() const noexcept { return runner_.workers != nullptr; }
-
-    /// This process's micro-batches: [first_here(), last_here()) (all of them but in a multi-worker job).
-    [[nodiscard]] std::size_t first_here() const noexcept { return runner_.first * runner_.per_replica; }
-    [[nodiscard]] std::size_t last_here() const noexcept { return runner_.last * runner_.per_replica; }
-
-    /// True when micro-batch c is computed in this process.
-    [[nodiscard]] bool runs_here(std::size_t c) const noexcept { return c >= first_here() && c < last_here(); }
+    template <class, class>
+    friend class tpudsl::Trainable;   // reads fit_dataset and evaluate_dataset
 
     /// Keras' multi-worker rule: only the chief prints progress.
     template <class Options>
@@ -504,10 +383,6 @@ private:
         if (chained() && !runner_.workers->is_chief())
             options.verbose = 0;
     }
-    static_assert(micro_batches <= distribute::max_micro_batches,
-                  "tpudsl::Trainable: a strategy may split a step into at most 64 micro-batches");
-    template <class, class>
-    friend class tpudsl::Trainable;   // reads fit_dataset and evaluate_dataset
 
     /// Checks fit's validation data, and points validation arrays at `validation`, which holds them
     /// converted to the model's types (once per fit, not per epoch).
@@ -721,309 +596,6 @@ private:
         detail::check_labels(d.y, yname, d.x.samples(), sparse, sparse ? classes : output_size, values, label_positions);
     }
 
-    void
-    split(std::size_t n) noexcept
-    {
-        const auto sizes = micro_batch_sizes(n);
-        std::size_t offset = 0;
-        for (std::size_t c = 0; c < micro_batches; ++c) {
-            micro_batches_[c].offset = offset;
-            micro_batches_[c].n = sizes[c];
-            offset += sizes[c];
-        }
-    }
-
-    /// Calls f(c) for the micro-batches of the replicas that thread t runs (replicas round-robin).
-    template <class F>
-    void
-    for_each_micro_batch_of(std::size_t t, F&& f) const
-    {
-        const std::size_t per = runner_.per_replica;
-        runner_.for_each_replica_of(t, [&](std::size_t r) {
-            for (std::size_t c = r * per; c < (r + 1) * per; ++c)
-                f(c);
-        });
-    }
-
-    /// Points a micro-batch at its samples: when `b.idx` is null, samples [k.offset, k.offset + k.n) of
-    /// the batch in order, read where they lie (a Dataset's batch, arrays in order: no copy); otherwise
-    /// it copies the samples idx[k.offset..k.offset + k.n) into its own buffers (arrays, shuffled).
-    void
-    gather(const batch_view& b, micro_batch& k) const noexcept
-    {
-        if (!b.idx) {
-            k.x = b.x + k.offset * input_size;
-            if (b.sparse)
-                k.sparse = b.sparse + k.offset * label_positions;
-            else
-                k.dense = b.dense + k.offset * output_size;
-            return;
-        }
-        const std::uint32_t* idx = b.idx + k.offset;
-        for (std::size_t s = 0; s < k.n; ++s)
-            std::copy_n(b.x + static_cast<std::size_t>(idx[s]) * input_size, input_size, k.inputs.data() + s * input_size);
-        if (b.sparse) {
-            for (std::size_t s = 0; s < k.n; ++s)
-                std::copy_n(b.sparse + static_cast<std::size_t>(idx[s]) * label_positions, label_positions,
-                            k.sparse_labels.data() + s * label_positions);
-        } else {
-            for (std::size_t s = 0; s < k.n; ++s)
-                std::copy_n(b.dense + static_cast<std::size_t>(idx[s]) * output_size, output_size,
-                            k.dense_labels.data() + s * output_size);
-        }
-    }
-
-    /// Clears a micro-batch's loss and hits (and last step's marks), points it at its samples (gather;
-    /// without data, at what its own buffers hold) and marks its token ids. False when it has no samples.
-    bool
-    prepare_micro_batch(micro_batch& k, const batch_view* data, bool training) noexcept
-    {
-        k.loss = 0.0;
-        std::fill(k.hits.begin(), k.hits.end(), 0.0);
-        if constexpr (graph::marked_table)
-            if (training)   // last step's marks were used by its fused pass, which cleared their rows
-                std::fill(k.marks.begin(), k.marks.end(), std::uint64_t{0});
-        if (k.n == 0)
-            return false;   // an empty replica contributes nothing
-        k.x = k.inputs.data();
-        k.sparse = k.sparse_labels.data();
-        k.dense = k.dense_labels.data();
-        if (data)
-            gather(*data, k);
-        if constexpr (graph::marked_table)
-            if (training)
-                distribute::mark_rows(k.marks.data(), k.x, k.n * input_size);
-        return true;
-    }
-
-    [[nodiscard]] step_context
-    context(bool training, std::size_t first_sample) const noexcept
-    {
-        return {.training = training,
-                .seed = seed_,
-                .step = iterations_,
-                .first_sample = first_sample,
-                .weights_version = weights_version_};
-    }
-
-    /// The loss (into k.loss, its gradient into the workspace) and the metrics' hits of a micro-batch
-    /// after its forward; true when the gradient is with respect to the logits.
-    bool
-    score_micro_batch(micro_batch& k, std::size_t global_n) noexcept
-    {
-        loss_view view;
-        view.n = k.n;
-        view.width = output_size;
-        view.output = graph::output(k.workspace.data(), micro_batch_capacity_);
-        if constexpr (graph::softmax_output)
-            view.logits = graph::logits(k.workspace.data(), micro_batch_capacity_, k.n);
-        view.sparse_labels = k.sparse;
-        view.dense_labels = k.dense;
-        k.loss = score_(loss_, view, global_n, graph::loss_gradient(k.workspace.data(), micro_batch_capacity_));
-        // Accuracies over the last axis, per timestep: a sample's hits are the fraction it gets right.
-        for (std::size_t m = 0; m < metrics_.size(); ++m)
-            k.hits[m] = metrics_[m].hits(view.output, k.n * label_positions, classes, k.sparse, k.dense) /
-                        static_cast<double>(label_positions);
-        return view.logit_grad;
-    }
-
-    /// Forward, loss and metrics (and backward when training) of one micro-batch; `global_n` scales
-    /// the loss, so that the replicas' summed gradients are the gradient of the global batch's mean.
-    void
-    run_micro_batch(micro_batch& k, const batch_view* data, std::size_t global_n, bool training) noexcept
-    {
-        if (!prepare_micro_batch(k, data, training))
-            return;
-        graph::forward(params_.data(), k.x, k.workspace.data(), micro_batch_capacity_, k.n,
-                       context(training, k.offset));
-        const bool logit_grad = score_micro_batch(k, global_n);
-        if (training)
-            graph::backward(params_.data(), k.x, k.workspace.data(), micro_batch_capacity_, k.n, k.grads.data(),
-                            logit_grad, nullptr, /*defer_kernels*/ true);
-    }
-
-    /// run_micro_batch on every micro-batch of replica r, for a dense network (graph::rows_only) layer by layer
-    /// over them all: each Dense reads its kernel once per replica, not once per micro-batch. The same
-    /// bits as run_micro_batch on each.
-    void
-    run_replica_rows(std::size_t r, const batch_view* data, std::size_t global_n, bool training) noexcept
-    {
-        const std::size_t per = runner_.per_replica;
-        typename graph::micro_batch batches[micro_batches];
-        std::size_t count = 0;
-        for (std::size_t c = r * per; c < (r + 1) * per; ++c) {
-            micro_batch& k = micro_batches_[c];
-            if (prepare_micro_batch(k, data, training))
-                batches[count++] = {k.x, k.workspace.data(), k.n, k.offset, k.grads.data()};
-        }
-        if (count == 0)
-            return;
-        graph::forward_micro_batches(params_.data(), batches, count, micro_batch_capacity_, context(training, 0));
-        bool logit_grad = false;
-        for (std::size_t c = r * per; c < (r + 1) * per; ++c)
-            if (micro_batches_[c].n > 0)
-                logit_grad = score_micro_batch(micro_batches_[c], global_n);
-        if (training)
-            graph::backward_micro_batches(params_.data(), batches, count, micro_batch_capacity_, logit_grad, /*defer_kernels*/ true);
-    }
-
-    /// The loss of a view (and its gradient into `grad`) by the compiled loss `L`, scaled so that the
-    /// replicas' sums are the mean over the global batch of n samples.
-    template <class L>
-    static double
-    score_with(const loss_type& loss, loss_view& view, std::size_t global_n, float* grad) noexcept
-    {
-        const L& l = *std::get_if<L>(&loss);
-        if constexpr (label_positions > 1 && L::over_last_axis) {
-            // Keras: a loss per timestep, their mean a sample's loss.
-            view.n *= label_positions;
-            view.width = classes;
-            return tpudsl::evaluate(l, view, 1.0f / static_cast<float>(global_n * label_positions), grad) /
-                   static_cast<double>(label_positions);
-        }
-        return tpudsl::evaluate(l, view, 1.0f / static_cast<float>(global_n), grad);
-    }
-
-    /// The micro-batches of the replicas that thread t runs, each through run_micro_batch (or the replica's
-    /// all at once, for a dense network).
-    void
-    run_thread(std::size_t t, const batch_view* data, std::size_t global_n, bool training) noexcept
-    {
-        const kernels::scratch_scope scratch(arenas_[t]);
-        if constexpr (graph::rows_only) {
-            runner_.for_each_replica_of(t, [&](std::size_t r) { run_replica_rows(r, data, global_n, training); });
-        } else {
-            for_each_micro_batch_of(t, [&](std::size_t c) { run_micro_batch(micro_batches_[c], data, global_n, training); });
-        }
-    }
-
-    /// The fused pass over thread t's shard of the parameters (distribute::reduce_and_update): the
-    /// deferred kernels' gradients over every micro-batch (graph::deferred_gradient, into arena 0),
-    /// elsewhere the arenas summed in micro-batch order, the optimizer applied in the same pass.
-    template <class Opt>
-    void
-    reduce_and_update(std::size_t t, std::size_t threads, const Opt& opt, const typename Opt::step_constants& c) noexcept
-    {
-        const kernels::scratch_scope scratch(arenas_[t]);
-        float* slot_ptrs[4] = {};
-        for (std::size_t s = 0; s < Opt::slots; ++s)
-            slot_ptrs[s] = slots_.data() + s * Seq::param_buffer_size;
-        distribute::micro_batch_gradients gradients[micro_batches];
-        typename graph::micro_batch batches[micro_batches];
-        for (std::size_t k = 0; k < micro_batches; ++k) {
-            gradients[k] = {micro_batches_[k].grads.data(), micro_batches_[k].marks.data(), micro_batches_[k].n > 0};
-            batches[k] = {micro_batches_[k].x, micro_batches_[k].workspace.data(), micro_batches_[k].n};
-        }
-        distribute::reduce_and_update(
-            t, threads, graph::gradient_layout, gradients, params_.data(),
-            [&](std::size_t lo, std::size_t hi, float* g0) {
-                graph::deferred_gradient(batches, micro_batches, micro_batch_capacity_, lo, hi, g0);
-            },
-            [&](float* g0, std::size_t b, std::size_t e) { opt.update(c, params_.data(), g0, slot_ptrs, b, e); });
-    }
-
-    /// A multi-worker strategy's link of the chained reduce (distribute::chain_reduce) over [lo, hi) of
-    /// `sums`: this worker's micro-batches go on with the chain the previous worker sent (or start it).
-    void
-    chain_link(std::size_t lo, std::size_t hi, float* sums, bool first_link, std::size_t t) noexcept
-    {
-        const kernels::scratch_scope scratch(arenas_[t]);
-        const std::size_t first = first_here(), count = last_here() - first;
-        distribute::micro_batch_gradients gradients[micro_batches];
-        typename graph::micro_batch batches[micro_batches];
-        for (std::size_t k = 0; k < count; ++k) {
-            micro_batch& m = micro_batches_[first + k];
-            gradients[k] = {m.grads.data(), m.marks.data(), m.n > 0};
-            batches[k] = {m.x, m.workspace.data(), m.n};
-        }
-        if (first_link && !gradients[0].has_samples) {   // a worker without samples (Reduction::allreduce) adds zero
-            std::fill(sums + lo, sums + hi, 0.0f);
-            return;
-        }
-        distribute::chain_reduce(lo, hi, graph::gradient_layout, std::span(gradients, count), sums, first_link,
-                                 [&](std::size_t b, std::size_t e, float* g, bool go_on) {
-                                     graph::deferred_gradient(batches, count, micro_batch_capacity_, b, e, g, go_on);
-                                 });
-    }
-
-    /// The step's sums[lo, hi), the same on every worker, applied (distribute::chain_update).
-    template <class Opt>
-    void
-    chain_apply(std::size_t lo, std::size_t hi, float* sums, const Opt& opt, const typename Opt::step_constants& c) noexcept
-    {
-        float* slot_ptrs[4] = {};
-        for (std::size_t s = 0; s < Opt::slots; ++s)
-            slot_ptrs[s] = slots_.data() + s * Seq::param_buffer_size;
-        const std::size_t first = first_here(), count = last_here() - first;
-        distribute::micro_batch_gradients gradients[micro_batches];
-        std::size_t with_samples = 0;
-        for (std::size_t k = 0; k < micro_batches; ++k)
-            with_samples += micro_batches_[k].n > 0;
-        for (std::size_t k = 0; k < count; ++k) {
-            micro_batch& m = micro_batches_[first + k];
-            gradients[k] = {m.grads.data(), m.marks.data(), m.n > 0};
-        }
-        distribute::chain_update(lo, hi, graph::gradient_layout, std::span(gradients, count), sums, params_.data(),
-                                 with_samples,
-                                 [&](float* g, std::size_t b, std::size_t e) { opt.update(c, params_.data(), g, slot_ptrs, b, e); });
-    }
-
-    /// A training step's replicas and fused pass with the compiled optimizer `Opt`, on the strategy's
-    /// threads (the fused reduce-and-update), or over a multi-worker strategy's processes (the chained
-    /// reduce) when `Chained`. Trainable<Seq, Strategy>::compile picks the chained one only for a
-    /// strategy of processes, so that single-process programs do not generate it.
-    template <class Opt, bool Chained>
-    void
-    train_with(const batch_view* data, std::size_t n) noexcept
-    {
-        Opt& opt = *std::get_if<Opt>(&optimizer_);
-        ++iterations_;
-        const auto constants = opt.prepare(iterations_);
-        if constexpr (Chained)
-            runner_.workers->chained_step(
-                Seq::param_buffer_size, [&](std::size_t t) { run_thread(t, data, n, true); },
-                [&](std::size_t lo, std::size_t hi, float* sums, bool first_link, std::size_t t) {
-                    chain_link(lo, hi, sums, first_link, t);
-                },
-                [&](std::size_t lo, std::size_t hi, float* sums, std::size_t) { chain_apply(lo, hi, sums, opt, constants); });
-        else
-            runner_.step([&](std::size_t t) { run_thread(t, data, n, true); },
-                         [&](std::size_t t, std::size_t threads) { reduce_and_update(t, threads, opt, constants); });
-        opt.advance(constants);
-        weights_version_ = detail::next_weights_version();
-    }
-
-    /// One step over a global batch of n: optionally points the micro-batches at `data`'s samples (or
-    /// gathers them), runs them on the strategy's threads, and when training applies the fused
-    /// update. Sums losses and hits in micro-batch order (deterministic). Allocates nothing.
-    double
-    step(const batch_view* data, std::size_t n, bool training) noexcept
-    {
-        split(n);
-        if (!training) {
-            runner_.run([&](std::size_t t) { run_thread(t, data, n, false); });
-        } else {
-            (this->*train_)(data, n);
-        }
-        if (chained())   // every worker sums every micro-batch's scores, in order
-            runner_.workers->share_scores(
-                1 + metrics_.size(),
-                [&](std::size_t c, double* row) {
-                    row[0] = micro_batches_[c].loss;
-                    std::copy(micro_batches_[c].hits.begin(), micro_batches_[c].hits.end(), row + 1);
-                },
-                [&](std::size_t c, const double* row) {
-                    micro_batches_[c].loss = row[0];
-                    std::copy(row + 1, row + 1 + metrics_.size(), micro_batches_[c].hits.begin());
-                });
-        double loss_sum = 0.0;
-        for (const auto& k : micro_batches_) {
-            loss_sum += k.loss;
-            for (std::size_t m = 0; m < metrics_.size(); ++m)
-                hits_[m] += k.hits[m];
-        }
-        return loss_sum;
-    }
 
     /// [loss, metrics...] averaged over the samples seen since reset_metrics, with their names.
     [[nodiscard]] Scores
@@ -1066,30 +638,34 @@ private:
             logs.set(metrics_[m].name, hits_[m] / seen);
     }
 
-    std::uint64_t seed_;
+
+    // What the step machinery holds, named here as the Keras API reads it.
+    using steps::arenas_;
+    using steps::hits_;
+    using steps::iterations_;
+    using steps::loss_;
+    using steps::metrics_;
+    using steps::micro_batch_capacity_;
+    using steps::micro_batches_;
+    using steps::optimizer_;
+    using steps::params_;
+    using steps::runner_;
+    using steps::score_;
+    using steps::seed_;
+    using steps::slots_;
+    using steps::train_;
+    using steps::weights_version_;
+    using steps::chained;
+    using steps::step;
+    using steps::split;
+    using steps::for_each_micro_batch_of;
+    using steps::context;
+    using typename steps::micro_batch;
+
     std::ostream* out_ = &std::cout;
-    distribute::replica_runner runner_;   // shares its threads with the strategy object it was made in
-    detail::aligned_floats_buffer params_;
-    detail::aligned_floats_buffer slots_;
-    std::vector<micro_batch> micro_batches_;
-    std::size_t micro_batch_capacity_ = 0;
-    /// Each thread's kernel scratch, sized by the graph's plan for micro_batch_capacity_.
-    std::vector<kernels::scratch_arena> arenas_;
-
-    optimizer_type optimizer_;
-    loss_type loss_;
-    void (trainer::*train_)(const batch_view*, std::size_t) noexcept = nullptr;   // set by compile
-    double (*score_)(const loss_type&, loss_view&, std::size_t, float*) noexcept = nullptr;
-    std::vector<detail::metric_entry> metrics_;
     bool compiled_ = false;
-    std::uint64_t iterations_ = 0;
-    /// A new process-unique value whenever the parameters may change (0 would mean "unknown"), so
-    /// no two models, even one built where another was freed, share a version.
-    std::uint64_t weights_version_ = detail::next_weights_version();
-
     double loss_total_ = 0.0;
     std::size_t seen_ = 0;
-    std::vector<double> hits_;
 
     /// The fit in progress, as BackupAndRestore saves and restores it: which fit, where it stands,
     /// and where a restored one goes on.
