@@ -1,0 +1,69 @@
+#!/usr/bin/env bash
+# Multi-worker scaling in one command (docs/benchmarks.md, "Multi-worker scaling"): MPI's latency and
+# bandwidth between two processes (benchmarks/mpi_pingpong, over shared memory and over TCP loopback),
+# then ROUNDS rounds, each running every configuration once (so a slow spell of the machine hits all of
+# them alike), of
+#   one process, --bind-to none:   OneDeviceStrategy (1 thread), TpuStrategy<2>, MultiWorkerStrategy<1>
+#                                  (one core's step split into compute, link and apply)
+#   mpirun -np K, --bind-to $BIND: MultiWorkerStrategy<1> chained (deterministic) and Reduction::allreduce,
+#                                  K = 2 (WORKERS: e.g. 2,4,8 on a machine with 8 cores or more)
+# then prints the medians, the alpha-beta fits and the projection to 8, 16 and 64 workers
+# (benchmarks/multi_worker_projection.py). About 3 minutes on 2 cores with the defaults.
+#
+#   benchmarks/multi_worker_scaling.sh [BUILD_DIR]         # default build/release, else build/rel
+#
+# Environment: ROUNDS (3), SECONDS_PER (1.0, per configuration and round), MODELS (all six seeds:
+# fashion,reuters,mnist,cifar10_cnn,cifar10_bn,reuters_lstm), BIND (core: each rank on its own core;
+# "none", or "core,none" for both), BATCH (128), OUT (a directory for the raw lines; default a new
+# one under /tmp), WORKERS (2; each must divide the 8 micro-batches), NO_BUILD=1 (use the binaries as they are), MPIRUN_FLAGS (added to every mpirun,
+# e.g. --oversubscribe).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+build=${1:-}
+if [ -z "$build" ]; then
+    if [ -d build/release ]; then build=build/release; else build=build/rel; fi
+fi
+rounds=${ROUNDS:-3}
+seconds=${SECONDS_PER:-1.0}
+models=${MODELS:-fashion,reuters,mnist,cifar10_cnn,cifar10_bn,reuters_lstm}
+binds=${BIND:-core}
+batch=${BATCH:-128}
+workers=${WORKERS:-2}
+out=${OUT:-$(mktemp -d /tmp/multi_worker_scaling.XXXXXX)}
+mkdir -p "$out"
+log="$out/raw.txt"
+: >"$log"
+if [ "$(id -u)" = 0 ]; then   # a container or CI job running as root
+    export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+fi
+read -r -a extra <<<"${MPIRUN_FLAGS:-}"
+if [ -z "${NO_BUILD:-}" ]; then
+    [ -f "$build/CMakeCache.txt" ] || cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=Release >/dev/null
+    cmake --build "$build" --target multi_worker_bench mpi_pingpong >/dev/null
+fi
+bench=$build/benchmarks/multi_worker_bench
+pingpong=$build/benchmarks/mpi_pingpong
+{
+    echo "# machine: $(uname -n), $(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ *//')"
+    echo "# load average at start: $(cut -d' ' -f1-3 /proc/loadavg)"
+    echo "# mpirun: $(mpirun --version 2>&1 | head -1)"
+    echo "# date: $(date -u +%Y-%m-%dT%H:%M:%SZ) rounds=$rounds seconds=$seconds batch=$batch bind=$binds workers=$workers"
+} | tee -a "$log"
+echo "pingpong: shared memory (vader), then TCP loopback" >&2
+mpirun -np 2 --bind-to core "${extra[@]}" "$pingpong" | sed 's/^/transport=shm /' | tee -a "$log" | grep fit
+mpirun -np 2 --bind-to core --mca btl tcp,self "${extra[@]}" "$pingpong" | sed 's/^/transport=tcp /' | tee -a "$log" |
+    grep fit
+for ((r = 1; r <= rounds; r++)); do
+    echo "round $r of $rounds" >&2
+    mpirun -np 1 --bind-to none "${extra[@]}" "$bench" --batch "$batch" --seconds "$seconds" --model "$models" \
+        --only one,tpu2,chained --round "$r" | sed 's/$/ bind=none/' >>"$log"
+    for k in ${workers//,/ }; do
+        for b in ${binds//,/ }; do
+            mpirun -np "$k" --bind-to "$b" "${extra[@]}" "$bench" --batch "$batch" --seconds "$seconds" \
+                --model "$models" --only chained,allreduce --round "$r" | sed "s/\$/ bind=$b/" >>"$log"
+        done
+    done
+done
+echo "# load average at end: $(cut -d' ' -f1-3 /proc/loadavg)" | tee -a "$log"
+echo "raw lines: $log" >&2
+python3 benchmarks/multi_worker_projection.py "$log"
