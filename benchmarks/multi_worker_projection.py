@@ -27,8 +27,12 @@ and A (the optimizer on the sums, which every worker runs on the whole buffer).
   + A + O + ceil(log2 K) alpha                 the optimizer on the whole buffer; the rest of the step
                                                (O: fit's loop, the samples' gathering: one process's
                                                step less F + D + A); the scores' MPI_Allgather
-  chained, broadcast per chunk (a fix, not the code): the last worker broadcasts chunk j as soon as
-    it has it, so only the last chunk's broadcast is exposed: ceil(log2 K)(alpha + 4 c beta)
+  chained, sums sent back per chunk (a fix, not the code): the last worker passes each finished chunk
+    on around a ring (K-1 -> 0 -> 1 -> ... -> K-2) while the chain goes on, instead of one MPI_Bcast
+    at the end: each link then carries every chunk twice, (m + K - 1) d + 2 (m + K - 2) t, and the
+    last chunk reaches every worker (K - 1) t later
+  chained, chunk_floats tuned to K: the code's reduction with the power of two (256 to 512K floats)
+    that minimises the step: the fill (K - 2) t shrinks with smaller chunks, the m alphas grow
   allreduce (Reduction::allreduce): F/K + D/K + ring all-reduce 2 (K - 1)(alpha + N/K beta) + A + ...
 
 Efficiency = one core's step (OneDeviceStrategy) / (K x the K-worker step). Compute is assumed to
@@ -95,12 +99,12 @@ def step_time(kind, k, n, chunk, f, d, a, alpha, beta, o=0.0):
     t = alpha + 4 * min(chunk, n) * beta
     chain = (m + k - 1) * link + (m + k - 2) * t
     if kind == "chained":
-        bcast = log2ceil(k) * (alpha + big_n * beta)
-    elif kind == "chained+chunk_bcast":
-        bcast = log2ceil(k) * t
-    else:
-        raise ValueError(kind)
-    return f / k + chain + bcast + a + o + scores
+        return f / k + chain + log2ceil(k) * (alpha + big_n * beta) + a + o + scores
+    if kind == "chained+tuned":   # the code's reduction with the best power-of-two chunk_floats for K
+        return min(step_time("chained", k, n, 1 << e, f, d, a, alpha, beta, o) for e in range(8, 20))
+    if kind == "chained+return":
+        return f / k + (m + k - 1) * link + 2 * (m + k - 2) * t + (k - 1) * t + a + o + scores
+    raise ValueError(kind)
 
 
 def bytes_per_worker(kind, k, n):
@@ -110,11 +114,13 @@ def bytes_per_worker(kind, k, n):
         return 0
     if kind == "allreduce":
         return 2 * (k - 1) * big_n // k
-    return big_n + log2ceil(k) * big_n   # a link (not the last worker) + the binomial root's sends
+    # rank 0: its link's N, then N to each of its ceil(log2 K) - 1 children in the binomial tree rooted
+    # at the last worker (which sends N to ceil(log2 K) children): ceil(log2 K) N either way
+    return max(1, log2ceil(k)) * big_n
 
 
 MODELS = ["fashion", "reuters", "mnist", "cifar10_cnn", "cifar10_bn", "reuters_lstm"]
-KINDS = [("chained", "chained (as the code)"), ("chained+chunk_bcast", "chained, bcast per chunk"), ("allreduce", "ring all-reduce")]
+KINDS = [("chained", "chained (as the code)"), ("chained+tuned", "chained, chunk_floats tuned to K"), ("chained+return", "chained, sums sent back per chunk (fix)"), ("allreduce", "ring all-reduce")]
 
 
 def main():
@@ -220,6 +226,21 @@ def main():
                 best = min(times, key=times.get)
                 half = next((k for k in range(2, 129) if t1 / (k * times[k]) < 0.5), None)
                 print(f"| {model} | {label} | " + " | ".join(cells) + f" | {best} ({128 / times[best]:,.0f}) | {half or '> 128'} |")
+
+    print("\n## Summary: efficiency at K workers, per network; where it falls under 50%\n")
+    nets = [n[0] for n in networks]
+    big = [k for k in workers if k > 2]
+    print("| model | reduction | " + " | ".join(f"{net} K={k}" for net in nets for k in big) + " | "
+          + " | ".join(f"{net} < 50% from" for net in nets) + " |")
+    print("|---|---|" + "---:|" * (len(nets) * len(big) + len(nets)))
+    for model, (n, f, d, a, o, t1) in parts.items():
+        for kind, label in KINDS:
+            cells, stops = [], []
+            for net, alpha, beta, _ in networks:
+                eff = lambda k: t1 / (k * step_time(kind, k, n, args.chunk, f, d, a, alpha, beta, o))
+                cells += [f"{100 * eff(k):.0f}%" for k in big]
+                stops.append(str(next((k for k in range(2, 129) if eff(k) < 0.5), "> 128")))
+            print(f"| {model} | {label} | " + " | ".join(cells) + " | " + " | ".join(stops) + " |")
 
     print("\n## Bytes sent per step by the busiest worker (model)\n")
     print("| model | buffer | " + " | ".join(f"chained K={k}" for k in workers) + " | " + " | ".join(f"ring K={k}" for k in workers) + " |")
