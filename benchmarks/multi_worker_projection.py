@@ -56,6 +56,7 @@ def parse(path):
     runs = defaultdict(list)   # (model, strategy, workers, bind) -> [fields]
     pingpong = {}              # transport -> {"alpha": s, "beta": s/B, "points": [(bytes, s)]}
     comments = []
+    monitored = {}             # (model, strategy, workers, rank) -> {steps: [bytes, messages]}
     with open(path) as f:
         for line in f:
             line = line.strip()
@@ -63,7 +64,12 @@ def parse(path):
                 comments.append(line)
                 continue
             fields = dict(re.findall(r"(\w+)=(\S+)", line))
-            if "multi_worker_bench" in line:
+            if line.startswith("monitor "):
+                key = (fields["model"], fields["strategy"], int(fields["workers"]), int(fields["rank"]))
+                per_steps = monitored.setdefault(key, {}).setdefault(int(fields["steps"]), [0, 0])
+                per_steps[0] += int(fields["bytes"])
+                per_steps[1] += int(fields["msgs"])
+            elif "multi_worker_bench" in line:
                 key = (fields["model"], fields["strategy"], int(fields["workers"]), fields.get("bind", "?"))
                 runs[key].append(fields)
             elif "mpi_pingpong_fit" in line:
@@ -73,7 +79,7 @@ def parse(path):
             elif "mpi_pingpong" in line:
                 p = pingpong.setdefault(fields["transport"], {"points": []})
                 p["points"].append((int(fields["bytes"]), float(fields["one_way_us"]) * 1e-6))
-    return runs, pingpong, comments
+    return runs, pingpong, comments, monitored
 
 
 def median(runs, key, field):
@@ -129,7 +135,7 @@ def main():
     ap.add_argument("--chunk", type=int, default=16384, help="chunk_floats of the chain (MultiWorkerOptions)")
     ap.add_argument("--workers", default="2,8,16,64")
     args = ap.parse_args()
-    runs, pingpong, comments = parse(args.raw)
+    runs, pingpong, comments, monitored = parse(args.raw)
     workers = [int(w) for w in args.workers.split(",")]
     for c in comments:
         print(c)
@@ -167,6 +173,22 @@ def main():
                 k = key[2]
                 sent_text = f"{int(sent):,}" if sent else f"{2 * (k - 1) * 4 * params // k:,} (ring, model)"
             print(f"| {model} | {params:,} | {label} | {rate:,.0f} | {ratio} | {share(red)} | {share(app)} | {sent_text} |")
+
+    if monitored:
+        print("\n## What MPI sent per step (Open MPI's pml monitoring: a 2-step run less a 1-step run)\n")
+        print("| model | workers | reduction | bytes sent per step, by rank | messages per step, by rank |")
+        print("|---|---:|---|---|---|")
+        for model in models:
+            for k in sorted({key[2] for key in monitored if key[0] == model}):
+                for strategy in ("chained", "allreduce"):
+                    per_rank = []
+                    for r in range(k):
+                        counts = monitored.get((model, strategy, k, r), {})
+                        if 1 in counts and 2 in counts:
+                            per_rank.append((counts[2][0] - counts[1][0], counts[2][1] - counts[1][1]))
+                    if per_rank:
+                        print(f"| {model} | {k} | {strategy} | " + ", ".join(f"{b:,}" for b, _ in per_rank) + " | "
+                              + ", ".join(str(m) for _, m in per_rank) + " |")
 
     print("\n## MPI between two processes (ping-pong, one way)\n")
     print("| transport | alpha (latency) | beta | bandwidth | 64 KiB chunk | 435 KB (Fashion's buffer) |")

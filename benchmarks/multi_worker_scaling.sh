@@ -15,7 +15,8 @@
 # Environment: ROUNDS (3), SECONDS_PER (1.0, per configuration and round), MODELS (all six seeds:
 # fashion,reuters,mnist,cifar10_cnn,cifar10_bn,reuters_lstm), BIND (core: each rank on its own core;
 # "none", or "core,none" for both), BATCH (128), OUT (a directory for the raw lines; default a new
-# one under /tmp), WORKERS (2; each must divide the 8 micro-batches), NO_BUILD=1 (use the binaries as they are), MPIRUN_FLAGS (added to every mpirun,
+# one under /tmp), WORKERS (2; each must divide the 8 micro-batches), BYTES (1: count what MPI sends per
+# step with Open MPI's pml monitoring, 2 steps less 1, about half a minute; 0: skip), NO_BUILD=1 (use the binaries as they are), MPIRUN_FLAGS (added to every mpirun,
 # e.g. --oversubscribe).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -64,6 +65,22 @@ for ((r = 1; r <= rounds; r++)); do
         done
     done
 done
+if [ "${BYTES:-1}" != 0 ]; then   # what MPI itself sends per step: Open MPI's pml monitoring, 2 steps less 1
+    echo "bytes: Open MPI's pml monitoring" >&2
+    for k in ${workers//,/ }; do
+        for m in ${models//,/ }; do
+            for s in chained allreduce; do
+                for steps in 1 2; do
+                    mpirun -np "$k" --bind-to core --mca pml_monitoring_enable 1 --mca pml_monitoring_enable_output 1 \
+                        "${extra[@]}" "$bench" --batch "$batch" --model "$m" --only "$s" --steps "$steps" 2>&1 |
+                        awk -v m="$m" -v s="$s" -v k="$k" -v n="$steps" \
+                            '$1 == "E" { print "monitor model=" m " strategy=" s " workers=" k " steps=" n " rank=" $2 " peer=" $3 " bytes=" $4 " msgs=" $6 }' \
+                        >>"$log" || true
+                done
+            done
+        done
+    done
+fi
 echo "# load average at end: $(cut -d' ' -f1-3 /proc/loadavg)" | tee -a "$log"
 echo "raw lines: $log" >&2
 python3 benchmarks/multi_worker_projection.py "$log"
