@@ -139,7 +139,7 @@ def main():
     workers = [int(w) for w in args.workers.split(",")]
     for c in comments:
         print(c)
-    models = [m for m in MODELS if any(k[0] == m for k in runs)]
+    models = [m for m in MODELS if any(k[0] == m for k in runs) or any(k[0] == m for k in monitored)]
     binds = sorted({k[3] for k in runs if k[2] > 1})
     measured_workers = sorted({k[2] for k in runs if k[2] > 1})
     rounds = max((len(v) for v in runs.values()), default=0)
@@ -151,7 +151,9 @@ def main():
     for model in models:
         one = median(runs, (model, "OneDevice", 1, "none"), "samples_per_s")
         one_core[model] = one
-        params = next(int(v[0]["params"]) for k, v in runs.items() if k[0] == model)
+        params = next((int(v[0]["params"]) for k, v in runs.items() if k[0] == model), None)
+        if params is None:
+            continue
         rows = [("OneDevice (1 thread)", (model, "OneDevice", 1, "none")),
                 ("TpuStrategy<2> (1 process)", (model, "TpuStrategy<2>", 1, "none")),
                 ("MultiWorker<1>, 1 process", (model, "MultiWorker<1>", 1, "none"))]
