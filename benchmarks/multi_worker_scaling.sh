@@ -51,6 +51,31 @@ pingpong=$build/benchmarks/mpi_pingpong
     echo "# mpirun: $(mpirun --version 2>&1 | head -1)"
     echo "# date: $(date -u +%Y-%m-%dT%H:%M:%SZ) rounds=$rounds seconds=$seconds batch=$batch bind=$binds workers=$workers"
 } | tee -a "$log"
+# Can two processes run at once at full speed here? (A VM may show 2 cores that share one physical CPU.)
+python3 - <<'PY' | tee -a "$log"
+import multiprocessing as mp, os, time
+def spin(core, seconds, out):
+    if core is not None:
+        os.sched_setaffinity(0, {core})
+    n, x, end = 0, 1.0, time.perf_counter() + seconds
+    while time.perf_counter() < end:
+        for _ in range(10000):
+            x = x * 1.0000001 + 1e-9
+        n += 1
+    out.put(n / seconds)
+if __name__ == "__main__":
+    cores = sorted(os.sched_getaffinity(0))[:2]
+    if len(cores) < 2:
+        raise SystemExit("# parallel capacity: one core only")
+    q = mp.Queue()
+    p = mp.Process(target=spin, args=(cores[0], 1.0, q)); p.start(); p.join(); alone = q.get()
+    ps = [mp.Process(target=spin, args=(c, 1.0, q)) for c in cores]
+    [p.start() for p in ps]; [p.join() for p in ps]
+    pair = [q.get() for _ in ps]
+    print(f"# parallel capacity: 2 processes on cores {cores[0]},{cores[1]} each ran at "
+          f"{min(pair) / alone:.2f} and {max(pair) / alone:.2f} of one process alone "
+          f"(1.00: two real cores; 0.50: the two share one)")
+PY
 echo "pingpong: shared memory (vader), then TCP loopback" >&2
 mpirun -np 2 --bind-to core "${extra[@]}" "$pingpong" | sed 's/^/transport=shm /' | tee -a "$log" | grep fit
 mpirun -np 2 --bind-to core --mca btl tcp,self "${extra[@]}" "$pingpong" | sed 's/^/transport=tcp /' | tee -a "$log" |
