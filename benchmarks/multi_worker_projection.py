@@ -1,13 +1,15 @@
 #!/usr/bin/env python3
 """Multi-worker scaling: the measured table and an alpha-beta projection (python3, stdlib only).
 
-    benchmarks/multi_worker_projection.py RAW [--chunk 16384] [--workers 2,8,16,64] [--markdown]
+    benchmarks/multi_worker_projection.py RAW [--chunk 16384] [--workers 2,8,16,64]
 
 RAW: the lines benchmarks/multi_worker_scaling.sh collected (multi_worker_bench's lines, mpi_pingpong's
-with transport=shm|tcp). Prints (1) the medians over rounds: samples/s, ratio to one core, the
-reduce's and the apply's share of a step, bytes sent per step; (2) alpha and beta per transport;
-(3) the model's 2-worker step beside the measured one; (4) projected samples/s and efficiency for K
-workers; (5) where each reduction stops scaling.
+with transport=shm|tcp, the pml monitoring's "monitor" lines). Prints (1) the medians over rounds:
+samples/s, ratio to one core, the reduce's and the apply's share of a step, bytes the chief's links
+send per step; (2) the bytes and messages MPI sent per step and rank; (3) alpha and beta per
+transport; (4) the model's K-worker step beside the measured one; (5) projected samples/s and
+efficiency for K workers per link, with the best K and the first K under 50%; (6) the bytes the
+busiest worker sends per step, by the model.
 
 The model of one training step on K workers (global batch fixed, K dividing the micro-batches), from
 MultiWorkerStrategy::chained_step (include/tpudsl/distribute/multi_worker.hpp). One core's step, as
