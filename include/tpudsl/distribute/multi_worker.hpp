@@ -13,9 +13,10 @@
 /// process r of K computes micro-batches [r M / K, (r + 1) M / K) (every process reads the whole data
 /// with the same shuffle, and gathers only its micro-batches' samples). Their gradients meet in a
 /// chained reduce: process 0 starts the sum of the flat gradient buffer with its micro-batches, sends
-/// it to process 1, which goes on with its own, and so on to the last process, which broadcasts the
-/// step's sums; every process then applies the optimizer to them. The buffer travels in chunks, so
-/// that process r + 1 works on chunk c while process r works on chunk c + 1. Each element of the sum
+/// it to process 1, which goes on with its own, and so on to the last process, whose sums are the
+/// step's: they go back around the ring chunk by chunk, each process applying the optimizer to a chunk
+/// as it arrives. The buffer travels in chunks, so that process r + 1 works on chunk c while process r
+/// works on chunk c + 1. Each element of the sum
 /// gets exactly the operations, in the order, that one process gives it (a deferred kernel's chain
 /// over the samples resumes where the previous process left it: gemm_tn_micro_batches' load_c), so
 /// 1, 2 or 4 processes give the bits of OneDeviceStrategy. `Reduction::allreduce` trades that for
@@ -229,15 +230,15 @@ enum class Reduction {
 struct MultiWorkerTimings {
     std::size_t steps = 0;
     double compute_seconds = 0;   ///< forward and backward of the worker's micro-batches
-    double reduce_seconds = 0;    ///< the reduce: its link of the chain, waiting for it, the broadcast
-    double apply_seconds = 0;     ///< the optimizer on the step's sums
-    std::size_t bytes_sent = 0;   ///< by this worker's chain links (the broadcast not counted)
+    double reduce_seconds = 0;    ///< the reduce: its links of the chain and the waits for the previous worker's
+    double apply_seconds = 0;     ///< the step's sums, received chunk by chunk, and the optimizer on them
+    std::size_t bytes_sent = 0;   ///< by this worker's chain links and its forwarding of the step's sums
 };
 
 struct MultiWorkerOptions {
     Reduction reduction = Reduction::deterministic;
     /// Floats per message of the chained reduce (a process works on one chunk while the next process
-    /// works on the one before). 64 KiB: the Fashion-MNIST model's 108,810 floats in 7 chunks, so that
+    /// works on the one before). 64 KiB: the Fashion-MNIST model's 108,816 floats in 7 chunks, so that
     /// the second worker waits for one seventh of the first's link, not half (65,536: 2 chunks, a third
     /// fewer samples/s on 2 workers).
     std::size_t chunk_floats = 16384;
@@ -297,8 +298,22 @@ public:
         const std::size_t chunks = (size + chunk - 1) / chunk;
         recvs_.assign(chunks, MPI_REQUEST_NULL);   // no allocation after the first step: capacity kept
         sends_.assign(chunks, MPI_REQUEST_NULL);
+        final_recvs_.assign(chunks, MPI_REQUEST_NULL);
+        final_sends_.assign(chunks, MPI_REQUEST_NULL);
         const MPI_Comm comm = resolver_.session()->comm();
         const bool chain = options_.reduction == Reduction::deterministic && workers > 1;
+        // The step's sums leave the last worker chunk by chunk, around the ring (last -> 0 -> 1 -> ...
+        // -> last - 1): each worker applies a chunk as it arrives and passes it on, so the pipeline of
+        // the chain goes on through the distribution instead of ending in one broadcast of the buffer.
+        const bool last = rank + 1 == workers;
+        const int ring_from = rank == 0 ? workers - 1 : rank - 1;
+        float* step_sums = sums;   // where this worker's copy of the step's sums lies
+        if (chain && !last) {
+            if (finals_.size() < size)
+                finals_.resize(size);
+            step_sums = finals_.data();
+        }
+        const auto final_tag = [&](std::size_t c) { return static_cast<int>(chunks + c); };
         auto share = [&](std::size_t lo, std::size_t hi, std::size_t t) {   // thread t's part of [lo, hi)
             auto at = [&](std::size_t i) {
                 return i >= pool_->size() ? hi
@@ -318,12 +333,17 @@ public:
         using clock = std::chrono::steady_clock;
         clock::time_point started = clock::now(), computed, reduced;
         auto work = [&](std::size_t t) {
-            if (t == 0 && chain && rank > 0)
+            if (t == 0 && chain)
                 for (std::size_t c = 0; c < chunks; ++c) {
                     const std::size_t lo = c * chunk, hi = std::min(size, lo + chunk);
-                    note(MPI_Irecv(sums + lo, static_cast<int>(hi - lo), MPI_FLOAT, rank - 1, static_cast<int>(c), comm,
-                                   &recvs_[c]),
-                         "MPI_Irecv");
+                    if (rank > 0)
+                        note(MPI_Irecv(sums + lo, static_cast<int>(hi - lo), MPI_FLOAT, rank - 1, static_cast<int>(c),
+                                       comm, &recvs_[c]),
+                             "MPI_Irecv");
+                    if (!last)
+                        note(MPI_Irecv(step_sums + lo, static_cast<int>(hi - lo), MPI_FLOAT, ring_from, final_tag(c),
+                                       comm, &final_recvs_[c]),
+                             "MPI_Irecv (the step's sums)");
                 }
             replicas(t);
             pool_->sync();
@@ -338,14 +358,14 @@ public:
                     const auto [b, e] = share(lo, hi, t);
                     link(b, e, sums, rank == 0, t);
                     pool_->sync();
-                    if (t == 0 && rank + 1 < workers)
+                    if (t == 0 && !last)
                         note(MPI_Isend(sums + lo, static_cast<int>(hi - lo), MPI_FLOAT, rank + 1, static_cast<int>(c),
                                        comm, &sends_[c]),
                              "MPI_Isend");
-                }
-                if (t == 0) {
-                    note(MPI_Waitall(static_cast<int>(chunks), sends_.data(), MPI_STATUSES_IGNORE), "MPI_Waitall");
-                    note(bcast(sums, size, workers - 1), "MPI_Bcast (the step's sums from the last worker)");
+                    if (t == 0 && last)   // chunk c of the step's sums is final: on around the ring
+                        note(MPI_Isend(sums + lo, static_cast<int>(hi - lo), MPI_FLOAT, 0, final_tag(c), comm,
+                                       &final_sends_[c]),
+                             "MPI_Isend (the step's sums)");
                 }
             } else {
                 const auto [b, e] = share(0, size, t);
@@ -358,8 +378,28 @@ public:
             pool_->sync();
             if (t == 0)
                 reduced = clock::now();
-            const auto [b, e] = share(0, size, t);
-            apply(b, e, sums, t);
+            if (!chain) {
+                const auto [b, e] = share(0, size, t);
+                apply(b, e, sums, t);
+                return;
+            }
+            for (std::size_t c = 0; c < chunks; ++c) {   // apply each chunk of the step's sums as it comes
+                const std::size_t lo = c * chunk, hi = std::min(size, lo + chunk);
+                if (t == 0 && !last) {
+                    note(MPI_Wait(&final_recvs_[c], MPI_STATUS_IGNORE), "MPI_Wait (receiving the step's sums)");
+                    if (rank + 2 < workers)   // the next worker on the ring is not the last one
+                        note(MPI_Isend(step_sums + lo, static_cast<int>(hi - lo), MPI_FLOAT, rank + 1, final_tag(c),
+                                       comm, &final_sends_[c]),
+                             "MPI_Isend (the step's sums)");
+                }
+                pool_->sync();
+                const auto [b, e] = share(lo, hi, t);
+                apply(b, e, step_sums, t);
+            }
+            if (t == 0) {   // the sends read buffers the next step writes
+                note(MPI_Waitall(static_cast<int>(chunks), sends_.data(), MPI_STATUSES_IGNORE), "MPI_Waitall");
+                note(MPI_Waitall(static_cast<int>(chunks), final_sends_.data(), MPI_STATUSES_IGNORE), "MPI_Waitall");
+            }
         };
         pool_->run(work);
         const clock::time_point finished = clock::now();
@@ -367,7 +407,9 @@ public:
         timings_.compute_seconds += std::chrono::duration<double>(computed - started).count();
         timings_.reduce_seconds += std::chrono::duration<double>(reduced - computed).count();
         timings_.apply_seconds += std::chrono::duration<double>(finished - reduced).count();
-        if (chain && rank + 1 < workers)
+        if (chain && rank + 2 < workers)   // its chain links and the step's sums passed on
+            timings_.bytes_sent += 2 * size * sizeof(float);
+        else if (chain)   // the last worker sends the step's sums; the one before it its chain links only
             timings_.bytes_sent += size * sizeof(float);
         mpi_check(error, failed ? failed : "");
     }
@@ -430,7 +472,8 @@ private:
     std::shared_ptr<distribute::thread_pool> pool_;
     // Buffers sized once, reused every step (the step itself allocates nothing after the first).
     mutable std::vector<float> sums_;
-    mutable std::vector<MPI_Request> recvs_, sends_;
+    mutable std::vector<float> finals_;   // the step's sums as they arrive (all workers but the last)
+    mutable std::vector<MPI_Request> recvs_, sends_, final_recvs_, final_sends_;
     mutable std::vector<double> scores_;
     mutable std::vector<int> counts_, displs_;
     mutable MultiWorkerTimings timings_;
