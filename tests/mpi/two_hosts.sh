@@ -124,9 +124,10 @@ else
 fi
 
 echo "two_hosts: $ns1 ($veth1 $addr1/24) <-veth-> $ns2 ($veth2 $addr2/24)"
-# shellcheck disable=SC2054   # --host takes a comma-separated list
+printf '%s slots=1\n' "$addr1" "$addr2" > "$work/hosts"   # the recipe's hostfile (docs/distribute.md)
+# shellcheck disable=SC2054   # tcp,self is one argument
 command=(timeout --kill-after=10 "$limit" ip netns exec "$ns1"
-         "$mpirun" -np 2 --host "$addr1:1,$addr2:1" --map-by ppr:1:node --bind-to none
+         "$mpirun" --hostfile "$work/hosts" -np 2 --bind-to none --map-by ppr:1:node
          --allow-run-as-root --oversubscribe
          --mca plm rsh --mca plm_rsh_agent "$work/agent"
          --mca pml ob1 --mca btl tcp,self
