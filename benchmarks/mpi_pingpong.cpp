@@ -3,11 +3,12 @@
 // one-way time (half a round trip), and the fit t(n) = alpha + n / beta: alpha the one-way time of an
 // 8-byte message, beta the bandwidth of the largest messages (least squares over 1 MiB and above).
 //
-//   mpirun -np 2 mpi_pingpong [--max-bytes N] [--trials T]
+//   mpirun -np 2 mpi_pingpong [--max-bytes N] [--trials T] [--no-pin]
 //   tests/mpi/two_hosts.sh --min-bytes 0 $(command -v mpirun) build/release/benchmarks/mpi_pingpong
 //       (the two processes in two network namespaces, TCP over a veth pair)
 //
-// Each size: T trials (7) of about 20 ms each, after a warm-up. Prints one line per size (the median over the trials of a
+// Rank r runs on the r-th core it may use (--no-pin: where the scheduler puts it). Each size: T trials
+// (7) of about 20 ms each, after a warm-up. Prints one line per size (the median over the trials of a
 // trial's mean, and the best trial), then
 //   mpi_pingpong trials=median alpha_us=<a> beta_GBps=<b> ns_per_float=<c> chunk_us=<d>
 //   mpi_pingpong trials=best ...      (the same fit on each size's best trial)
@@ -20,6 +21,8 @@
 #include <cstring>
 #include <string>
 #include <vector>
+
+#include <sched.h>
 
 namespace {
 
@@ -55,11 +58,28 @@ main(int argc, char** argv)
     MPI_Comm_size(MPI_COMM_WORLD, &size);
     std::size_t max_bytes = std::size_t{16} << 20;
     int trials = 7;
+    bool pin = true;
     for (int i = 1; i + 1 < argc; i += 2) {
         if (std::strcmp(argv[i], "--max-bytes") == 0)
             max_bytes = std::strtoull(argv[i + 1], nullptr, 10);
         else if (std::strcmp(argv[i], "--trials") == 0)
             trials = std::max(1, std::atoi(argv[i + 1]));
+    }
+    for (int i = 1; i < argc; ++i)
+        if (std::strcmp(argv[i], "--no-pin") == 0)
+            pin = false;
+    // Rank r on the r-th core it may use: two processes polling for messages on one core would wait for
+    // each other's time slices (milliseconds), which one process per core never does.
+    if (cpu_set_t allowed; pin && sched_getaffinity(0, sizeof allowed, &allowed) == 0 && CPU_COUNT(&allowed) >= 2) {
+        int seen = 0;
+        for (int cpu = 0; cpu < CPU_SETSIZE; ++cpu)
+            if (CPU_ISSET(cpu, &allowed) && seen++ == rank % CPU_COUNT(&allowed)) {
+                cpu_set_t one;
+                CPU_ZERO(&one);
+                CPU_SET(cpu, &one);
+                sched_setaffinity(0, sizeof one, &one);
+                break;
+            }
     }
     if (size < 2) {
         if (rank == 0)
