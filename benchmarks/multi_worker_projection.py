@@ -29,11 +29,11 @@ and A (the optimizer on the sums, which every worker runs on the whole buffer).
   + A + O + ceil(log2 K) alpha                 the optimizer on the whole buffer; the rest of the step
                                                (O: fit's loop, the samples' gathering: one process's
                                                step less F + D + A); the scores' MPI_Allgather
-  chained, sums sent back per chunk (a fix, not the code): the last worker passes each finished chunk
-    on around a ring (K-1 -> 0 -> 1 -> ... -> K-2) while the chain goes on, instead of one MPI_Bcast
+  chained, sums sent back per chunk (the code now; the broadcast above was the code before): the last
+    worker passes each finished chunk on around a ring (K-1 -> 0 -> 1 -> ... -> K-2) while the chain goes on, instead of one MPI_Bcast
     at the end: each link then carries every chunk twice, (m + K - 1) d + 2 (m + K - 2) t, and the
     last chunk reaches every worker (K - 1) t later
-  chained, chunk_floats tuned to K: the code's reduction with the power of two (256 to 512K floats)
+  chained, chunk_floats tuned to K: the chain and broadcast with the power of two (256 to 512K floats)
     that minimises the step: the fill (K - 2) t shrinks with smaller chunks, the m alphas grow
   allreduce (Reduction::allreduce): F/K + D/K + ring all-reduce 2 (K - 1)(alpha + N/K beta) + A + ...
 
@@ -128,7 +128,7 @@ def bytes_per_worker(kind, k, n):
 
 
 MODELS = ["fashion", "reuters", "mnist", "cifar10_cnn", "cifar10_bn", "reuters_lstm"]
-KINDS = [("chained", "chained (as the code)"), ("chained+tuned", "chained, chunk_floats tuned to K"), ("chained+return", "chained, sums sent back per chunk (fix)"), ("allreduce", "ring all-reduce")]
+KINDS = [("chained", "chained, one broadcast at the end"), ("chained+tuned", "chained and broadcast, chunk_floats tuned to K"), ("chained+return", "chained, sums sent back per chunk (the code)"), ("allreduce", "ring all-reduce")]
 
 
 def main():
