@@ -342,9 +342,9 @@ bench_gemms(const std::string& model, std::size_t m, bool input_grad, double pea
     blas = openblas_seconds(true, false, K, N, Parts * m, x.data(), dz.data(), dw.data());
 #endif
     if constexpr (Parts > 1) {
-        const auto part = [&](std::size_t p) {
-            return tpudsl::kernels::gemm_micro_batch{x.data() + p * m * K, dz.data() + p * m * N, m};
-        };
+        tpudsl::kernels::gemm_micro_batch part[Parts];
+        for (std::size_t p = 0; p < Parts; ++p)
+            part[p] = {x.data() + p * m * K, dz.data() + p * m * N, m};
         report_kernel(model, "tn_parts", K, N, Parts * m, flops * Parts,
                       best_seconds([&] { tpudsl::kernels::gemm_tn_micro_batches<N>(K, K, part, Parts, dw.data()); }), blas,
                       peak, rows);
@@ -400,11 +400,11 @@ bench_rows_gemms(const std::string& model, std::size_t parts, std::size_t rows, 
 #if defined(TPUDSL_BENCH_OPENBLAS)
     blas = openblas_seconds(true, false, K, N, m, x.data(), dz.data(), dw.data());
 #endif
-    const auto part = [&](std::size_t p) {
-        return tpudsl::kernels::gemm_micro_batch{x.data() + p * rows * K, dz.data() + p * rows * N, rows};
-    };
+    std::vector<tpudsl::kernels::gemm_micro_batch> parts_of(parts);
+    for (std::size_t p = 0; p < parts; ++p)
+        parts_of[p] = {x.data() + p * rows * K, dz.data() + p * rows * N, rows};
     report("tn_parts", K, N, m,
-           best_seconds([&] { tpudsl::kernels::gemm_tn_micro_batches<N>(K, K, part, parts, dw.data()); }), blas);
+           best_seconds([&] { tpudsl::kernels::gemm_tn_micro_batches<N>(K, K, parts_of.data(), parts, dw.data()); }), blas);
     if (input_grad) {
 #if defined(TPUDSL_BENCH_OPENBLAS)
         blas = openblas_seconds(false, true, m, K, N, dz.data(), w.data(), dx.data());

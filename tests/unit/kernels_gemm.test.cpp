@@ -148,21 +148,18 @@ TEST_CASE("gemm_tn_micro_batches: one chain over every part's rows in order, the
         }
         std::vector<float> want(M * N);
         kernels::gemm_tn<M, N>(a_all.size() / M, a_all.data(), b_all.data(), want.data(), false);
+        std::vector<kernels::gemm_micro_batch> parts;
+        for (std::size_t p = 0; p < rows.size(); ++p)
+            parts.push_back({a[p].data(), b[p].data(), rows[p]});
         std::vector<float> got(M * N, 7.0f);
-        kernels::gemm_tn_micro_batches<N>(
-            M, M, [&](std::size_t p) { return kernels::gemm_micro_batch{a[p].data(), b[p].data(), rows[p]}; }, rows.size(),
-            got.data());
+        kernels::gemm_tn_micro_batches<N>(M, M, parts.data(), rows.size(), got.data());
         CHECK(got == want);
         // The chain cut after any part and resumed from C (load_c): the bits of one chain (what a
         // process continuing the previous process's micro-batches computes).
         for (std::size_t cut = 0; cut <= rows.size(); ++cut) {
             INFO("cut after part " << cut);
             std::vector<float> chained(M * N, 7.0f);
-            auto part = [&](std::size_t first) {
-                return [&, first](std::size_t p) {
-                    return kernels::gemm_micro_batch{a[first + p].data(), b[first + p].data(), rows[first + p]};
-                };
-            };
+            auto part = [&](std::size_t first) { return parts.data() + first; };
             kernels::gemm_tn_micro_batches<N>(M, M, part(0), cut, chained.data());
             kernels::gemm_tn_micro_batches<N>(M, M, part(cut), rows.size() - cut, chained.data(), /*load_c*/ true);
             CHECK(chained == want);
@@ -198,8 +195,8 @@ TEST_CASE("gemm_tn_micro_batches: one chain over every part's rows in order, the
     check(integral_constant<std::size_t, 37>{}, integral_constant<std::size_t, 3>{}, std::vector<std::size_t>{4, 9});
     check(integral_constant<std::size_t, 70>{}, integral_constant<std::size_t, 17>{}, std::vector<std::size_t>{3, 1});
     std::vector<float> zero(6 * 5, 3.0f);   // no part has rows: C is zero
-    kernels::gemm_tn_micro_batches<5>(
-        6, 6, [](std::size_t) { return kernels::gemm_micro_batch{nullptr, nullptr, 0}; }, 2, zero.data());
+    const kernels::gemm_micro_batch empty[2] = {{nullptr, nullptr, 0}, {nullptr, nullptr, 0}};
+    kernels::gemm_tn_micro_batches<5>(6, 6, empty, 2, zero.data());
     CHECK(std::all_of(zero.begin(), zero.end(), [](float v) { return v == 0.0f; }));
 }
 

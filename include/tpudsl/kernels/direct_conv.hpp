@@ -285,13 +285,13 @@ rows_kernel_gradient(const float* x, const float* dz, float* dw, bool accumulate
                 constexpr std::size_t mr = V == P::nv ? P::mr : P::rest_mr;
                 row_tiles<mr>(R, [&]<std::size_t T>(std::size_t i) {
                     vfloat acc[T][V];
-                    const strided_rows<F> out{nullptr, 0, 0, dw + (kh * R + i) * F + col};
+                    const strided_rows out{nullptr, 0, 0, dw + (kh * R + i) * F + col, F};
                     tile_start<T, V, Last>(acc, out, accumulate || oh0 > 0);
                     for (std::size_t oh = oh0; oh < oh1; ++oh) {
                         const float* xrow = x + (oh * G.s_h + kh) * G.in_w * G.channels + i;
-                        tile_steps<T, V, Last, F, F>(
-                            acc, G.out_w, strided_rows<F>{xrow, 1, G.s_w * G.channels, nullptr},
-                            dz + oh * G.out_w * F + col);
+                        tile_steps<T, V, Last, false>(acc, G.out_w,
+                                                      strided_rows{xrow, 1, G.s_w * G.channels, nullptr, 0},
+                                                      dz + oh * G.out_w * F + col, F);
                     }
                     tile_store<T, V, Last>(acc, out, false, plain{}, col, false);
                 });

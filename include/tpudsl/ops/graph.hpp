@@ -326,7 +326,8 @@ public:
     /// add nothing). The same bits as `backward` without deferring on all the batches' samples as one
     /// micro-batch; outside the deferred ranges grads is not touched. `go_on`: each chain starts from
     /// grads' element instead of zero (a chain over a step's samples cut between micro-batches: the
-    /// micro-batches of one process, then the next's, give the bits of one chain).
+    /// micro-batches of one process, then the next's, give the bits of one chain). count <=
+    /// kernels::max_micro_batches.
     static void
     deferred_gradient(const micro_batch* batches, std::size_t count, std::size_t cap, std::size_t lo, std::size_t hi,
                       float* grads, bool go_on = false) noexcept
@@ -552,13 +553,12 @@ private:
             if (a >= b)
                 return;
             float* g = grads + offset;
-            auto part_of = [&](std::size_t p) {
-                return kernels::gemm_micro_batch{input<I>(batches[p].x, batches[p].ws, cap), activation(batches[p].ws, cap, I),
-                                          batches[p].n};
-            };
+            kernels::gemm_micro_batch parts[kernels::max_micro_batches];   // X_p^T (In x n_p) and dZ_p (n_p x U)
+            for (std::size_t p = 0; p < count; ++p)
+                parts[p] = {input<I>(batches[p].x, batches[p].ws, cap), activation(batches[p].ws, cap, I), batches[p].n};
             // A row cut by the range: the kernel computes the whole row aside, its columns are copied.
             auto cut_row = [&](std::size_t row, std::size_t j0, std::size_t j1) {
-                kernels::gemm_tn_micro_batches_columns<U>(row, j0, j1, In, part_of, count, g + row * U, go_on);
+                kernels::gemm_tn_micro_batches_columns<U>(row, j0, j1, In, parts, count, g + row * U, go_on);
             };
             std::size_t e = a - offset;
             const std::size_t end = b - offset;
@@ -569,14 +569,11 @@ private:
             }
             const std::size_t r0 = e / U, r1 = end / U;
             if (r0 < r1) {
-                kernels::gemm_tn_micro_batches<U>(
-                    r1 - r0, In,
-                    [&](std::size_t p) {
-                        kernels::gemm_micro_batch rows = part_of(p);
-                        rows.a += r0;
-                        return rows;
-                    },
-                    count, g + r0 * U, go_on);
+                for (std::size_t p = 0; p < count; ++p)   // rows [r0, r1) of C: columns from r0 of each X_p^T
+                    parts[p].a += r0;
+                kernels::gemm_tn_micro_batches<U>(r1 - r0, In, parts, count, g + r0 * U, go_on);
+                for (std::size_t p = 0; p < count; ++p)
+                    parts[p].a -= r0;
                 e = r1 * U;
             }
             if (e < end)

@@ -181,6 +181,7 @@ protected:
 
     static_assert(micro_batches <= distribute::max_micro_batches,
                   "tpudsl::Trainable: a strategy may split a step into at most 64 micro-batches");
+    static_assert(distribute::max_micro_batches <= kernels::max_micro_batches);   // deferred_gradient's parts
 
     void
     split(std::size_t n) noexcept

@@ -41,11 +41,12 @@ struct dot_plan {
 /// A tile of dot_rows: J columns of C from j0 for the R rows from `rows`, over K's [k0, k0 + kc) (kc a
 /// multiple of W but at K's end). Each element's vector of partial sums goes on from `sums` (laid out
 /// (row, column) over all of C's rows, W floats each), or from zero when k0 = 0; at K's end the lanes
-/// are added (reduce_add) to the bias and the epilogue's activation, and C's element is written.
-template <std::size_t R, std::size_t J, std::size_t K, std::size_t N, bool Relu>
+/// are added (reduce_add) to the bias and the epilogue's activation, and C's element is written. K and
+/// N are run-time values: every Dense layer with tiles of R x J shares the code.
+template <std::size_t R, std::size_t J, bool Relu>
 inline void
-dot_tile(const row_ref* rows, std::size_t i, std::size_t j0, std::size_t k0, std::size_t kc, const float* b,
-         const float* bias, float* sums) noexcept
+dot_tile(const row_ref* rows, std::size_t i, std::size_t j0, std::size_t k0, std::size_t kc, std::size_t K,
+         std::size_t N, const float* b, const float* bias, float* sums) noexcept
 {
     vfloat acc[R][J];
     const bool first = k0 == 0, last = k0 + kc == K;
@@ -116,9 +117,9 @@ dot_rows(const row_ref* rows, std::size_t m, const float* b, const float* bias) 
         row_tiles<P::rb>(m, [&]<std::size_t R>(std::size_t i) {
             if constexpr (P::wide > 0)
                 for (std::size_t g = 0; g < P::wide; ++g)
-                    dot_tile<R, P::jb + 1, K, N, Relu>(rows, i, g * (P::jb + 1), k0, kc, b, bias, sums);
+                    dot_tile<R, P::jb + 1, Relu>(rows, i, g * (P::jb + 1), k0, kc, K, N, b, bias, sums);
             for (std::size_t g = P::wide; g < P::groups; ++g)
-                dot_tile<R, P::jb, K, N, Relu>(rows, i, P::wide + g * P::jb, k0, kc, b, bias, sums);
+                dot_tile<R, P::jb, Relu>(rows, i, P::wide + g * P::jb, k0, kc, K, N, b, bias, sums);
         });
     }
 }

@@ -24,27 +24,33 @@ struct gemm_micro_batch {
     std::size_t k;
 };
 
+/// The most micro-batches one call of gemm_tn_micro_batches takes (a step's micro-batches: 8 for every
+/// strategy). The micro-batches are given as an array, not as a callable of the caller's type, so that
+/// every layer of every model with the same N shares one instance of the kernel.
+inline constexpr std::size_t max_micro_batches = 64;
+
 namespace detail {
 
 /// A C tile (R rows from i, V vectors at col) of gemm_tn_micro_batches: one chain per element over every micro-batch's
-/// rows in order, from zero (from C when `load_c`), in registers. B's panels are read packed one after another (LDB = V W:
-/// `packed` holds each micro-batch's panel in turn) or in place (LDB = N).
-template <std::size_t R, std::size_t V, std::size_t Last, std::size_t N, std::size_t LDB, class Batches>
+/// rows in order, from zero (from C when `load_c`), in registers. B's panels are read packed one after another (`Packed`:
+/// `packed` holds each micro-batch's panel in turn, rows V W floats apart) or in place (rows n floats apart). C's rows
+/// are n floats apart.
+template <std::size_t R, std::size_t V, std::size_t Last, bool Packed>
 inline void
-micro_batches_tile(std::size_t i, std::size_t lda, const Batches& batches, std::size_t count, const float* packed, float* c,
-           std::size_t col, bool load_c) noexcept
+micro_batches_tile(std::size_t i, std::size_t lda, const gemm_micro_batch* batches, std::size_t count, const float* packed,
+                   std::size_t n, float* c, std::size_t col, bool load_c) noexcept
 {
     vfloat acc[R][V];
-    const strided_rows<N> out{nullptr, 0, 0, c};
+    const strided_rows out{nullptr, 0, 0, c, n};
     tile_start<R, V, Last>(acc, out, load_c);
     const float* b = packed;
     for (std::size_t p = 0; p < count; ++p) {
-        const gemm_micro_batch mb = batches(p);
-        if constexpr (LDB == N)
+        const gemm_micro_batch mb = batches[p];
+        if constexpr (!Packed)
             b = mb.b + col;
-        tile_steps<R, V, Last, N, LDB>(acc, mb.k, strided_rows<N>{mb.a + i, 1, lda, nullptr}, b);
-        if constexpr (LDB != N)
-            b += mb.k * LDB;
+        tile_steps<R, V, Last, Packed>(acc, mb.k, strided_rows{mb.a + i, 1, lda, nullptr, 0}, b, Packed ? V * W : n);
+        if constexpr (Packed)
+            b += mb.k * V * W;
     }
     tile_store<R, V, Last>(acc, out, false, plain{}, col, false);
 }
@@ -52,26 +58,28 @@ micro_batches_tile(std::size_t i, std::size_t lda, const Batches& batches, std::
 /// Rows [0, m) of one column panel of gemm_tn_micro_batches' C (micro_batches_tile), `rows` the micro-batches' rows in all. Each
 /// micro-batch's panel of B is copied first when at least 48 rows of C share it (its rows N floats apart share
 /// few L1 sets, and a partial last vector would take masked loads).
-template <std::size_t MR, std::size_t V, std::size_t Last, std::size_t N, class Batches>
+/// `pack`: m >= 48 and B's rows in place are not already one packed panel (the caller's plan); C's and B's rows n
+/// floats apart.
+template <std::size_t MR, std::size_t V, std::size_t Last>
 inline void
-micro_batches_panel(std::size_t m, std::size_t lda, const Batches& batches, std::size_t count, std::size_t rows, float* c,
-            std::size_t col, bool load_c) noexcept
+micro_batches_panel(std::size_t m, std::size_t lda, const gemm_micro_batch* batches, std::size_t count, std::size_t rows,
+                    std::size_t n, float* c, std::size_t col, bool load_c, bool pack) noexcept
 {
     constexpr std::size_t LD = V * W;
-    if (m >= 48 && !plan<N>::in_place_packed) {
+    if (pack) {
         float* packed = scratch_buffer(rows * LD, scratch::packed_b);
         float* to = packed;
         for (std::size_t p = 0; p < count; ++p) {
-            const gemm_micro_batch mb = batches(p);
-            pack_panel<V, N>(mb.k, mb.b, col, to);
+            const gemm_micro_batch mb = batches[p];
+            pack_panel<V>(mb.k, mb.b, n, col, to);
             to += mb.k * LD;
         }
         row_tiles<MR>(m, [&]<std::size_t R>(std::size_t i) {
-            micro_batches_tile<R, V, Last, N, LD>(i, lda, batches, count, packed, c + i * N + col, col, load_c);
+            micro_batches_tile<R, V, Last, true>(i, lda, batches, count, packed, n, c + i * n + col, col, load_c);
         });
     } else {
         row_tiles<MR>(m, [&]<std::size_t R>(std::size_t i) {
-            micro_batches_tile<R, V, Last, N, N>(i, lda, batches, count, nullptr, c + i * N + col, col, load_c);
+            micro_batches_tile<R, V, Last, false>(i, lda, batches, count, nullptr, n, c + i * n + col, col, load_c);
         });
     }
 }
@@ -86,9 +94,9 @@ micro_batches_panel(std::size_t m, std::size_t lda, const Batches& batches, std:
 template <std::size_t N>
 inline constexpr std::size_t packed_micro_batches_rows = plan<N>::mr * 32;
 
-template <std::size_t N, class Batches>
+template <std::size_t N>
 inline void
-packed_micro_batches(std::size_t m, std::size_t lda, const Batches& batches, std::size_t count, std::size_t rows, float* c,
+packed_micro_batches(std::size_t m, std::size_t lda, const gemm_micro_batch* batches, std::size_t count, std::size_t rows, float* c,
                      bool load_c) noexcept
 {
     constexpr std::size_t MR = plan<N>::mr, mc_max = packed_micro_batches_rows<N>;
@@ -102,7 +110,7 @@ packed_micro_batches(std::size_t m, std::size_t lda, const Batches& batches, std
         // the next k, written after it, or on the pad.
         std::size_t k0 = 0;
         for (std::size_t p = 0; p < count; ++p) {
-            const gemm_micro_batch mb = batches(p);
+            const gemm_micro_batch mb = batches[p];
             for (std::size_t k = 0; k < mb.k; ++k) {
                 const float* src = mb.a + k * lda + m0;
                 for (std::size_t i = 0; i < block; i += MR) {
@@ -120,13 +128,13 @@ packed_micro_batches(std::size_t m, std::size_t lda, const Batches& batches, std
         auto panel = [&]<std::size_t V, std::size_t Last>(std::size_t col) {
             float* to = pb;
             for (std::size_t p = 0; p < count; ++p) {
-                const gemm_micro_batch mb = batches(p);
-                pack_panel<V, N>(mb.k, mb.b, col, to);
+                const gemm_micro_batch mb = batches[p];
+                pack_panel<V>(mb.k, mb.b, N, col, to);
                 to += mb.k * V * W;
             }
             row_tiles<MR>(block, [&]<std::size_t R>(std::size_t i) {
-                tile<R, V, Last, N, V * W>(rows, pa + i / MR * ps + i % MR, 1, MR, pb, cm + i * N + col, load_c, true,
-                                           plain{}, col);
+                tile<R, V, Last, true>(rows, pa + i / MR * ps + i % MR, 1, MR, pb, V * W, cm + i * N + col, N, load_c,
+                                       true, plain{}, col);
             });
         };
         for_each_panel<N>(panel);
@@ -138,9 +146,9 @@ packed_micro_batches(std::size_t m, std::size_t lda, const Batches& batches, std
 /// over the micro-batches in order it is one chain over all their rows). A_p's rows give the vectors, B_p's
 /// elements the broadcasts: per element the scalar operations of micro_batches_tile (fma(a, b, acc) =
 /// fma(b, a, acc)). `span` rows of C are valid (only the vectors below it are read when !Full).
-template <std::size_t R, std::size_t V, bool Full, std::size_t N>
+template <std::size_t R, std::size_t V, bool Full>
 inline void
-narrow_tile(const float* a, std::size_t lda, const float* b, std::size_t k, std::size_t span, float* sum,
+narrow_tile(const float* a, std::size_t lda, const float* b, std::size_t ldb, std::size_t k, std::size_t span, float* sum,
             bool first) noexcept
 {
     vfloat acc[R][V];
@@ -158,7 +166,7 @@ narrow_tile(const float* a, std::size_t lda, const float* b, std::size_t k, std:
             else
                 av[v] = vfloat::load_n(a + kk * lda + v * W, std::min(W, span > v * W ? span - v * W : 0));
         }
-        const float* bk = b + kk * N;
+        const float* bk = b + kk * ldb;
 #pragma GCC unroll 16
         for (std::size_t r = 0; r < R; ++r) {
             const vfloat bv = vfloat::broadcast(bk[r]);
@@ -182,9 +190,9 @@ narrow_tile(const float* a, std::size_t lda, const float* b, std::size_t k, std:
 template <std::size_t N>
 inline constexpr std::size_t narrow_rows_block = 32 * plan<N>::max_nv * W;
 
-template <std::size_t N, class Batches>
+template <std::size_t N>
 inline void
-narrow_micro_batches(std::size_t m, std::size_t lda, const Batches& batches, std::size_t count, float* c, bool load_c) noexcept
+narrow_micro_batches(std::size_t m, std::size_t lda, const gemm_micro_batch* batches, std::size_t count, float* c, bool load_c) noexcept
 {
     // Columns per tile: as many as the registers hold (plan's rows for V vectors), spread evenly over
     // the tiles N needs (Dense<10>: 5 + 5, not 6 + 4).
@@ -200,7 +208,7 @@ narrow_micro_batches(std::size_t m, std::size_t lda, const Batches& batches, std
                 for (std::size_t j = 0; j < N; ++j)
                     sums[i / VW * N * VW + j * VW + i % VW] = c[(i0 + i) * N + j];
         for (std::size_t p = 0; p < count; ++p) {
-            const gemm_micro_batch mb = batches(p);
+            const gemm_micro_batch mb = batches[p];
             if (mb.k == 0)
                 continue;
             for (std::size_t t = 0; t * VW < rows; ++t) {
@@ -210,10 +218,10 @@ narrow_micro_batches(std::size_t m, std::size_t lda, const Batches& batches, std
                 const bool full = span >= VW;
                 std::size_t j = 0;
                 for (; j + R <= N; j += R)
-                    (full ? narrow_tile<R, V, true, N> : narrow_tile<R, V, false, N>)(a, lda, mb.b + j, mb.k, span,
+                    (full ? narrow_tile<R, V, true> : narrow_tile<R, V, false>)(a, lda, mb.b + j, N, mb.k, span,
                                                                                       s + j * VW, first);
                 if constexpr (Rest > 0)
-                    (full ? narrow_tile<Rest, V, true, N> : narrow_tile<Rest, V, false, N>)(a, lda, mb.b + j, mb.k,
+                    (full ? narrow_tile<Rest, V, true> : narrow_tile<Rest, V, false>)(a, lda, mb.b + j, N, mb.k,
                                                                                             span, s + j * VW, first);
             }
             first = false;
@@ -229,23 +237,23 @@ narrow_micro_batches(std::size_t m, std::size_t lda, const Batches& batches, std
 
 } // namespace detail
 
-/// C(m, N) = A^T B over the micro-batches' rows, batches(p) giving micro-batch p (a gemm_micro_batch) for p < count: each
+/// C(m, N) = A^T B over the micro-batches' rows, batches[p] giving micro-batch p (a gemm_micro_batch) for p < count: each
 /// element one chain over k from zero, micro-batch after micro-batch in order (the bits of gemm_tn on the micro-batches' rows
 /// stacked, without stacking them: a layer's kernel gradient over every micro-batch of a step). C is
 /// zero when no micro-batch has rows. `load_c`: each chain goes on from C's element instead of zero, so
 /// that a chain over a step's micro-batches may be cut between them (one process's micro-batches, then
 /// the next's: distribute/multi_worker.hpp) and give the bits of one chain. A narrow C (narrow_columns) is computed down its columns, every lane
 /// busy, where its rows would fill 10 of 16 lanes (Dense<10>).
-template <std::size_t N, class Batches>
+template <std::size_t N>
 inline void
-gemm_tn_micro_batches(std::size_t m, std::size_t lda, const Batches& batches, std::size_t count, float* c,
+gemm_tn_micro_batches(std::size_t m, std::size_t lda, const gemm_micro_batch* batches, std::size_t count, float* c,
                       bool load_c = false) noexcept
 {
     using P = detail::plan<N>;
     constexpr std::size_t W = detail::W;
     std::size_t rows = 0;
     for (std::size_t p = 0; p < count; ++p)
-        rows += batches(p).k;
+        rows += batches[p].k;
     if (rows == 0) {
         if (!load_c)
             std::memset(c, 0, m * N * sizeof(float));
@@ -260,16 +268,17 @@ gemm_tn_micro_batches(std::size_t m, std::size_t lda, const Batches& batches, st
             detail::packed_micro_batches<N>(m, lda, batches, count, rows, c, load_c);
             return;
         }
+    const bool pack = m >= 48 && !P::in_place_packed;
     for (std::size_t p = 0; p < P::panels; ++p) {
         const std::size_t col = p * P::nv * W;
         if (P::rest == 0 && p + 1 == P::panels)
-            detail::micro_batches_panel<P::mr, P::nv, P::last_lanes, N>(m, lda, batches, count, rows, c, col, load_c);
+            detail::micro_batches_panel<P::mr, P::nv, P::last_lanes>(m, lda, batches, count, rows, N, c, col, load_c, pack);
         else
-            detail::micro_batches_panel<P::mr, P::nv, W, N>(m, lda, batches, count, rows, c, col, load_c);
+            detail::micro_batches_panel<P::mr, P::nv, W>(m, lda, batches, count, rows, N, c, col, load_c, pack);
     }
     if constexpr (P::rest > 0)
-        detail::micro_batches_panel<P::rest_mr, P::rest, P::last_lanes, N>(m, lda, batches, count, rows, c,
-                                                                   P::panels * P::nv * W, load_c);
+        detail::micro_batches_panel<P::rest_mr, P::rest, P::last_lanes>(m, lda, batches, count, rows, N, c,
+                                                                        P::panels * P::nv * W, load_c, pack);
 }
 
 /// What gemm_tn_micro_batches<N> asks of the scratch for up to m rows of C over `rows` rows of the
@@ -308,9 +317,9 @@ gemm_tn_micro_batches_columns_scratch(std::size_t rows) noexcept
 /// Columns [j0, j1) of row `row` of gemm_tn_micro_batches' C, written to c[j0, j1): the whole row is computed
 /// by the same kernel in this thread's row buffer (the same bits), then the columns are copied. `load_c`:
 /// the chains of those columns go on from c[j0, j1) (the row's other columns are computed and dropped).
-template <std::size_t N, class Batches>
+template <std::size_t N>
 inline void
-gemm_tn_micro_batches_columns(std::size_t row, std::size_t j0, std::size_t j1, std::size_t lda, const Batches& batches,
+gemm_tn_micro_batches_columns(std::size_t row, std::size_t j0, std::size_t j1, std::size_t lda, const gemm_micro_batch* batches,
                       std::size_t count, float* c, bool load_c = false) noexcept
 {
     float* whole = detail::scratch_buffer(N, detail::scratch::micro_batches_row);
@@ -318,13 +327,10 @@ gemm_tn_micro_batches_columns(std::size_t row, std::size_t j0, std::size_t j1, s
         std::fill(whole, whole + N, 0.0f);
         std::copy(c + j0, c + j1, whole + j0);
     }
-    gemm_tn_micro_batches<N>(
-        1, lda,
-        [&](std::size_t p) {
-            const gemm_micro_batch mb = batches(p);
-            return gemm_micro_batch{mb.a + row, mb.b, mb.k};
-        },
-        count, whole, load_c);
+    gemm_micro_batch rows[max_micro_batches];   // row `row` of A^T: A_p's column `row`
+    for (std::size_t p = 0; p < count; ++p)
+        rows[p] = {batches[p].a + row, batches[p].b, batches[p].k};
+    gemm_tn_micro_batches<N>(1, lda, rows, count, whole, load_c);
     std::copy(whole + j0, whole + j1, c + j0);
 }
 

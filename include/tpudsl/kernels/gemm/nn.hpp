@@ -22,18 +22,20 @@ namespace tpudsl::kernels {
 
 namespace detail {
 
-/// One column panel (V vectors at col) over all M rows for one block of K.
-template <std::size_t MR, std::size_t V, std::size_t Last, std::size_t N, class Epi>
+/// One column panel (V vectors at col) over all M rows for one block of K; B's and C's rows n floats long.
+/// `kc_max`: the plan's block of K, the packed panel's size (the same buffer for every block).
+template <std::size_t MR, std::size_t V, std::size_t Last, class Epi>
 inline void
-column_panel(std::size_t M, std::size_t kc, const float* a, std::size_t rs, std::size_t cs, const float* bk,
-             float* c, bool load_c, bool finish, const Epi& epi, std::size_t col, bool pack) noexcept
+column_panel(std::size_t M, std::size_t kc, std::size_t kc_max, const float* a, std::size_t rs, std::size_t cs,
+             const float* bk, std::size_t n, float* c, bool load_c, bool finish, const Epi& epi, std::size_t col,
+             bool pack) noexcept
 {
     if (pack) {
-        float* packed = scratch_buffer(plan<N>::kc * V * W, scratch::packed_b);
-        pack_panel<V, N>(kc, bk, col, packed);
-        panel<MR, V, Last, N, V * W>(M, kc, a, rs, cs, packed, c + col, load_c, finish, epi, col);
+        float* packed = scratch_buffer(kc_max * V * W, scratch::packed_b);
+        pack_panel<V>(kc, bk, n, col, packed);
+        panel<MR, V, Last, true>(M, kc, a, rs, cs, packed, V * W, c + col, n, load_c, finish, epi, col);
     } else {
-        panel<MR, V, Last, N, N>(M, kc, a, rs, cs, bk + col, c + col, load_c, finish, epi, col);
+        panel<MR, V, Last, false>(M, kc, a, rs, cs, bk + col, n, c + col, n, load_c, finish, epi, col);
     }
 }
 
@@ -79,13 +81,14 @@ blocked(std::size_t M, std::size_t K, const float* a, std::size_t rs, std::size_
         for (std::size_t p = 0; p < P::panels; ++p) {
             const std::size_t col = p * P::nv * W;
             if (P::rest == 0 && p + 1 == P::panels)
-                column_panel<P::mr, P::nv, P::last_lanes, N>(M, kc, ak, rs, cs, bk, c, load_c, finish, epi, col, pack);
+                column_panel<P::mr, P::nv, P::last_lanes>(M, kc, P::kc, ak, rs, cs, bk, N, c, load_c, finish, epi, col,
+                                                          pack);
             else
-                column_panel<P::mr, P::nv, W, N>(M, kc, ak, rs, cs, bk, c, load_c, finish, epi, col, pack);
+                column_panel<P::mr, P::nv, W>(M, kc, P::kc, ak, rs, cs, bk, N, c, load_c, finish, epi, col, pack);
         }
         if constexpr (P::rest > 0)
-            column_panel<P::rest_mr, P::rest, P::last_lanes, N>(M, kc, ak, rs, cs, bk, c, load_c, finish, epi,
-                                                                P::panels * P::nv * W, pack);
+            column_panel<P::rest_mr, P::rest, P::last_lanes>(M, kc, P::kc, ak, rs, cs, bk, N, c, load_c, finish, epi,
+                                                             P::panels * P::nv * W, pack);
     }
 }
 

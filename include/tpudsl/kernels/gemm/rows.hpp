@@ -53,10 +53,10 @@ total_rows(const gemm_rows* blocks, std::size_t count) noexcept
 
 /// Rows [0, m) of `rows` under one column panel of B, in tiles of MR rows (row_tiles), each tile's
 /// rows wherever they are: A from column k0, C from column col.
-template <std::size_t MR, std::size_t V, std::size_t Last, std::size_t N, std::size_t LDB, class Epi>
+template <std::size_t MR, std::size_t V, std::size_t Last, bool Padded, class Epi>
 inline void
-pointer_panel(const row_ref* rows, std::size_t m, std::size_t kc, std::size_t k0, const float* b, bool load_c,
-              bool finish, const Epi& epi, std::size_t col) noexcept
+pointer_panel(const row_ref* rows, std::size_t m, std::size_t kc, std::size_t k0, const float* b, std::size_t ldb,
+              bool load_c, bool finish, const Epi& epi, std::size_t col) noexcept
 {
     row_tiles<MR>(m, [&]<std::size_t R>(std::size_t i) {
         pointer_rows<R> t;
@@ -65,7 +65,7 @@ pointer_panel(const row_ref* rows, std::size_t m, std::size_t kc, std::size_t k0
             t.a[r] = rows[i + r].a + k0;
             t.c[r] = rows[i + r].c + col;
         }
-        tile_on<R, V, Last, N, LDB>(kc, t, b, load_c, finish, epi, col);
+        tile_on<R, V, Last, Padded>(kc, t, b, ldb, load_c, finish, epi, col);
     });
 }
 
@@ -100,10 +100,10 @@ blocked_rows(const gemm_rows* blocks, std::size_t count, std::size_t K, const fl
         const float* bk = b + k0 * N;
         if (pack) {
             float* packed = scratch_buffer(P::kc * V * W, scratch::packed_b);
-            pack_panel<V, N>(kc, bk, col, packed);
-            pointer_panel<MR, V, Last, N, V * W>(rows, m, kc, k0, packed, load_c, finish, epi, col);
+            pack_panel<V>(kc, bk, N, col, packed);
+            pointer_panel<MR, V, Last, true>(rows, m, kc, k0, packed, V * W, load_c, finish, epi, col);
         } else {
-            pointer_panel<MR, V, Last, N, N>(rows, m, kc, k0, bk + col, load_c, finish, epi, col);
+            pointer_panel<MR, V, Last, false>(rows, m, kc, k0, bk + col, N, load_c, finish, epi, col);
         }
     };
     for (std::size_t k0 = 0; k0 < K; k0 += P::kc) {

@@ -93,14 +93,18 @@ struct bias_epilogue {
     }
 };
 
-/// A tile's rows of A and C at fixed strides: A(r, k) = a[r rs + k cs], C's row r at c + r N.
-template <std::size_t N>
+/// A tile's rows of A and C at fixed strides: A(r, k) = a[r rs + k cs], C's row r at c + r ldc.
+///
+/// The strides of A, B and C are run-time values throughout the toolkit (only a tile's shape, its last
+/// vector's lanes and whether B is packed are template arguments): the code of a tile does not depend on
+/// the GEMM's N, so the layers of a model (and of every model in a program) share its instances.
 struct strided_rows {
     const float* a;
     std::size_t rs, cs;
     float* c;
+    std::size_t ldc;
     float at(std::size_t r, std::size_t k) const noexcept { return a[k * cs + r * rs]; }
-    float* c_row(std::size_t r) const noexcept { return c + r * N; }
+    float* c_row(std::size_t r) const noexcept { return c + r * ldc; }
 };
 
 /// A tile's R rows anywhere (gemm_nn_rows' rows from several blocks): A(r, k) = a[r][k], C's row r at c[r].
@@ -131,18 +135,17 @@ tile_start(vfloat (&acc)[R][V], const Rows& rows, bool load_c) noexcept
 }
 
 /// kc steps of a tile's chains: acc(r, .) = fma(A(r, k), B's row k, acc(r, .)), A from `rows` (.at),
-/// B with leading dimension LDB (N in place, V W when packed: its last vector padded with zeros).
-template <std::size_t R, std::size_t V, std::size_t Last, std::size_t N, std::size_t LDB, class Rows>
+/// B's rows ldb floats apart (N in place; V W when `Padded`: packed, its last vector padded with zeros).
+template <std::size_t R, std::size_t V, std::size_t Last, bool Padded, class Rows>
 [[gnu::always_inline]] inline void
-tile_steps(vfloat (&acc)[R][V], std::size_t kc, const Rows& rows, const float* b) noexcept
+tile_steps(vfloat (&acc)[R][V], std::size_t kc, const Rows& rows, const float* b, std::size_t ldb) noexcept
 {
-    constexpr bool b_padded = LDB != N;
     for (std::size_t k = 0; k < kc; ++k) {
         vfloat bv[V];
 #pragma GCC unroll 4
         for (std::size_t v = 0; v < V; ++v)
-            bv[v] = v + 1 < V || Last == W || b_padded ? vfloat::load(b + k * LDB + v * W)
-                                                        : vfloat::load_n(b + k * LDB + v * W, Last);
+            bv[v] = v + 1 < V || Last == W || Padded ? vfloat::load(b + k * ldb + v * W)
+                                                      : vfloat::load_n(b + k * ldb + v * W, Last);
 #pragma GCC unroll 16
         for (std::size_t r = 0; r < R; ++r) {
             const vfloat av = vfloat::broadcast(rows.at(r, k));
@@ -177,27 +180,27 @@ tile_store(vfloat (&acc)[R][V], const Rows& rows, bool finish, const Epi& epi, s
 }
 
 /// C tile (R rows x V vectors, the last with `Last` lanes) over kc steps, its rows of A and C given by
-/// `rows` (strided_rows or pointer_rows), B with leading dimension LDB (N in place, V W when packed).
-/// `load_c`: the chains go on from C; `finish`: this is the last block of K; `add_c`: the chains start
-/// from zero and C + chain is stored.
-template <std::size_t R, std::size_t V, std::size_t Last, std::size_t N, std::size_t LDB, class Epi, class Rows>
+/// `rows` (strided_rows or pointer_rows), B's rows ldb floats apart (N in place; V W, `Padded`, when
+/// packed). `load_c`: the chains go on from C; `finish`: this is the last block of K; `add_c`: the
+/// chains start from zero and C + chain is stored.
+template <std::size_t R, std::size_t V, std::size_t Last, bool Padded, class Epi, class Rows>
 inline void
-tile_on(std::size_t kc, const Rows& rows, const float* b, bool load_c, bool finish, const Epi& epi, std::size_t col,
-        bool add_c = false) noexcept
+tile_on(std::size_t kc, const Rows& rows, const float* b, std::size_t ldb, bool load_c, bool finish, const Epi& epi,
+        std::size_t col, bool add_c = false) noexcept
 {
     vfloat acc[R][V];
     tile_start<R, V, Last>(acc, rows, load_c);
-    tile_steps<R, V, Last, N, LDB>(acc, kc, rows, b);
+    tile_steps<R, V, Last, Padded>(acc, kc, rows, b, ldb);
     tile_store<R, V, Last>(acc, rows, finish, epi, col, add_c);
 }
 
-/// tile_on with A(i, k) = a[i rs + k cs] and C's rows N floats apart from c.
-template <std::size_t R, std::size_t V, std::size_t Last, std::size_t N, std::size_t LDB, class Epi>
+/// tile_on with A(i, k) = a[i rs + k cs] and C's rows ldc floats apart from c.
+template <std::size_t R, std::size_t V, std::size_t Last, bool Padded, class Epi>
 inline void
-tile(std::size_t kc, const float* a, std::size_t rs, std::size_t cs, const float* b, float* c, bool load_c,
-     bool finish, const Epi& epi, std::size_t col, bool add_c = false) noexcept
+tile(std::size_t kc, const float* a, std::size_t rs, std::size_t cs, const float* b, std::size_t ldb, float* c,
+     std::size_t ldc, bool load_c, bool finish, const Epi& epi, std::size_t col, bool add_c = false) noexcept
 {
-    tile_on<R, V, Last, N, LDB>(kc, strided_rows<N>{a, rs, cs, c}, b, load_c, finish, epi, col, add_c);
+    tile_on<R, V, Last, Padded>(kc, strided_rows{a, rs, cs, c, ldc}, b, ldb, load_c, finish, epi, col, add_c);
 }
 
 /// Calls f.template operator()<R>(i) for tiles covering rows [0, m): R = MR, then the remainder in one
@@ -235,36 +238,36 @@ row_tiles(std::size_t m, F&& f)
     }
 }
 
-/// Rows [0, m) of one column panel, in tiles of MR rows (row_tiles).
-template <std::size_t MR, std::size_t V, std::size_t Last, std::size_t N, std::size_t LDB, class Epi>
+/// Rows [0, m) of one column panel, in tiles of MR rows (row_tiles); C's rows ldc floats apart.
+template <std::size_t MR, std::size_t V, std::size_t Last, bool Padded, class Epi>
 inline void
-panel(std::size_t m, std::size_t kc, const float* a, std::size_t rs, std::size_t cs, const float* b, float* c,
-      bool load_c, bool finish, const Epi& epi, std::size_t col) noexcept
+panel(std::size_t m, std::size_t kc, const float* a, std::size_t rs, std::size_t cs, const float* b, std::size_t ldb,
+      float* c, std::size_t ldc, bool load_c, bool finish, const Epi& epi, std::size_t col) noexcept
 {
     row_tiles<MR>(m, [&]<std::size_t R>(std::size_t i) {
-        tile<R, V, Last, N, LDB>(kc, a + i * rs, rs, cs, b, c + i * N, load_c, finish, epi, col);
+        tile<R, V, Last, Padded>(kc, a + i * rs, rs, cs, b, ldb, c + i * ldc, ldc, load_c, finish, epi, col);
     });
 }
 
-/// Copies the kc x (V vectors) panel of B at column col into `to` (leading dimension V W), the
-/// columns beyond N as zeros.
-template <std::size_t V, std::size_t N>
+/// Copies the kc x (V vectors) panel at column col of B (rows n floats long) into `to` (leading
+/// dimension V W), the columns beyond n as zeros.
+template <std::size_t V>
 inline void
-pack_panel(std::size_t kc, const float* b, std::size_t col, float* to) noexcept
+pack_panel(std::size_t kc, const float* b, std::size_t n, std::size_t col, float* to) noexcept
 {
     constexpr std::size_t LD = V * W;
-    const std::size_t width = std::min(LD, N - col);
+    const std::size_t width = std::min(LD, n - col);
     if (width == LD) {   // vector copies, not a memcpy call per row (which GCC left in where not inlined)
         for (std::size_t k = 0; k < kc; ++k)
 #pragma GCC unroll 4
             for (std::size_t v = 0; v < V; ++v)
-                vfloat::load(b + k * N + col + v * W).store(to + k * LD + v * W);
+                vfloat::load(b + k * n + col + v * W).store(to + k * LD + v * W);
         return;
     }
     for (std::size_t k = 0; k < kc; ++k)
         for (std::size_t v = 0; v < V; ++v) {
             const std::size_t c0 = v * W, lanes = width > c0 ? std::min(W, width - c0) : 0;
-            const float* from = b + k * N + col + c0;
+            const float* from = b + k * n + col + c0;
             (lanes == W ? vfloat::load(from) : vfloat::load_n(from, lanes)).store(to + k * LD + c0);
         }
 }
@@ -278,9 +281,9 @@ pack_panels(std::size_t kc, const float* bk, float* to) noexcept
     using P = plan<N>;
     constexpr std::size_t NVW = P::nv * W;
     for (std::size_t p = 0; p < P::panels; ++p)
-        pack_panel<P::nv, N>(kc, bk, p * NVW, to + p * kc * NVW);
+        pack_panel<P::nv>(kc, bk, N, p * NVW, to + p * kc * NVW);
     if constexpr (P::rest > 0)
-        pack_panel<P::rest, N>(kc, bk, P::panels * NVW, to + P::panels * kc * NVW);
+        pack_panel<P::rest>(kc, bk, N, P::panels * NVW, to + P::panels * kc * NVW);
 }
 
 /// Calls f.template operator()<V, Last>(col) for each column panel of plan<N> in order: V vectors at
