@@ -3,6 +3,7 @@
 
   benchmarks/compare_peers.py [--build build/release] [--batch 128] [--seconds 3] [--rounds 3]
                               [--threads 1,2] [--models fashion,reuters,mnist,cifar,cifar_bn,reuters_lstm]
+                              [--isa native|avx2]
                               [--frameworks all|tpudsl,pytorch,...] [--peers-dir DIR]
                               [--csv FILE] [--svg FILE] [--table A.csv,B.csv]
 
@@ -36,6 +37,11 @@ of its rounds. Prints one line per measurement and one per ratio (of the medians
        about the threads they really kept busy]
   ratio model=<m> threads=<t> peer=<f> tpudsl_over_peer=<r>
   fastest model=<m> threads=<t> peer=<f> tpudsl_over_fastest_peer=<r>
+--isa avx2 holds every framework to AVX2 and FMA on a machine that has AVX-512 (an AVX2 machine's code
+on this core): tpudsl from build/avx2 (cmake --preset avx2: -march=x86-64-v3), tiny-dnn and dlib built
+with -march=x86-64-v3, PyTorch's kernels and Inductor's generated code through ATEN_CPU_CAPABILITY=avx2,
+oneDNN (in PyTorch and TensorFlow) through ONEDNN_MAX_CPU_ISA=AVX2, XLA through
+XLA_FLAGS=--xla_cpu_max_isa=AVX2, OpenBLAS (dlib's BLAS) through OPENBLAS_CORETYPE=Haswell.
 --csv writes the medians (with each peer's version), --svg a picture of them: each peer's samples/s
 as a share of tpudsl's, per model and thread count. --table A.csv,B.csv prints the Markdown table of
 earlier runs' CSVs (samples/s, tpudsl's ratio to each peer and to the fastest; a later CSV's model and
@@ -172,14 +178,22 @@ def run_torch(model, batch, threads, seconds):
 # ----------------------------------------------------------------------------------------------
 # tiny-dnn and dlib (C++; built here, never part of tpudsl's build)
 
-def build_peer(build, name, threads):
+# --isa: what each framework is held to (the environment its process inherits, the -march of the C++ peers)
+ISA_LIMITS = {
+    "native": ({}, "-march=native"),
+    "avx2": ({"ATEN_CPU_CAPABILITY": "avx2", "ONEDNN_MAX_CPU_ISA": "AVX2", "DNNL_MAX_CPU_ISA": "AVX2",
+              "XLA_FLAGS": "--xla_cpu_max_isa=AVX2", "OPENBLAS_CORETYPE": "Haswell"}, "-march=x86-64-v3"),
+}
+
+
+def build_peer(build, name, threads, march="-march=native"):
     src = ROOT / "benchmarks" / "peers" / (name + "_fashion.cpp")
     out_dir = build / "benchmarks" / "peers"
     out_dir.mkdir(parents=True, exist_ok=True)
     exe = out_dir / ("%s_fashion%s" % (name, "_1t" if name == "tiny_dnn" and threads == 1 else ""))
     if exe.exists() and exe.stat().st_mtime > src.stat().st_mtime:
         return exe
-    cmd = ["g++", "-std=c++17", "-O3", "-march=native", "-DNDEBUG", "-w", str(src), "-o", str(exe), "-pthread"]
+    cmd = ["g++", "-std=c++17", "-O3", march, "-DNDEBUG", "-w", str(src), "-o", str(exe), "-pthread"]
     if name == "tiny_dnn":
         if not pathlib.Path("/usr/include/tiny_dnn/tiny_dnn.h").exists():
             return None
@@ -202,8 +216,8 @@ def build_peer(build, name, threads):
     return exe
 
 
-def run_peer(build, name, batch, threads, seconds):
-    exe = build_peer(build, name, threads)
+def run_peer(build, name, batch, threads, seconds, march="-march=native"):
+    exe = build_peer(build, name, threads, march)
     if exe is None:
         return None
     env = dict(os.environ, OPENBLAS_NUM_THREADS=str(threads), OMP_NUM_THREADS=str(threads))
@@ -386,7 +400,7 @@ def write_svg(path, rows, batch, machine):
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--build", default=str(ROOT / "build" / "release"))
+    ap.add_argument("--build", default="", help="tpudsl's build (build/release; build/avx2 with --isa avx2)")
     ap.add_argument("--batch", type=int, default=128)
     ap.add_argument("--seconds", type=float, default=3.0)
     ap.add_argument("--rounds", type=int, default=3)
@@ -397,25 +411,32 @@ def main():
         pathlib.Path(os.environ.get("XDG_CACHE_HOME") or pathlib.Path.home() / ".cache") / "tpudsl-peers"))
     ap.add_argument("--csv", default="")
     ap.add_argument("--svg", default="")
+    ap.add_argument("--isa", default="native", choices=sorted(ISA_LIMITS),
+                    help="avx2: hold every framework to AVX2 and FMA (see above)")
     ap.add_argument("--table", default="", help="print the Markdown table of these CSVs (comma-separated) and exit")
     a = ap.parse_args()
     if a.table:
         print(markdown_table(a.table.split(",")))
         return
-    build = pathlib.Path(a.build)
+    isa_env, march = ISA_LIMITS[a.isa]
+    os.environ.update(isa_env)   # before torch is imported: the workers and the C++ peers inherit it
+    build = pathlib.Path(a.build or ROOT / "build" / ("avx2" if a.isa == "avx2" else "release"))
     peers_dir = pathlib.Path(a.peers_dir)
     wanted = FRAMEWORKS if a.frameworks == "all" else a.frameworks.split(",")
     unknown = [f for f in wanted if f not in FRAMEWORKS]
     if unknown:
         sys.exit("compare_peers: no framework %s (%s)" % (",".join(unknown), ",".join(FRAMEWORKS)))
     if "tpudsl" in wanted and not (build / "benchmarks" / "tpudsl_bench").exists():
-        sys.exit("compare_peers: build tpudsl_bench first: cmake --preset release && "
-                 "cmake --build --preset release --target tpudsl_bench")
+        preset = "avx2" if a.isa == "avx2" else "release"
+        sys.exit("compare_peers: build tpudsl_bench first: cmake --preset %s && "
+                 "cmake --build --preset %s --target tpudsl_bench" % (preset, preset))
     cpu = re.sub(r"\s+", " ", next((l.split(":", 1)[1] for l in open("/proc/cpuinfo") if l.startswith("model name")),
                                    "?")).strip()
     flags = next((l.split(":", 1)[1].split() for l in open("/proc/cpuinfo") if l.startswith("flags")), [])
     isa = "AVX-512" if "avx512f" in flags else "AVX2" if "avx2" in flags else "no AVX2"
     machine = "%s, %s, %d cores" % (cpu, isa, os.cpu_count())
+    if a.isa == "avx2":
+        machine += ", every framework held to AVX2"
     print("machine: %s; python %s%s" % (machine, sys.version.split()[0], "; OMP_WAIT_POLICY=" +
                                         os.environ["OMP_WAIT_POLICY"] if "OMP_WAIT_POLICY" in os.environ else ""))
     for framework in wanted:
@@ -434,8 +455,8 @@ def main():
             runs = {"tpudsl": lambda: run_tpudsl(build, model, a.batch, threads, a.seconds),
                     "pytorch": lambda: run_torch(model, a.batch, threads, a.seconds)}
             if model == "fashion":
-                runs["tiny-dnn"] = lambda: run_peer(build, "tiny_dnn", a.batch, threads, a.seconds)
-                runs["dlib"] = lambda: run_peer(build, "dlib", a.batch, threads, a.seconds)
+                runs["tiny-dnn"] = lambda: run_peer(build, "tiny_dnn", a.batch, threads, a.seconds, march)
+                runs["dlib"] = lambda: run_peer(build, "dlib", a.batch, threads, a.seconds, march)
             workers = {}
             for framework in VENV_PEERS:
                 python = venv_python(peers_dir, framework)
