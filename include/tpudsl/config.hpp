@@ -22,6 +22,10 @@ inline constexpr std::size_t buffer_alignment = 64;
 /// The same alignment counted in floats: every tensor offset is a multiple of it.
 inline constexpr std::size_t buffer_alignment_floats = buffer_alignment / sizeof(float);
 
+/// Most micro-batches a step may have (8 for every strategy): the fused reduce and the deferred kernels'
+/// gradient (kernels::gemm_tn_micro_batches) keep one entry per micro-batch on the stack.
+inline constexpr std::size_t max_micro_batches = 64;
+
 } // namespace tpudsl
 
 #endif // !TPUDSL_CONFIG_HPP

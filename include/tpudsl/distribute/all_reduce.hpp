@@ -166,9 +166,6 @@ sum_arenas(float* g0, const float* const* others, std::size_t count, std::size_t
 
 namespace tpudsl::distribute {
 
-/// Most micro-batches a step may have (the reduce keeps their pointers on the stack).
-inline constexpr std::size_t max_micro_batches = 64;
-
 /// The blocks of [lo, hi) the fused passes work in: about `block` floats that stay in L1, and inside a
 /// deferred kernel whole rows, a multiple of 12 (the GEMM's row tiles), about 98,304 floats (L2).
 template <class F>

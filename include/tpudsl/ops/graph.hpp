@@ -327,7 +327,7 @@ public:
     /// micro-batch; outside the deferred ranges grads is not touched. `go_on`: each chain starts from
     /// grads' element instead of zero (a chain over a step's samples cut between micro-batches: the
     /// micro-batches of one process, then the next's, give the bits of one chain). count <=
-    /// kernels::max_micro_batches.
+    /// max_micro_batches.
     static void
     deferred_gradient(const micro_batch* batches, std::size_t count, std::size_t cap, std::size_t lo, std::size_t hi,
                       float* grads, bool go_on = false) noexcept
@@ -553,7 +553,7 @@ private:
             if (a >= b)
                 return;
             float* g = grads + offset;
-            kernels::gemm_micro_batch parts[kernels::max_micro_batches];   // X_p^T (In x n_p) and dZ_p (n_p x U)
+            kernels::gemm_micro_batch parts[max_micro_batches];   // X_p^T (In x n_p) and dZ_p (n_p x U)
             for (std::size_t p = 0; p < count; ++p)
                 parts[p] = {input<I>(batches[p].x, batches[p].ws, cap), activation(batches[p].ws, cap, I), batches[p].n};
             // A row cut by the range: the kernel computes the whole row aside, its columns are copied.
@@ -569,11 +569,10 @@ private:
             }
             const std::size_t r0 = e / U, r1 = end / U;
             if (r0 < r1) {
-                for (std::size_t p = 0; p < count; ++p)   // rows [r0, r1) of C: columns from r0 of each X_p^T
-                    parts[p].a += r0;
-                kernels::gemm_tn_micro_batches<U>(r1 - r0, In, parts, count, g + r0 * U, go_on);
+                kernels::gemm_micro_batch from_r0[max_micro_batches];   // rows [r0, r1) of C: X_p^T's columns from r0
                 for (std::size_t p = 0; p < count; ++p)
-                    parts[p].a -= r0;
+                    from_r0[p] = {parts[p].a + r0, parts[p].b, parts[p].k};
+                kernels::gemm_tn_micro_batches<U>(r1 - r0, In, from_r0, count, g + r0 * U, go_on);
                 e = r1 * U;
             }
             if (e < end)

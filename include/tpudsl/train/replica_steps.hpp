@@ -179,9 +179,8 @@ protected:
     /// True when micro-batch c is computed in this process.
     [[nodiscard]] bool runs_here(std::size_t c) const noexcept { return c >= first_here() && c < last_here(); }
 
-    static_assert(micro_batches <= distribute::max_micro_batches,
+    static_assert(micro_batches <= max_micro_batches,
                   "tpudsl::Trainable: a strategy may split a step into at most 64 micro-batches");
-    static_assert(distribute::max_micro_batches <= kernels::max_micro_batches);   // deferred_gradient's parts
 
     void
     split(std::size_t n) noexcept

@@ -3,6 +3,7 @@
 #ifndef TPUDSL_KERNELS_GEMM_MICRO_BATCHES_HPP
 #define TPUDSL_KERNELS_GEMM_MICRO_BATCHES_HPP
 
+#include <tpudsl/config.hpp>
 #include <tpudsl/kernels/gemm/toolkit.hpp>
 
 #include <algorithm>
@@ -23,11 +24,6 @@ struct gemm_micro_batch {
     const float* b;
     std::size_t k;
 };
-
-/// The most micro-batches one call of gemm_tn_micro_batches takes (a step's micro-batches: 8 for every
-/// strategy). The micro-batches are given as an array, not as a callable of the caller's type, so that
-/// every layer of every model with the same N shares one instance of the kernel.
-inline constexpr std::size_t max_micro_batches = 64;
 
 namespace detail {
 
@@ -237,7 +233,8 @@ narrow_micro_batches(std::size_t m, std::size_t lda, const gemm_micro_batch* bat
 
 } // namespace detail
 
-/// C(m, N) = A^T B over the micro-batches' rows, batches[p] giving micro-batch p (a gemm_micro_batch) for p < count: each
+/// C(m, N) = A^T B over the micro-batches' rows, batches[p] micro-batch p for p < count (<= max_micro_batches; an array, not a callable of the
+/// caller's type, so that every layer with the same N shares one instance): each
 /// element one chain over k from zero, micro-batch after micro-batch in order (the bits of gemm_tn on the micro-batches' rows
 /// stacked, without stacking them: a layer's kernel gradient over every micro-batch of a step). C is
 /// zero when no micro-batch has rows. `load_c`: each chain goes on from C's element instead of zero, so
