@@ -14,6 +14,7 @@
 #include <cstring>
 #include <random>
 #include <sstream>
+#include <utility>
 #include <vector>
 
 using namespace tpudsl;
@@ -140,6 +141,49 @@ TEST_CASE("recurrent models: TpuStrategy<2> and <8> give one device's bits, runs
     const auto first = train<Stacked, OneDeviceStrategy>(seq, optimizers::Nadam{}, 24, 4);   // partial batches too
     CHECK(same_bits(first, train<Stacked, TpuStrategy<2>>(seq, optimizers::Nadam{}, 24, 4)));
     CHECK(same_bits(first, train<Stacked, TpuStrategy<8>>(seq, optimizers::Nadam{}, 24, 4)));
+}
+
+TEST_CASE("the threads share each Dense kernel's transpose, remade by the fused pass: the bits of their own",
+          "[strategy][determinism]")
+{
+    // Dense<24> and Dense<10> keep W^T for their input gradient. Dense<10>'s kernel gradient is
+    // deferred to the fused pass (the plan's choice here), so after a step the threads read the copy that
+    // the pass made as it updated W (each thread its shard's rows) instead of each making its own;
+    // Dense<24> keeps its own per thread. Writing the weights (parameters()) makes the shared copy
+    // stale: the threads then transpose afresh, which must give the same bits.
+    using M = Sequential<Input<Shape<40>>, Dense<48, Relu>, Dense<24, Relu>, Dense<10, Softmax>>;
+    const synthetic<M> data(32, 9);
+    TpuStrategy<2> strategy;
+    auto shared = strategy.scope<M>(3);
+    auto own = strategy.scope<M>(3);
+    std::ostringstream quiet;
+    const FitOptions one_step{.batch_size = 32, .epochs = 1, .verbose = 0, .steps_per_epoch = 1, .shuffle = false,
+                              .out = &quiet};
+    for (auto* model : {&shared, &own})
+        model->compile(optimizers::Adam{}, losses::SparseCategoricalCrossentropy{}, metrics::SparseCategoricalAccuracy{});
+    using W = M::layer<2>::weight<0>;   // the deferred kernel (24, 10)
+    std::size_t adopted = 0;
+    for (std::size_t step = 0; step < 6; ++step) {
+        shared.fit(data.x, data.y, one_step);
+        (void)own.parameters();   // a write: no transpose of these weights is current
+        own.fit(data.x, data.y, one_step);
+        const float* weights = std::as_const(shared).parameters();   // read only: the copies stay current
+        const float* own_weights = std::as_const(own).parameters();
+        REQUIRE(std::memcmp(weights, own_weights, M::param_buffer_size * sizeof(float)) == 0);
+        std::vector<float> want(24 * 10);
+        kernels::transpose(weights + W::offset, 24, 10, want.data());
+        for (const auto& arena : shared.scratch_arenas()) {
+            CHECK(arena.shared(1) == nullptr);   // not deferred: updated outside the shared pass's rows
+            const kernels::kept_copy* copy = arena.shared(2);
+            REQUIRE(copy != nullptr);
+            CHECK(std::equal(want.begin(), want.end(), copy->data));   // what the threads read next step
+            CHECK(copy->from == weights + W::offset);
+            adopted += arena.kept(2).data == copy->data;   // this step's forward read it
+        }
+        for (const auto& arena : own.scratch_arenas())
+            CHECK(arena.kept(2).data != arena.shared(2)->data);   // stale: each thread made its own
+    }
+    CHECK(adopted == 5 * strategy.threads());   // every step but the first, on every thread
 }
 
 TEST_CASE("metrics are global sums: evaluate gives the same numbers on every strategy", "[strategy]")

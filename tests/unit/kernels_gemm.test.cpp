@@ -316,3 +316,30 @@ TEST_CASE("transpose_strided moves every element, in and out of its register blo
     check(7, 5, 5, 7);
     check(1, 30, 30, 1);
 }
+
+TEST_CASE("transpose_range: ranges that cover a matrix, cut anywhere, make its whole transpose", "[kernels]")
+{
+    // The fused pass transposes each thread's shard of a kernel: shards start and end inside rows,
+    // some are shorter than a row, and blocks inside them are whole rows.
+    const auto check = [](std::size_t rows, std::size_t cols, std::vector<std::size_t> cuts) {
+        INFO(rows << " x " << cols);
+        const auto in = random_vector(rows * cols, 23);
+        std::vector<float> want(rows * cols), got(rows * cols, -9.0f);
+        kernels::transpose(in.data(), rows, cols, want.data());
+        cuts.insert(cuts.begin(), 0);
+        cuts.push_back(rows * cols);
+        for (std::size_t k = 0; k + 1 < cuts.size(); ++k) {
+            kernels::transpose_range(in.data(), rows, cols, cuts[k], cuts[k + 1], got.data());
+            // nothing past the range written yet: every element from cuts[k + 1] on still -9
+            for (std::size_t i = cuts[k + 1]; i < rows * cols; ++i)
+                if (got[(i % cols) * rows + i / cols] != -9.0f)
+                    FAIL("element " << i << " written before its range");
+        }
+        CHECK(got == want);
+    };
+    check(512, 512, {131072, 131072 + 12 * 512});        // whole rows
+    check(40, 37, {5, 30, 37 * 3 + 4, 37 * 20, 37 * 39 + 36});   // inside rows, shorter than a row, one element
+    check(33, 9, {1, 2, 3, 100, 101});
+    check(1, 50, {7, 8, 49});
+    check(17, 1, {3, 16});
+}

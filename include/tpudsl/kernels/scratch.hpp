@@ -117,10 +117,12 @@ struct scratch_rows {
 };
 
 /// What a layer keeps in its thread's arena from one call to the next (a Dense's transposed kernel):
-/// where the floats came from and their version, so that a stale copy is never read.
+/// where the floats came from and their version, so that a stale copy is never read, and where they
+/// are (the layer's region, or a copy the model's threads share: scratch_arena::shared).
 struct kept_copy {
     const float* from = nullptr;
     std::uint64_t version = 0;
+    const float* data = nullptr;
 };
 
 /// A replica's scratch: the kernels' buffers (scratch_sizes) and each layer's own region (floats it
@@ -197,6 +199,27 @@ public:
     {
         return kept_[i];
     }
+    [[nodiscard]] const kept_copy&
+    kept(std::size_t i) const noexcept
+    {
+        return kept_[i];
+    }
+
+    /// Copies that every thread of the model reads, one per layer (`copies[i].data` null where layer
+    /// i has none): a Dense's transposed kernel that the fused pass remade as it updated the kernel.
+    /// They must outlive the arena's use; the model writes them only while no thread runs.
+    void
+    share(const kept_copy* copies) noexcept
+    {
+        shared_ = copies;
+    }
+
+    /// Layer i's shared copy, or nullptr.
+    [[nodiscard]] const kept_copy*
+    shared(std::size_t i) const noexcept
+    {
+        return shared_ && i < kept_.size() && shared_[i].data ? &shared_[i] : nullptr;
+    }
 
     /// The sizes the arena was made for.
     [[nodiscard]] const scratch_sizes&
@@ -228,6 +251,7 @@ private:
     std::vector<detail::row_ref> rows_;
     std::vector<std::size_t> layer_floats_, layer_offsets_;
     std::vector<kept_copy> kept_;
+    const kept_copy* shared_ = nullptr;
     std::size_t overflows_ = 0;
 };
 

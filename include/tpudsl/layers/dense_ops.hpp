@@ -29,10 +29,12 @@ struct dense_ops {
     }
 
     /// This thread's transposed copy of the kernel (Units, I) of the bound layer B, for the input
-    /// gradient dX = dZ . W^T: in the layer's region of the thread's arena (kept_floats), or, with no
-    /// arena bound, in a buffer of the thread's own. A training forward makes it again only when the
+    /// gradient dX = dZ . W^T: the copy the model's threads share when the last update made it for
+    /// these weights (graph::transpose_updated, in the fused pass: each thread transposes the rows it
+    /// updated), else one in the layer's region of the thread's arena (kept_floats), or, with no arena
+    /// bound, in a buffer of the thread's own. A training forward makes its own again only when the
     /// weights (or their version) changed: once per step, not per micro-batch. Backward uses the copy
-    /// that the same thread's forward made for the same micro-batch (no update happens between the
+    /// that the same thread's forward chose for the same micro-batch (no update happens between the
     /// two).
     template <class B>
     static const float*
@@ -41,9 +43,12 @@ struct dense_ops {
         constexpr std::size_t I = B::input_shape::size;
         float* wt = nullptr;
         kernels::kept_copy* copy = nullptr;
-        if (kernels::scratch_arena* arena = kernels::detail::bound_arena())
+        const kernels::kept_copy* shared = nullptr;
+        if (kernels::scratch_arena* arena = kernels::detail::bound_arena()) {
             if ((wt = arena->layer(B::index, Units * I)))
                 copy = &arena->kept(B::index);
+            shared = arena->shared(B::index);
+        }
         if (!wt) {
             thread_local std::vector<float> own(Units * I);
             thread_local kernels::kept_copy own_copy;
@@ -51,10 +56,13 @@ struct dense_ops {
             copy = &own_copy;
         }
         if (copy->from == w && copy->version != 0 && (for_backward || copy->version == version))
-            return wt;
+            return copy->data;
+        if (shared && !for_backward && version != 0 && shared->from == w && shared->version == version) {
+            *copy = *shared;
+            return copy->data;
+        }
         kernels::transpose(w, I, Units, wt);
-        copy->from = w;
-        copy->version = version;
+        *copy = {.from = w, .version = version, .data = wt};
         return wt;
     }
 

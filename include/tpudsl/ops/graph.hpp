@@ -289,6 +289,48 @@ public:
         return ranges;
     }();
 
+    /// True when layer I keeps a transposed copy of its deferred kernel (Dense's and TimeDistributed's
+    /// ops keep W^T of their (in, units) kernel: as many floats as the kernel): the model's threads then
+    /// share one, which the fused pass remakes as it updates the kernel (transpose_updated) instead of
+    /// every thread making its own in its forward (dense_ops::transposed_kernel).
+    template <std::size_t I>
+    static consteval bool
+    shares_transpose() noexcept
+    {
+        if constexpr (deferred_kernel<I>() && plan.nodes[I].kind != node_kind::fused_conv &&
+                      requires { ops<I>::template kept_floats<layer<I>>; }) {
+            using W = typename layer<I>::template weight<0>;
+            return W::shape::rank == 2 && ops<I>::template kept_floats<layer<I>> == W::shape::size;
+        } else {
+            return false;
+        }
+    }
+
+    /// The floats of the transposed kernels the threads share (shares_transpose), layer by layer.
+    static constexpr std::array<std::size_t, layers> shared_transpose_floats = []<std::size_t... I>(std::index_sequence<I...>) {
+        return std::array<std::size_t, layers>{(shares_transpose<I>() ? layer_kept_floats<I>() : 0)...};
+    }(std::make_index_sequence<layers>{});
+
+    /// After the fused pass updated params[b, e): the shared transposed kernels (at[I], layer I's, for
+    /// the layers of shares_transpose) copy the updated elements of their kernels. Each thread does its
+    /// shard's: together, every kernel's whole transpose, the bits of kernels::transpose.
+    static void
+    transpose_updated(const float* params, std::size_t b, std::size_t e, float* const* at) noexcept
+    {
+        [&]<std::size_t... I>(std::index_sequence<I...>) {
+            ([&] {
+                if constexpr (shares_transpose<I>()) {
+                    using W = typename layer<I>::template weight<0>;
+                    constexpr std::size_t rows = W::shape::dims[0], cols = W::shape::dims[1];
+                    const std::size_t lo = std::max(b, W::offset), hi = std::min(e, W::offset + rows * cols);
+                    if (lo < hi)
+                        kernels::transpose_range(params + W::offset, rows, cols, lo - W::offset, hi - W::offset, at[I]);
+                }
+            }(),
+             ...);
+        }(std::make_index_sequence<layers>{});
+    }
+
     /// True when the only gradient that backward adds into (rather than writes) is a table of the first
     /// layer indexed by its integer inputs (an Embedding's): a micro-batch's arena is then +0 outside
     /// the rows of its own ids, so the fused pass sums and clears only the rows that some micro-batch

@@ -65,6 +65,9 @@ public:
                 micro_batches_[c].marks.assign(graph::marked_table ? (graph::table.rows + 63) / 64 : 0, 0);
             }
         initialize_parameters<Seq>(params_.data(), seed_);
+        if constexpr (shares_transposes)
+            if (!chained())   // a multi-worker step updates outside the fused pass: each thread keeps its own
+                make_shared_transposes();
         if (chained())   // Keras' multi-worker rule: every worker starts from the chief's weights
             runner_.workers->broadcast_from_chief(params_.data(), Seq::param_buffer_size);
     }
@@ -116,8 +119,11 @@ public:
             graph::scratch_sizes({.micro_batch = cap, .replica = cap * runner_.per_replica, .step = cap * micro_batches});
         const std::vector<std::size_t> kept(graph::kept_floats.begin(), graph::kept_floats.end());
         arenas_.clear();
-        for (std::size_t t = 0; t < runner_.threads(); ++t)
+        for (std::size_t t = 0; t < runner_.threads(); ++t) {
             arenas_.emplace_back(sizes, kept);
+            if (!shared_copies_.empty())
+                arenas_.back().share(shared_copies_.data());
+        }
         micro_batch_capacity_ = cap;
     }
 
@@ -380,7 +386,12 @@ protected:
             [&](std::size_t lo, std::size_t hi, float* g0) {
                 graph::deferred_gradient(batches, micro_batches, micro_batch_capacity_, lo, hi, g0);
             },
-            [&](float* g0, std::size_t b, std::size_t e) { opt.update(c, params_.data(), g0, slot_ptrs, b, e); });
+            [&](float* g0, std::size_t b, std::size_t e) {
+                opt.update(c, params_.data(), g0, slot_ptrs, b, e);
+                if constexpr (shares_transposes)
+                    if (!shared_copies_.empty())
+                        graph::transpose_updated(params_.data(), b, e, transpose_at_.data());
+            });
     }
 
     /// A multi-worker strategy's link of the chained reduce (distribute::chain_reduce) over [lo, hi) of
@@ -452,6 +463,39 @@ protected:
                          [&](std::size_t t, std::size_t threads) { reduce_and_update(t, threads, opt, constants); });
         opt.advance(constants);
         weights_version_ = detail::next_weights_version();
+        if constexpr (!Chained)   // the fused pass made the shared transposes of these weights
+            for (auto& s : shared_copies_)
+                if (s.data)
+                    s.version = weights_version_;
+    }
+
+    /// True when some layer's transposed kernel is shared by the threads (graph::shares_transpose).
+    static constexpr bool shares_transposes =
+        std::ranges::any_of(graph::shared_transpose_floats, [](std::size_t f) { return f > 0; });
+
+    /// The transposed kernels the threads share, one region per layer of graph::shares_transpose,
+    /// none valid (version 0) until the first fused pass makes them.
+    void
+    make_shared_transposes()
+    {
+        constexpr std::size_t line = 64 / sizeof(float);
+        std::size_t total = 0;
+        for (std::size_t f : graph::shared_transpose_floats)
+            total += (f + line - 1) / line * line;
+        shared_transposes_.resize(total);
+        shared_copies_.assign(graph::layers, {});
+        float* at = shared_transposes_.data();
+        [&]<std::size_t... I>(std::index_sequence<I...>) {
+            ([&] {
+                if constexpr (graph::shared_transpose_floats[I] > 0) {
+                    transpose_at_[I] = at;
+                    shared_copies_[I] = {.from = params_.data() + graph::template layer<I>::template weight<0>::offset,
+                                         .version = 0, .data = at};
+                    at += (graph::shared_transpose_floats[I] + line - 1) / line * line;
+                }
+            }(),
+             ...);
+        }(std::make_index_sequence<graph::layers>{});
     }
 
     /// One step over a global batch of n: optionally points the micro-batches at `data`'s samples (or
@@ -494,6 +538,11 @@ protected:
     std::size_t micro_batch_capacity_ = 0;
     /// Each thread's kernel scratch, sized by the graph's plan for micro_batch_capacity_.
     std::vector<kernels::scratch_arena> arenas_;
+    /// The threads' shared transposed kernels (make_shared_transposes): the floats, each layer's
+    /// region in them, and what each holds (the arenas point at these).
+    detail::aligned_floats_buffer shared_transposes_;
+    std::array<float*, graph::layers> transpose_at_{};
+    std::vector<kernels::kept_copy> shared_copies_;
 
     optimizer_type optimizer_;
     loss_type loss_;

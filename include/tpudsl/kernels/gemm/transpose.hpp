@@ -69,6 +69,29 @@ transpose(const float* in, std::size_t rows, std::size_t cols, float* out) noexc
     detail::transpose_strided(in, rows, cols, cols, out, rows);
 }
 
+/// The part of out(cols, rows) = in(rows, cols)^T that copies in's elements [b, e) (in row-major
+/// order; the range may start and end inside a row): transposes of the ranges that cover `in` make
+/// the whole of `transpose(in, rows, cols, out)`.
+inline void
+transpose_range(const float* in, std::size_t rows, std::size_t cols, std::size_t b, std::size_t e, float* out) noexcept
+{
+    std::size_t r = b / cols;
+    if (const std::size_t c = b % cols; c != 0 && b < e) {   // the end of a row
+        const std::size_t ce = std::min(cols, c + (e - b));
+        detail::transpose_scalar(in, r, r + 1, c, ce, cols, out, rows);
+        b += ce - c;
+        ++r;
+    }
+    if (b >= e)
+        return;
+    const std::size_t whole = (e - b) / cols;
+    detail::transpose_strided(in + r * cols, whole, cols, cols, out + r, rows);
+    r += whole;
+    b += whole * cols;
+    if (b < e)   // the start of a row
+        detail::transpose_scalar(in, r, r + 1, 0, e - b, cols, out, rows);
+}
+
 /// B^T (K, N) of B (N, K), in this thread's transpose buffer (scratch::transposed_b): valid until the
 /// thread's next call of transposed_scratch, flipped_kernel_scratch or gemm_nt without a `bt`.
 template <std::size_t K, std::size_t N>
