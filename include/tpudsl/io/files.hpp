@@ -13,10 +13,12 @@
 #include <cstddef>
 #include <cstdint>
 #include <filesystem>
+#include <memory>
 #include <stdexcept>
 #include <string>
 #include <string_view>
 #include <system_error>
+#include <type_traits>
 #include <utility>
 
 #include <fcntl.h>
@@ -154,17 +156,27 @@ next_temporary_number() noexcept
     return counter.fetch_add(1, std::memory_order_relaxed);
 }
 
-/// Writes a new file in place of `path`, atomically: `fill(sink)` calls `sink(bytes, n)` with the
-/// content, which goes to a temporary `<path>.tmp.<pid>.<n>` created (exclusively) beside the
-/// target; the temporary is flushed to disk (fsync), then renamed over `path`, and the directory is
-/// flushed too. Two threads or processes saving to one path each write their own temporary, so the
-/// file is always one complete save or the other. A symbolic link to a regular file is followed (the
-/// file it points to is replaced, the link is kept). A replaced file keeps its permission bits.
-/// On any failure, or an exception from `fill`, the temporary is removed and `path` is as it was.
-/// @param who the caller's name, which starts every message ("tpudsl::save_weights")
-template <class Fill>
-void
-replace_file(std::string_view who, const std::string& path, Fill&& fill)
+/// Where replace_file's content goes: `sink(bytes, n)` appends n bytes to the temporary file, and
+/// throws std::system_error with the system's reason when that fails.
+class file_sink {
+public:
+    file_sink(int fd, const std::string& failure) noexcept : fd_(fd), failure_(&failure) {}
+
+    void
+    operator()(const void* bytes, std::size_t n) const
+    {
+        if (!write_all(fd_, bytes, n))
+            throw_errno(errno, *failure_);
+    }
+
+private:
+    int fd_;
+    const std::string* failure_;
+};
+
+/// replace_file's work, one function for every caller: `fill(context, sink)` writes the content.
+inline void
+replace_file_with(std::string_view who, const std::string& path, void (*fill)(void*, const file_sink&), void* context)
 {
     namespace fs = std::filesystem;
     const std::string w(who);
@@ -214,10 +226,7 @@ replace_file(std::string_view who, const std::string& path, Fill&& fill)
     const std::string writing = w + ": writing '" + tmp + "', the temporary file for '" + path + "', failed";
     if (keep_mode && ::fchmod(fd.get(), mode) != 0)
         throw_errno(errno, writing);
-    fill([&](const void* bytes, std::size_t n) {
-        if (!write_all(fd.get(), bytes, n))
-            throw_errno(errno, writing);
-    });
+    fill(context, file_sink(fd.get(), writing));
     if (::fsync(fd.get()) != 0)
         throw_errno(errno, writing);
     if (const int err = fd.close())
@@ -231,6 +240,25 @@ replace_file(std::string_view who, const std::string& path, Fill&& fill)
     const fs::path parent = fs::path(target).parent_path();
     if (const unique_fd dir(::open(parent.empty() ? "." : parent.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC)); dir)
         (void)::fsync(dir.get());
+}
+
+/// Writes a new file in place of `path`, atomically: `fill(sink)` calls `sink(bytes, n)` with the
+/// content, which goes to a temporary `<path>.tmp.<pid>.<n>` created (exclusively) beside the
+/// target; the temporary is flushed to disk (fsync), then renamed over `path`, and the directory is
+/// flushed too. Two threads or processes saving to one path each write their own temporary, so the
+/// file is always one complete save or the other. A symbolic link to a regular file is followed (the
+/// file it points to is replaced, the link is kept). A replaced file keeps its permission bits.
+/// On any failure, or an exception from `fill`, the temporary is removed and `path` is as it was.
+/// The work is replace_file_with's, compiled once however many callers a program has.
+/// @param who the caller's name, which starts every message ("tpudsl::save_weights")
+template <class Fill>
+void
+replace_file(std::string_view who, const std::string& path, Fill&& fill)
+{
+    using F = std::remove_reference_t<Fill>;
+    replace_file_with(
+        who, path, [](void* f, const file_sink& sink) { (*static_cast<F*>(f))(sink); },
+        const_cast<void*>(static_cast<const void*>(std::addressof(fill))));
 }
 
 } // namespace tpudsl::detail
