@@ -10,10 +10,13 @@
 #include <xtensor/xtensor.hpp>
 
 #include <algorithm>
+#include <atomic>
+#include <chrono>
 #include <cmath>
 #include <cstring>
 #include <random>
 #include <sstream>
+#include <thread>
 #include <utility>
 #include <vector>
 
@@ -206,6 +209,36 @@ TEST_CASE("metrics are global sums: evaluate gives the same numbers on every str
     CHECK(a[2] == b[2]);
     const auto pa = one.predict(data.x), pb = eight.predict(data.x);
     CHECK(pa == pb);       // predictions are per sample: identical bits
+}
+
+TEST_CASE("spin_barrier: what each thread wrote before a barrier, every thread sees after it; spinning or asleep",
+          "[strategy]")
+{
+    // A spin of zero sends every early thread to atomic::wait at once (the sleeping path); 100 us
+    // mostly spins. Four threads on any machine, so that some of them wait for a core.
+    for (const auto spin : {std::chrono::nanoseconds(0), std::chrono::nanoseconds(std::chrono::microseconds(100))}) {
+        constexpr std::size_t threads = 4, rounds = 300;
+        distribute::spin_barrier barrier(threads, spin);
+        std::vector<std::size_t> wrote(threads, 0);   // plain writes: the barrier must order them
+        std::atomic<std::size_t> wrong{0};
+        auto run = [&](std::size_t t) {
+            for (std::size_t r = 1; r <= rounds; ++r) {
+                wrote[t] = r;
+                barrier.arrive_and_wait();
+                for (std::size_t u = 0; u < threads; ++u)
+                    if (wrote[u] != r)
+                        ++wrong;
+                barrier.arrive_and_wait();   // nobody writes round r + 1 before all have read round r
+            }
+        };
+        std::vector<std::thread> others;
+        for (std::size_t t = 1; t < threads; ++t)
+            others.emplace_back(run, t);
+        run(0);
+        for (auto& o : others)
+            o.join();
+        CHECK(wrong == 0);
+    }
 }
 
 TEST_CASE("the resolver reports the cores, and the strategy runs min(N, cores) threads", "[strategy]")

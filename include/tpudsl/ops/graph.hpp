@@ -289,10 +289,11 @@ public:
         return ranges;
     }();
 
-    /// True when layer I keeps a transposed copy of its deferred kernel (Dense's and TimeDistributed's
-    /// ops keep W^T of their (in, units) kernel: as many floats as the kernel): the model's threads then
-    /// share one, which the fused pass remakes as it updates the kernel (transpose_updated) instead of
-    /// every thread making its own in its forward (dense_ops::transposed_kernel).
+    /// True when layer I keeps a transposed copy of its deferred kernel (dense_ops keeps W^T of an
+    /// (in, units) kernel: as many floats as the kernel; only Dense defers its kernel's gradient, so a
+    /// TimeDistributed<Dense> keeps its own): the model's threads then share one, which the fused pass
+    /// remakes as it updates the kernel (transpose_updated) instead of every thread making its own in
+    /// its forward (dense_ops::transposed_kernel).
     template <std::size_t I>
     static consteval bool
     shares_transpose() noexcept
