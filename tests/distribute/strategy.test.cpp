@@ -211,7 +211,7 @@ TEST_CASE("metrics are global sums: evaluate gives the same numbers on every str
     CHECK(pa == pb);       // predictions are per sample: identical bits
 }
 
-TEST_CASE("spin_barrier: what each thread wrote before a barrier, every thread sees after it; spinning or asleep",
+TEST_CASE("spin_barrier: what each thread wrote before a barrier, every thread sees after it, spinning or asleep",
           "[strategy]")
 {
     // A spin of zero sends every early thread to atomic::wait at once (the sleeping path); 100 us
