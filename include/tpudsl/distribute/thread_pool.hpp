@@ -14,9 +14,9 @@ namespace tpudsl::distribute {
 
 /// A barrier for a few threads that meet every few milliseconds (a training step meets three
 /// times): a participant that arrives early spins on the generation for up to `spin` (the usual gap
-/// between the replicas' arrivals is tens of microseconds) and only then sleeps in atomic::wait. A
-/// sleeping thread's wake-up costs 30-100 us on a virtual machine, which std::barrier (it sleeps
-/// almost at once) paid three times a step: 5% of a dense network's step on two cores.
+/// between the replicas' arrivals is tens of microseconds) and only then sleeps in atomic::wait.
+/// std::barrier sleeps almost at once, and waking the sleeper cost the MLP's two-thread step 14-35 us
+/// at its mid-step barrier on a virtual machine (5-12 us with this one; docs/benchmarks.md).
 class spin_barrier {
 public:
     explicit spin_barrier(std::size_t participants,

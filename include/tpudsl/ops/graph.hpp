@@ -312,11 +312,21 @@ public:
         return std::array<std::size_t, layers>{(shares_transpose<I>() ? layer_kept_floats<I>() : 0)...};
     }(std::make_index_sequence<layers>{});
 
-    /// After the fused pass updated params[b, e): the shared transposed kernels (at[I], layer I's, for
-    /// the layers of shares_transpose) copy the updated elements of their kernels. Each thread does its
-    /// shard's: together, every kernel's whole transpose, the bits of kernels::transpose.
+    /// Where layer l's shared transposed kernel starts in the one buffer that holds them all (aligned
+    /// regions, layer by layer); the last entry is the buffer's floats.
+    static constexpr std::array<std::size_t, layers + 1> shared_transpose_at = [] {
+        constexpr std::size_t a = buffer_alignment_floats;
+        std::array<std::size_t, layers + 1> at{};
+        for (std::size_t l = 0; l < layers; ++l)
+            at[l + 1] = at[l] + (shared_transpose_floats[l] + a - 1) / a * a;
+        return at;
+    }();
+
+    /// After the fused pass updated params[b, e): the shared transposed kernels (in `shared`, laid out
+    /// by shared_transpose_at) copy the updated elements of their kernels. Each thread does its shard's:
+    /// together, every kernel's whole transpose, the bits of kernels::transpose.
     static void
-    transpose_updated(const float* params, std::size_t b, std::size_t e, float* const* at) noexcept
+    transpose_updated(const float* params, std::size_t b, std::size_t e, float* shared) noexcept
     {
         [&]<std::size_t... I>(std::index_sequence<I...>) {
             ([&] {
@@ -325,7 +335,8 @@ public:
                     constexpr std::size_t rows = W::shape::dims[0], cols = W::shape::dims[1];
                     const std::size_t lo = std::max(b, W::offset), hi = std::min(e, W::offset + rows * cols);
                     if (lo < hi)
-                        kernels::transpose_range(params + W::offset, rows, cols, lo - W::offset, hi - W::offset, at[I]);
+                        kernels::transpose_range(params + W::offset, rows, cols, lo - W::offset, hi - W::offset,
+                                                 shared + shared_transpose_at[I]);
                 }
             }(),
              ...);

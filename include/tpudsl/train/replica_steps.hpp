@@ -390,7 +390,7 @@ protected:
                 opt.update(c, params_.data(), g0, slot_ptrs, b, e);
                 if constexpr (shares_transposes)
                     if (!shared_copies_.empty())
-                        graph::transpose_updated(params_.data(), b, e, transpose_at_.data());
+                        graph::transpose_updated(params_.data(), b, e, shared_transposes_.data());
             });
     }
 
@@ -473,26 +473,18 @@ protected:
     static constexpr bool shares_transposes =
         std::ranges::any_of(graph::shared_transpose_floats, [](std::size_t f) { return f > 0; });
 
-    /// The transposed kernels the threads share, one region per layer of graph::shares_transpose,
-    /// none valid (version 0) until the first fused pass makes them.
+    /// The transposed kernels the threads share, one region per layer of graph::shares_transpose
+    /// (graph::shared_transpose_at), none valid (version 0) until the first fused pass makes them.
     void
     make_shared_transposes()
     {
-        constexpr std::size_t line = 64 / sizeof(float);
-        std::size_t total = 0;
-        for (std::size_t f : graph::shared_transpose_floats)
-            total += (f + line - 1) / line * line;
-        shared_transposes_.resize(total);
+        shared_transposes_.resize(graph::shared_transpose_at[graph::layers]);
         shared_copies_.assign(graph::layers, {});
-        float* at = shared_transposes_.data();
         [&]<std::size_t... I>(std::index_sequence<I...>) {
             ([&] {
-                if constexpr (graph::shared_transpose_floats[I] > 0) {
-                    transpose_at_[I] = at;
+                if constexpr (graph::shared_transpose_floats[I] > 0)
                     shared_copies_[I] = {.from = params_.data() + graph::template layer<I>::template weight<0>::offset,
-                                         .version = 0, .data = at};
-                    at += (graph::shared_transpose_floats[I] + line - 1) / line * line;
-                }
+                                         .version = 0, .data = shared_transposes_.data() + graph::shared_transpose_at[I]};
             }(),
              ...);
         }(std::make_index_sequence<graph::layers>{});
@@ -538,10 +530,9 @@ protected:
     std::size_t micro_batch_capacity_ = 0;
     /// Each thread's kernel scratch, sized by the graph's plan for micro_batch_capacity_.
     std::vector<kernels::scratch_arena> arenas_;
-    /// The threads' shared transposed kernels (make_shared_transposes): the floats, each layer's
-    /// region in them, and what each holds (the arenas point at these).
+    /// The threads' shared transposed kernels (make_shared_transposes): the floats, and what each
+    /// layer's region holds (the arenas point at these).
     detail::aligned_floats_buffer shared_transposes_;
-    std::array<float*, graph::layers> transpose_at_{};
     std::vector<kernels::kept_copy> shared_copies_;
 
     optimizer_type optimizer_;
