@@ -189,6 +189,102 @@ TEST_CASE("the threads share each Dense kernel's transpose, remade by the fused 
     CHECK(adopted == 5 * strategy.threads());   // every step but the first, on every thread
 }
 
+TEST_CASE("shard_cuts: the fused pass's shards move to where the measured time splits evenly", "[strategy]")
+{
+    constexpr std::size_t a = buffer_alignment_floats, size = 6000 * a + 5;
+    distribute::shard_cuts cuts(size, 3);
+    REQUIRE(cuts.shards() == 3);
+    const std::vector<std::size_t> even{0, 2000 * a, 4000 * a, size};
+    CHECK(std::ranges::equal(cuts.cuts(), even));   // equal float counts to begin with
+    // A float costs 1 in the first tenth of the buffer and 4 beyond (as a deferred kernel with its
+    // transpose costs more than a bias): the shards' times are the cost of their floats.
+    const auto cost_to = [&](std::size_t x) {
+        const double cheap = static_cast<double>(std::min(x, size / 10));
+        return cheap + 4.0 * (static_cast<double>(x) - cheap);
+    };
+    const auto spend_one_step = [&] {
+        for (std::size_t i = 0; i < cuts.shards(); ++i)
+            cuts.record(i, std::chrono::steady_clock::duration(
+                               static_cast<std::chrono::steady_clock::rep>(cost_to(cuts.end(i)) - cost_to(cuts.begin(i)))));
+        cuts.rebalance();
+    };
+    for (std::size_t step = 0; step + 1 < distribute::shard_cuts::window; ++step)
+        spend_one_step();
+    CHECK(std::ranges::equal(cuts.cuts(), even));   // nothing moves before a window of steps
+    spend_one_step();
+    CHECK(cuts.begin(1) > 2000 * a);   // the first shard, cheap per float, grows
+    for (std::size_t window = 0; window < 20; ++window)
+        for (std::size_t step = 0; step < distribute::shard_cuts::window; ++step)
+            spend_one_step();
+    double most = 0.0, least = cost_to(size);
+    for (std::size_t i = 0; i < cuts.shards(); ++i) {
+        const double c = cost_to(cuts.end(i)) - cost_to(cuts.begin(i));
+        most = std::max(most, c);
+        least = std::min(least, c);
+        CHECK(cuts.begin(i) % a == 0);
+        CHECK(cuts.begin(i) <= cuts.end(i));
+    }
+    CHECK(cuts.begin(0) == 0);
+    CHECK(cuts.end(2) == size);
+    CHECK(most - least <= 2.0 * 4.0 * a);   // even to within the alignment
+    CHECK(most / least < 1.001);
+
+    // Placed by hand: the times so far are dropped, and a bad placement is refused with what was expected.
+    const std::vector<std::size_t> placed{0, 16 * a, 16 * a, size};
+    cuts.assign(placed);
+    CHECK(std::ranges::equal(cuts.cuts(), placed));
+    const std::vector<std::size_t> unaligned{0, 16 * a + 1, 20 * a, size}, short_of{0, a, 2 * a, size - 5};
+    CHECK_THROWS_WITH(cuts.assign(unaligned), Catch::Contains("non-decreasing cuts from 0 to 96005") &&
+                                                  Catch::Contains("each a multiple of 16 but the last"));
+    CHECK_THROWS_AS(cuts.assign(short_of), std::invalid_argument);
+    CHECK(std::ranges::equal(cuts.cuts(), placed));
+
+    distribute::shard_cuts one(size, 1);   // one thread: the whole buffer, nothing to move
+    for (std::size_t step = 0; step < 3 * distribute::shard_cuts::window; ++step) {
+        one.record(0, std::chrono::milliseconds(1));
+        one.rebalance();
+    }
+    CHECK(one.begin(0) == 0);
+    CHECK(one.end(0) == size);
+}
+
+TEST_CASE("wherever the fused pass's shards are cut, a step gives one device's bits", "[strategy][determinism]")
+{
+    // The Reuters model holds a marked Embedding table (rows of 7 floats), convolution kernels whose
+    // gradients are summed from the arenas and a deferred Dense<46> kernel: cuts inside a table row,
+    // inside a kernel's row, and at either end (one thread with nothing to do).
+    using M = seeds::Reuters;
+    const synthetic<M> data(32, 10);
+    constexpr std::size_t table = M::layer<0>::weight<0>::offset, conv = M::layer<1>::weight<0>::offset,
+                          dense = M::layer<6>::weight<0>::offset, a = buffer_alignment_floats;
+    static_assert(table % a == 0 && conv % a == 0 && dense % a == 0);
+    const std::size_t places[] = {table + 64 * a, conv + 3 * a, dense + 7 * a, 0, M::param_buffer_size / a * a,
+                                  dense + 46 * 16 * a};
+    std::ostringstream quiet;
+    const FitOptions one_step{.batch_size = 32, .epochs = 1, .verbose = 0, .steps_per_epoch = 1, .shuffle = false,
+                              .out = &quiet};
+    Trainable<M> one(5);
+    TpuStrategy<2> strategy;
+    auto two = strategy.scope<M>(5);
+    one.compile(optimizers::Adam{}, losses::SparseCategoricalCrossentropy{}, metrics::SparseCategoricalAccuracy{});
+    two.compile(optimizers::Adam{}, losses::SparseCategoricalCrossentropy{}, metrics::SparseCategoricalAccuracy{});
+    for (const std::size_t place : places) {
+        std::vector<std::size_t> cuts(two.fused_pass_shards().shards() + 1, M::param_buffer_size);
+        cuts[0] = 0;
+        if (cuts.size() > 2)
+            cuts[1] = place;
+        two.fused_pass_shards().assign(cuts);
+        one.fit(data.x, data.y, one_step);
+        two.fit(data.x, data.y, one_step);
+        REQUIRE(std::memcmp(std::as_const(one).parameters(), std::as_const(two).parameters(),
+                            M::param_buffer_size * sizeof(float)) == 0);
+    }
+    // and the steps trained: the weights left their initial values
+    Trainable<M> fresh(5);
+    CHECK(std::memcmp(std::as_const(fresh).parameters(), std::as_const(two).parameters(),
+                      M::param_buffer_size * sizeof(float)) != 0);
+}
+
 TEST_CASE("metrics are global sums: evaluate gives the same numbers on every strategy", "[strategy]")
 {
     const synthetic<seeds::FashionCnn> data(101, 6);

@@ -14,10 +14,15 @@
 
 #include <algorithm>
 #include <bit>
+#include <chrono>
 #include <cstddef>
 #include <cstdint>
+#include <limits>
 #include <span>
+#include <stdexcept>
+#include <string>
 #include <utility>
+#include <vector>
 
 namespace tpudsl::distribute {
 
@@ -250,24 +255,133 @@ apply_sums(const distribute::gradient_layout& layout, float* params, float* sums
 
 namespace tpudsl::distribute {
 
-/// The fused pass over shard `shard` of `shards` (thread t of T): for each block of the shard, the
-/// deferred gradients (`deferred(lo, hi, g0)` writes g0 where [lo, hi) meets a deferred range: one
-/// chain over the step's samples in order); elsewhere the arenas of the micro-batches that had samples
-/// summed in micro-batch order into arena 0; `update(g0, b, e)` applies the optimizer to [b, e), the
-/// moving statistics of `params` excepted (their mean over the micro-batches that had samples moves
-/// them: update_moving); then the accumulating ranges are cleared in every arena (the rest is written
-/// afresh by the next backward pass). Micro-batch 0 always has samples: it takes the first. Allocates
-/// nothing.
+/// Where each thread's shard of the fused pass lies: thread i of T reduces and updates [begin(i),
+/// end(i)) of the parameter buffer. A float's cost differs by range (a deferred kernel's gradient is a
+/// GEMM over the step's samples, a shared transposed kernel is rewritten beside its update, a bias is a
+/// sum of arenas), so equal float counts are not equal work: in the MNIST MLP on two threads the
+/// thread whose shard holds the 512 x 512 kernel and its transpose took 18% longer. The cuts start at
+/// equal float counts; each thread records its time on its shard, and every `window` steps the cuts
+/// move half-way to where the time measured, taken as even within each shard, splits evenly. The time
+/// a shard takes is its least over the window: a thread that lost its core for a while (which only
+/// ever adds time) does not move the cuts. Which
+/// thread computes an element never changes its value (its operations are the same in any shard), so
+/// the cuts move time, not bits. Cuts stay multiples of buffer_alignment_floats (whole vectors, whole
+/// cache lines to each thread). Allocates only in the constructor.
+class shard_cuts {
+public:
+    /// Steps whose times one move of the cuts weighs.
+    static constexpr std::size_t window = 8;
+
+    shard_cuts() = default;
+
+    /// `shards` shards of a buffer of `size` floats, at equal float counts.
+    shard_cuts(std::size_t size, std::size_t shards)
+        : cuts_(shards + 1), spent_(shards), targets_(shards + 1), size_(size)
+    {
+        for (std::size_t i = 0; i <= shards; ++i)
+            cuts_[i] = i == shards ? size : size * i / shards / buffer_alignment_floats * buffer_alignment_floats;
+    }
+
+    [[nodiscard]] std::size_t shards() const noexcept { return spent_.size(); }
+    [[nodiscard]] std::size_t begin(std::size_t i) const noexcept { return cuts_[i]; }
+    [[nodiscard]] std::size_t end(std::size_t i) const noexcept { return cuts_[i + 1]; }
+    /// The shards' bounds: shards() + 1 values from 0 to the buffer's size.
+    [[nodiscard]] std::span<const std::size_t> cuts() const noexcept { return cuts_; }
+
+    /// Places the cuts (a test, or a tool that measured its own): shards() + 1 values from 0 to the
+    /// buffer's size, non-decreasing, each a multiple of buffer_alignment_floats but the last. The
+    /// times recorded so far are dropped.
+    void
+    assign(std::span<const std::size_t> cuts)
+    {
+        bool valid = cuts.size() == cuts_.size() && cuts.front() == 0 && cuts.back() == size_;
+        for (std::size_t i = 1; valid && i < cuts.size(); ++i)
+            valid = cuts[i - 1] <= cuts[i] && (i + 1 == cuts.size() || cuts[i] % buffer_alignment_floats == 0);
+        if (!valid)
+            throw std::invalid_argument("tpudsl::distribute::shard_cuts::assign: expected " +
+                                        std::to_string(cuts_.size()) + " non-decreasing cuts from 0 to " +
+                                        std::to_string(size_) + ", each a multiple of " +
+                                        std::to_string(buffer_alignment_floats) + " but the last");
+        std::copy(cuts.begin(), cuts.end(), cuts_.begin());
+        clear_times();
+    }
+
+    /// Thread i's time on its shard this step (each thread writes only its own slot).
+    void
+    record(std::size_t i, std::chrono::steady_clock::duration spent) noexcept
+    {
+        spent_[i].ns = std::min(spent_[i].ns, spent.count());
+    }
+
+    /// After a step, once every thread has recorded: every `window` steps, moves the cuts.
+    void
+    rebalance() noexcept
+    {
+        if (shards() < 2 || ++steps_ < window)
+            return;
+        steps_ = 0;
+        double total = 0.0;
+        for (const auto& s : spent_) {
+            if (s.ns == unmeasured)   // a thread that recorded nothing: nothing to go by
+                return clear_times();
+            total += static_cast<double>(s.ns);
+        }
+        if (!(total > 0.0))
+            return clear_times();
+        // Where the measured cost splits evenly: the time of shard j spread evenly over its floats.
+        const std::size_t T = shards();
+        std::size_t j = 0;
+        double before = 0.0;   // the time of the shards before j
+        for (std::size_t k = 1; k < T; ++k) {
+            const double want = total * static_cast<double>(k) / static_cast<double>(T);
+            while (j + 1 < T && before + static_cast<double>(spent_[j].ns) <= want)
+                before += static_cast<double>(spent_[j++].ns);
+            const double cost = static_cast<double>(spent_[j].ns), floats = static_cast<double>(cuts_[j + 1] - cuts_[j]);
+            const double at = static_cast<double>(cuts_[j]) + (cost > 0.0 ? std::min(1.0, (want - before) / cost) * floats : 0.0);
+            targets_[k] = at;
+        }
+        constexpr double a = buffer_alignment_floats;
+        for (std::size_t k = 1; k < T; ++k) {
+            const double half_way = (static_cast<double>(cuts_[k]) + targets_[k]) / 2.0;
+            const auto cut = static_cast<std::size_t>(half_way / a + 0.5) * buffer_alignment_floats;
+            cuts_[k] = std::clamp(cut, cuts_[k - 1], size_ / buffer_alignment_floats * buffer_alignment_floats);
+        }
+        clear_times();
+    }
+
+private:
+    void
+    clear_times() noexcept
+    {
+        for (auto& s : spent_)
+            s.ns = unmeasured;
+        steps_ = 0;
+    }
+
+    static constexpr std::chrono::steady_clock::rep unmeasured = std::numeric_limits<std::chrono::steady_clock::rep>::max();
+    struct alignas(64) slot {   // one cache line per thread: its least time over the window
+        std::chrono::steady_clock::rep ns = unmeasured;
+    };
+    std::vector<std::size_t> cuts_{0, 0};
+    std::vector<slot> spent_{1};
+    std::vector<double> targets_{0.0, 0.0};
+    std::size_t size_ = 0, steps_ = 0;
+};
+
+/// The fused pass over one shard [lo, hi) of the parameter buffer (a thread's, shard_cuts): for each
+/// block [b, e) of the shard, the deferred gradients (`deferred(b, e, g0)` writes g0 where [b, e) meets
+/// a deferred range: one chain over the step's samples in order); elsewhere the arenas of the
+/// micro-batches that had samples summed in micro-batch order into arena 0; `update(g0, b, e)` applies
+/// the optimizer to [b, e), the moving statistics of `params` excepted (their mean over the
+/// micro-batches that had samples moves them: update_moving); then the accumulating ranges are cleared
+/// in every arena (the rest is written afresh by the next backward pass). Micro-batch 0 always has
+/// samples: it takes the first. Allocates nothing.
 template <class Deferred, class Update>
 void
-reduce_and_update(std::size_t shard, std::size_t shards, const gradient_layout& layout,
+reduce_and_update(std::size_t lo, std::size_t hi, const gradient_layout& layout,
                   std::span<const micro_batch_gradients> batches, float* params, Deferred&& deferred,
                   Update&& update) noexcept
 {
-    const std::size_t P = layout.size;
-    auto bound = [&](std::size_t i) {
-        return i >= shards ? P : P * i / shards / buffer_alignment_floats * buffer_alignment_floats;
-    };
     const std::size_t count_all = std::min(batches.size(), max_micro_batches);
     float* g0 = batches[0].grads;
     const float* others[max_micro_batches] = {};
@@ -280,7 +394,7 @@ reduce_and_update(std::size_t shard, std::size_t shards, const gradient_layout& 
     }
     for (std::size_t k = 0; k < count_all; ++k)
         all_marks[k] = batches[k].marks;
-    for_each_block(layout, bound(shard), bound(shard + 1), [&](std::size_t b, std::size_t e) {
+    for_each_block(layout, lo, hi, [&](std::size_t b, std::size_t e) {
         deferred(b, e, g0);
         detail::outside_deferred(layout, b, e, [&](std::size_t lo, std::size_t hi) {
             detail::add_arenas(layout, g0, others, other_marks, count, lo, hi);

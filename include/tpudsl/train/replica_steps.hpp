@@ -24,6 +24,7 @@
 
 #include <algorithm>
 #include <array>
+#include <chrono>
 #include <cstddef>
 #include <cstdint>
 #include <span>
@@ -57,7 +58,8 @@ public:
 
     /// Builds the model with Keras' initial weights drawn from `seed`, to run as `runner` says.
     replica_steps(std::uint64_t seed, distribute::replica_runner runner)
-        : seed_(seed), runner_(std::move(runner)), params_(Seq::param_buffer_size), micro_batches_(micro_batches)
+        : seed_(seed), runner_(std::move(runner)), params_(Seq::param_buffer_size), micro_batches_(micro_batches),
+          shards_(Seq::param_buffer_size, runner_.threads())
     {
         for (std::size_t c = 0; c < micro_batches; ++c)
             if (runs_here(c)) {   // another worker's micro-batches need no buffers here
@@ -85,6 +87,12 @@ public:
     {
         return arenas_;
     }
+
+    /// Where each thread's shard of the fused pass lies (distribute::shard_cuts): the cuts follow the
+    /// threads' measured times; placing them (assign) changes which thread computes what, never the
+    /// result.
+    [[nodiscard]] distribute::shard_cuts& fused_pass_shards() noexcept { return shards_; }
+    [[nodiscard]] const distribute::shard_cuts& fused_pass_shards() const noexcept { return shards_; }
 
     /// The flat parameter buffer (Keras' weights in order, each at `layer<I>::weight<J>::offset`).
     /// Writing through it counts as changing the weights.
@@ -366,11 +374,13 @@ protected:
 
     /// The fused pass over thread t's shard of the parameters (distribute::reduce_and_update): the
     /// deferred kernels' gradients over every micro-batch (graph::deferred_gradient, into arena 0),
-    /// elsewhere the arenas summed in micro-batch order, the optimizer applied in the same pass.
+    /// elsewhere the arenas summed in micro-batch order, the optimizer applied in the same pass. Its
+    /// time goes to shards_, which train_with moves after the step.
     template <class Opt>
     void
-    reduce_and_update(std::size_t t, std::size_t threads, const Opt& opt, const typename Opt::step_constants& c) noexcept
+    reduce_and_update(std::size_t t, const Opt& opt, const typename Opt::step_constants& c) noexcept
     {
+        const auto start = std::chrono::steady_clock::now();
         const kernels::scratch_scope scratch(arenas_[t]);
         float* slot_ptrs[4] = {};
         for (std::size_t s = 0; s < Opt::slots; ++s)
@@ -382,7 +392,7 @@ protected:
             batches[k] = {micro_batches_[k].x, micro_batches_[k].workspace.data(), micro_batches_[k].n};
         }
         distribute::reduce_and_update(
-            t, threads, graph::gradient_layout, gradients, params_.data(),
+            shards_.begin(t), shards_.end(t), graph::gradient_layout, gradients, params_.data(),
             [&](std::size_t lo, std::size_t hi, float* g0) {
                 graph::deferred_gradient(batches, micro_batches, micro_batch_capacity_, lo, hi, g0);
             },
@@ -392,6 +402,7 @@ protected:
                     if (!shared_copies_.empty())
                         graph::transpose_updated(params_.data(), b, e, shared_transposes_.data());
             });
+        shards_.record(t, std::chrono::steady_clock::now() - start);
     }
 
     /// A multi-worker strategy's link of the chained reduce (distribute::chain_reduce) over [lo, hi) of
@@ -458,9 +469,11 @@ protected:
                     chain_link(lo, hi, sums, first_link, t);
                 },
                 [&](std::size_t lo, std::size_t hi, float* sums, std::size_t) { chain_apply(lo, hi, sums, opt, constants); });
-        else
+        else {
             runner_.step([&](std::size_t t) { run_thread(t, data, n, true); },
-                         [&](std::size_t t, std::size_t threads) { reduce_and_update(t, threads, opt, constants); });
+                         [&](std::size_t t, std::size_t) { reduce_and_update(t, opt, constants); });
+            shards_.rebalance();
+        }
         opt.advance(constants);
         weights_version_ = detail::next_weights_version();
         if constexpr (!Chained)   // the fused pass made the shared transposes of these weights
@@ -534,6 +547,8 @@ protected:
     /// layer's region holds (the arenas point at these).
     detail::aligned_floats_buffer shared_transposes_;
     std::vector<kernels::kept_copy> shared_copies_;
+    /// Each thread's shard of the fused pass.
+    distribute::shard_cuts shards_;
 
     optimizer_type optimizer_;
     loss_type loss_;
