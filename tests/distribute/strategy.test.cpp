@@ -239,6 +239,48 @@ TEST_CASE("shard_cuts: the fused pass's shards move to where the measured time s
     CHECK_THROWS_AS(cuts.assign(short_of), std::invalid_argument);
     CHECK(std::ranges::equal(cuts.cuts(), placed));
 
+    // Costly floats in a narrow range where the even split of the time lies (the guess "even within a
+    // shard" overshoots to either side of it): the cut's step shrinks each time it turns back, and it
+    // settles inside the range instead of swinging across it.
+    constexpr std::size_t big = 100'000 / a * a;
+    const auto hot_cost_to = [](std::size_t x) {
+        const double lo = 55'000.0, hi = 56'000.0, d = static_cast<double>(x);
+        return d + 999.0 * std::clamp(d - lo, 0.0, hi - lo);
+    };
+    distribute::shard_cuts hot(big, 2);
+    for (std::size_t step = 0; step < 60 * distribute::shard_cuts::window; ++step) {
+        for (std::size_t i = 0; i < 2; ++i)
+            hot.record(i, std::chrono::steady_clock::duration(static_cast<std::chrono::steady_clock::rep>(
+                              hot_cost_to(hot.end(i)) - hot_cost_to(hot.begin(i)))));
+        hot.rebalance();
+    }
+    const double hot_total = hot_cost_to(big), slower = std::max(hot_cost_to(hot.end(0)), hot_total - hot_cost_to(hot.end(0)));
+    CHECK(slower / (hot_total / 2.0) < 1.02);   // equal counts: 1.91 (the whole hot range on one side)
+
+    // Whatever the times (none, zero, random, proportional), the cuts stay cuts: from 0 to the size,
+    // non-decreasing, multiples of the alignment, for sizes below one block per shard and up to 64 shards.
+    std::mt19937_64 random(11);
+    for (const std::size_t n : {std::size_t{0}, std::size_t{5}, std::size_t{17}, 40 * a + 3, std::size_t{96005}})
+        for (const std::size_t shards : {std::size_t{2}, std::size_t{3}, std::size_t{8}, std::size_t{64}}) {
+            distribute::shard_cuts c(n, shards);
+            for (std::size_t step = 0; step < 40 * distribute::shard_cuts::window; ++step) {
+                for (std::size_t i = 0; i < shards; ++i) {
+                    const auto kind = (step / distribute::shard_cuts::window + i) % 4;
+                    const std::int64_t t = kind == 0   ? 0
+                                           : kind == 1 ? static_cast<std::int64_t>(random() % 1000)
+                                                       : static_cast<std::int64_t>(c.end(i) - c.begin(i)) * (1 + i % 3);
+                    if (kind != 3 || i % 2 == 0)   // some threads record nothing in some windows
+                        c.record(i, std::chrono::steady_clock::duration(t));
+                }
+                c.rebalance();
+                bool ok = c.begin(0) == 0 && c.end(shards - 1) == n;
+                for (std::size_t i = 0; i < shards; ++i)
+                    ok = ok && c.begin(i) <= c.end(i) && (i == 0 || (c.begin(i) % a == 0 && c.begin(i) <= n / a * a));
+                if (!ok)
+                    FAIL_CHECK("invalid cuts for size " << n << ", " << shards << " shards, step " << step);
+            }
+        }
+
     distribute::shard_cuts one(size, 1);   // one thread: the whole buffer, nothing to move
     for (std::size_t step = 0; step < 3 * distribute::shard_cuts::window; ++step) {
         one.record(0, std::chrono::milliseconds(1));
@@ -246,6 +288,42 @@ TEST_CASE("shard_cuts: the fused pass's shards move to where the measured time s
     }
     CHECK(one.begin(0) == 0);
     CHECK(one.end(0) == size);
+}
+
+TEST_CASE("reduce_and_update works on exactly its shard, cut inside a deferred kernel's row or not", "[strategy]")
+{
+    // A buffer of a deferred kernel (rows of 40 floats) between two summed ranges: whatever [lo, hi)
+    // is, the deferred callable and the update together cover it once, and nothing outside it.
+    constexpr std::size_t a = buffer_alignment_floats, P = 50 * a;
+    const distribute::deferred_range deferred[] = {{3 * a, 3 * a + 40 * 12, 40}};
+    const distribute::gradient_layout layout{.size = P, .deferred = deferred};
+    std::vector<float> arena0(P, 1.0f), arena1(P, 2.0f), params(P, 0.0f);
+    const distribute::micro_batch_gradients batches[] = {{arena0.data(), nullptr, true}, {arena1.data(), nullptr, true}};
+    for (const auto& [lo, hi] : {std::pair<std::size_t, std::size_t>{0, P}, {a, 5 * a}, {4 * a, 31 * a},
+                                  {6 * a, 6 * a}, {2 * a, P}}) {
+        std::vector<int> updated(P, 0), derived(P, 0);
+        distribute::reduce_and_update(
+            lo, hi, layout, batches, params.data(),
+            [&](std::size_t b, std::size_t e, float*) {
+                for (std::size_t i = std::max(b, deferred[0].begin); i < std::min(e, deferred[0].end); ++i)
+                    ++derived[i];
+            },
+            [&](float* g, std::size_t b, std::size_t e) {
+                for (std::size_t i = b; i < e; ++i) {
+                    ++updated[i];
+                    // outside the deferred kernel: the arenas summed in order
+                    if (i < deferred[0].begin || i >= deferred[0].end)
+                        CHECK(g[i] == 3.0f);
+                }
+            });
+        INFO("shard [" << lo << ", " << hi << ")");
+        for (std::size_t i = 0; i < P; ++i) {
+            const bool inside = i >= lo && i < hi, kernel = i >= deferred[0].begin && i < deferred[0].end;
+            if (updated[i] != (inside ? 1 : 0) || derived[i] != (inside && kernel ? 1 : 0))
+                FAIL_CHECK("float " << i << ": updated " << updated[i] << " times, derived " << derived[i]);
+        }
+        std::fill(arena0.begin(), arena0.end(), 1.0f);   // the pass summed into arena 0 and cleared nothing
+    }
 }
 
 TEST_CASE("wherever the fused pass's shards are cut, a step gives one device's bits", "[strategy][determinism]")
@@ -256,29 +334,49 @@ TEST_CASE("wherever the fused pass's shards are cut, a step gives one device's b
     using M = seeds::Reuters;
     const synthetic<M> data(32, 10);
     constexpr std::size_t table = M::layer<0>::weight<0>::offset, conv = M::layer<1>::weight<0>::offset,
-                          dense = M::layer<6>::weight<0>::offset, a = buffer_alignment_floats;
+                          dense = M::layer<6>::weight<0>::offset, a = buffer_alignment_floats, width = 7;
     static_assert(table % a == 0 && conv % a == 0 && dense % a == 0);
-    const std::size_t places[] = {table + 64 * a, conv + 3 * a, dense + 7 * a, 0, M::param_buffer_size / a * a,
+    // A cut strictly inside the row of a token the batch holds (a row the step's arenas mark).
+    std::size_t inside_row = 0;
+    for (const std::int32_t id : data.x) {
+        const std::size_t row = table + static_cast<std::size_t>(id) * width, cut = (row / a + 1) * a;
+        if (cut < row + width) {
+            inside_row = cut;
+            break;
+        }
+    }
+    REQUIRE(inside_row != 0);
+    const std::size_t places[] = {inside_row, conv + 3 * a, dense + 7 * a, 0, M::param_buffer_size / a * a,
                                   dense + 46 * 16 * a};
     std::ostringstream quiet;
     const FitOptions one_step{.batch_size = 32, .epochs = 1, .verbose = 0, .steps_per_epoch = 1, .shuffle = false,
                               .out = &quiet};
     Trainable<M> one(5);
-    TpuStrategy<2> strategy;
+    CpuClusterResolver two_cores;   // two threads whatever the machine
+    two_cores.cores = 2;
+    TpuStrategy<2> strategy(two_cores);
     auto two = strategy.scope<M>(5);
+    REQUIRE(two.fused_pass_shards().shards() == 2);
     one.compile(optimizers::Adam{}, losses::SparseCategoricalCrossentropy{}, metrics::SparseCategoricalAccuracy{});
     two.compile(optimizers::Adam{}, losses::SparseCategoricalCrossentropy{}, metrics::SparseCategoricalAccuracy{});
+    const auto same = [&] {
+        return std::memcmp(std::as_const(one).parameters(), std::as_const(two).parameters(),
+                           M::param_buffer_size * sizeof(float)) == 0;
+    };
     for (const std::size_t place : places) {
-        std::vector<std::size_t> cuts(two.fused_pass_shards().shards() + 1, M::param_buffer_size);
-        cuts[0] = 0;
-        if (cuts.size() > 2)
-            cuts[1] = place;
+        const std::vector<std::size_t> cuts{0, place, M::param_buffer_size};
         two.fused_pass_shards().assign(cuts);
         one.fit(data.x, data.y, one_step);
         two.fit(data.x, data.y, one_step);
-        REQUIRE(std::memcmp(std::as_const(one).parameters(), std::as_const(two).parameters(),
-                            M::param_buffer_size * sizeof(float)) == 0);
+        REQUIRE(same());
     }
+    // Then the cuts move as the threads' times say (three windows), the shared transposes made under
+    // the last placement read by the next steps: still one device's bits.
+    for (std::size_t step = 0; step < 3 * distribute::shard_cuts::window; ++step) {
+        one.fit(data.x, data.y, one_step);
+        two.fit(data.x, data.y, one_step);
+    }
+    REQUIRE(same());
     // and the steps trained: the weights left their initial values
     Trainable<M> fresh(5);
     CHECK(std::memcmp(std::as_const(fresh).parameters(), std::as_const(two).parameters(),

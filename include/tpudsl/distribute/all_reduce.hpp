@@ -259,11 +259,13 @@ namespace tpudsl::distribute {
 /// end(i)) of the parameter buffer. A float's cost differs by range (a deferred kernel's gradient is a
 /// GEMM over the step's samples, a shared transposed kernel is rewritten beside its update, a bias is a
 /// sum of arenas), so equal float counts are not equal work: in the MNIST MLP on two threads the
-/// thread whose shard holds the 512 x 512 kernel and its transpose took 18% longer. The cuts start at
-/// equal float counts; each thread records its time on its shard, and every `window` steps the cuts
-/// move half-way to where the time measured, taken as even within each shard, splits evenly. The time
-/// a shard takes is its least over the window: a thread that lost its core for a while (which only
-/// ever adds time) does not move the cuts. Which
+/// thread whose shard holds the 512 x 512 kernel (its gradient and its shared transpose) took about 14%
+/// longer. The cuts start at equal float counts; each thread records its time on its shard, and every
+/// `window` steps each cut moves toward where the time measured, taken as even within each shard,
+/// splits evenly: half-way at first; a cut that turns back (the costly floats lie on both sides of it,
+/// where the even-within-a-shard guess overshoots) halves its step, one that keeps its direction
+/// lengthens it again. The time a shard takes is its least over the window: a thread that lost its
+/// core for a while (which only ever adds time) does not move the cuts. Which
 /// thread computes an element never changes its value (its operations are the same in any shard), so
 /// the cuts move time, not bits. Cuts stay multiples of buffer_alignment_floats (whole vectors, whole
 /// cache lines to each thread). Allocates only in the constructor.
@@ -276,7 +278,8 @@ public:
 
     /// `shards` shards of a buffer of `size` floats, at equal float counts.
     shard_cuts(std::size_t size, std::size_t shards)
-        : cuts_(shards + 1), spent_(shards), targets_(shards + 1), size_(size)
+        : cuts_(shards + 1), spent_(shards), targets_(shards + 1), gain_(shards + 1, max_gain),
+          direction_(shards + 1, 0), size_(size)
     {
         for (std::size_t i = 0; i <= shards; ++i)
             cuts_[i] = i == shards ? size : size * i / shards / buffer_alignment_floats * buffer_alignment_floats;
@@ -288,9 +291,9 @@ public:
     /// The shards' bounds: shards() + 1 values from 0 to the buffer's size.
     [[nodiscard]] std::span<const std::size_t> cuts() const noexcept { return cuts_; }
 
-    /// Places the cuts (a test, or a tool that measured its own): shards() + 1 values from 0 to the
-    /// buffer's size, non-decreasing, each a multiple of buffer_alignment_floats but the last. The
-    /// times recorded so far are dropped.
+    /// Places the cuts (a test, or a starting point better than equal counts): shards() + 1 values
+    /// from 0 to the buffer's size, non-decreasing, each a multiple of buffer_alignment_floats but the
+    /// last. The times recorded so far are dropped; the cuts move again from the next full window.
     void
     assign(std::span<const std::size_t> cuts)
     {
@@ -303,6 +306,8 @@ public:
                                         std::to_string(size_) + ", each a multiple of " +
                                         std::to_string(buffer_alignment_floats) + " but the last");
         std::copy(cuts.begin(), cuts.end(), cuts_.begin());
+        std::fill(gain_.begin(), gain_.end(), max_gain);
+        std::fill(direction_.begin(), direction_.end(), 0);
         clear_times();
     }
 
@@ -342,8 +347,16 @@ public:
         }
         constexpr double a = buffer_alignment_floats;
         for (std::size_t k = 1; k < T; ++k) {
-            const double half_way = (static_cast<double>(cuts_[k]) + targets_[k]) / 2.0;
-            const auto cut = static_cast<std::size_t>(half_way / a + 0.5) * buffer_alignment_floats;
+            const double d = targets_[k] - static_cast<double>(cuts_[k]);
+            const int direction = (d > 0.0) - (d < 0.0);
+            if (direction != 0 && direction == -direction_[k])
+                gain_[k] = std::max(gain_[k] / 2.0, min_gain);
+            else if (direction != 0 && direction == direction_[k])
+                gain_[k] = std::min(gain_[k] * 1.25, max_gain);
+            if (direction != 0)
+                direction_[k] = direction;
+            const double to = static_cast<double>(cuts_[k]) + gain_[k] * d;
+            const auto cut = static_cast<std::size_t>(to / a + 0.5) * buffer_alignment_floats;
             cuts_[k] = std::clamp(cut, cuts_[k - 1], size_ / buffer_alignment_floats * buffer_alignment_floats);
         }
         clear_times();
@@ -359,12 +372,16 @@ private:
     }
 
     static constexpr std::chrono::steady_clock::rep unmeasured = std::numeric_limits<std::chrono::steady_clock::rep>::max();
+    /// The share of the way to its target a cut moves: half at first, down to 1/64 once it has turned.
+    static constexpr double max_gain = 0.5, min_gain = 1.0 / 64.0;
     struct alignas(64) slot {   // one cache line per thread: its least time over the window
         std::chrono::steady_clock::rep ns = unmeasured;
     };
     std::vector<std::size_t> cuts_{0, 0};
     std::vector<slot> spent_{1};
     std::vector<double> targets_{0.0, 0.0};
+    std::vector<double> gain_{max_gain, max_gain};   // each cut's step, a share of the way to its target
+    std::vector<int> direction_{0, 0};               // each cut's last move: -1, 0 (none yet) or 1
     std::size_t size_ = 0, steps_ = 0;
 };
 
