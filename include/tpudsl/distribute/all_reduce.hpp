@@ -274,8 +274,6 @@ public:
     /// Steps whose times one move of the cuts weighs.
     static constexpr std::size_t window = 8;
 
-    shard_cuts() = default;
-
     /// `shards` shards of a buffer of `size` floats, at equal float counts.
     shard_cuts(std::size_t size, std::size_t shards)
         : cuts_(shards + 1), spent_(shards), targets_(shards + 1), gain_(shards + 1, max_gain),
@@ -377,12 +375,12 @@ private:
     struct alignas(64) slot {   // one cache line per thread: its least time over the window
         std::chrono::steady_clock::rep ns = unmeasured;
     };
-    std::vector<std::size_t> cuts_{0, 0};
-    std::vector<slot> spent_{1};
-    std::vector<double> targets_{0.0, 0.0};
-    std::vector<double> gain_{max_gain, max_gain};   // each cut's step, a share of the way to its target
-    std::vector<int> direction_{0, 0};               // each cut's last move: -1, 0 (none yet) or 1
-    std::size_t size_ = 0, steps_ = 0;
+    std::vector<std::size_t> cuts_;
+    std::vector<slot> spent_;
+    std::vector<double> targets_;     // where rebalance's cost model puts each cut
+    std::vector<double> gain_;        // each cut's step, a share of the way to its target
+    std::vector<int> direction_;      // each cut's last move: -1, 0 (none yet) or 1
+    std::size_t size_, steps_ = 0;
 };
 
 /// The fused pass over one shard [lo, hi) of the parameter buffer (a thread's, shard_cuts): for each
