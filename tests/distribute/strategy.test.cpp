@@ -364,10 +364,13 @@ TEST_CASE("wherever the fused pass's shards are cut, a step gives one device's b
                            M::param_buffer_size * sizeof(float)) == 0;
     };
     for (const std::size_t place : places) {
+        // [place_fused_pass_cuts]
+        // Thread 0 reduces and updates parameters [0, place), thread 1 the rest, for the next step.
         const std::vector<std::size_t> cuts{0, place, M::param_buffer_size};
         two.fused_pass_shards().assign(cuts);
-        one.fit(data.x, data.y, one_step);
         two.fit(data.x, data.y, one_step);
+        // [place_fused_pass_cuts]
+        one.fit(data.x, data.y, one_step);
         REQUIRE(same());
     }
     // Then the cuts move as the threads' times say (three windows), the shared transposes made under
