@@ -24,6 +24,13 @@ using kernel_checks::random_vector;
 
 namespace {
 
+/// Bit for bit, NaN included: the float vectors compared as bytes.
+bool
+same_bits(const std::vector<float>& a, const std::vector<float>& b)
+{
+    return a.size() == b.size() && std::memcmp(a.data(), b.data(), a.size() * sizeof(float)) == 0;
+}
+
 /// The in-place kernels against im2col + GEMM on the same sample: the same additions in the same order.
 template <kernels::window_geometry G, std::size_t F>
 void
@@ -47,12 +54,59 @@ check_in_place_bits(std::size_t samples)
     CHECK(got_dw == want_dw);
 }
 
-/// Bit for bit, NaN included: the float vectors compared as bytes.
-bool
-same_bits(const std::vector<float>& a, const std::vector<float>& b)
+/// A padded convolution's layer (conv_core) reading its zero frames against im2col + GEMM over the
+/// same samples: its output, kernel, bias and input gradients, bit for bit. The frames hold what
+/// im2col's rows hold, padding included, so the additions are the same and in the same order.
+template <kernels::window_geometry G, std::size_t F>
+void
+check_framed_bits(std::size_t samples)
 {
-    return a.size() == b.size() && std::memcmp(a.data(), b.data(), a.size() * sizeof(float)) == 0;
+    using core = tpudsl::detail::conv_core<G, F, Relu>;
+    STATIC_REQUIRE(!G.windows_inside());
+    STATIC_REQUIRE(core::framed);
+    constexpr std::size_t P = G.positions(), K = G.patch();
+    constexpr kernels::window_geometry FG = kernels::frame_geometry<G>;
+    STATIC_REQUIRE(FG.windows_inside());
+    const auto x = random_vector(samples * G.in_size(), 31);
+    const auto w = random_vector(K * F, 32);
+    const auto b = random_vector(F, 33);
+    auto dz = random_vector(samples * P * F, 34);
+    // The frame: x where it lies, zeros around it (and past the last window nothing).
+    std::vector<float> frame(FG.in_size(), -1.0f);
+    kernels::to_frame<G>(x.data(), frame.data());
+    for (std::size_t r = 0; r < FG.in_h; ++r)
+        for (std::size_t c = 0; c < FG.in_w; ++c)
+            for (std::size_t ch = 0; ch < G.channels; ++ch) {
+                const bool inside = r >= G.pad_top && r - G.pad_top < G.in_h && c >= G.pad_left && c - G.pad_left < G.in_w;
+                const float want = inside ? x[((r - G.pad_top) * G.in_w + c - G.pad_left) * G.channels + ch] : 0.0f;
+                REQUIRE(frame[(r * FG.in_w + c) * G.channels + ch] == want);
+            }
+    // The im2col path as conv_core ran it before: the whole batch's rows in one GEMM each way.
+    std::vector<float> cols(samples * P * K), want(samples * P * F), want_dw(K * F), want_db(F);
+    for (std::size_t s = 0; s < samples; ++s)
+        kernels::im2col<G>(x.data() + s * G.in_size(), cols.data() + s * P * K);
+    kernels::gemm_nn_bias<K, F, Relu>(samples * P, cols.data(), w.data(), b.data(), want.data());
+    for (std::size_t i = 0; i < dz.size(); ++i)   // what Relu's backward leaves: no gradient where y = 0
+        if (want[i] == 0.0f)
+            dz[i] = 0.0f;
+    kernels::gemm_tn<K, F>(samples * P, cols.data(), dz.data(), want_dw.data(), false);
+    tpudsl::detail::column_sums<F>(dz.data(), want_db.data(), samples * P);
+    std::vector<float> want_dx(samples * G.in_size()), dcols(samples * P * K);
+    kernels::gemm_nt<F, K>(samples * P, dz.data(), w.data(), dcols.data());
+    for (std::size_t s = 0; s < samples; ++s)
+        kernels::col2im<G>(dcols.data() + s * P * K, want_dx.data() + s * G.in_size());
+
+    std::vector<float> scratch(samples * P * K, 7.0f), y(samples * P * F), dy = dz, dw(K * F), db(F),
+        dx(samples * G.in_size());
+    core::forward(w.data(), b.data(), x.data(), y.data(), scratch.data(), samples);
+    CHECK(same_bits(y, want));
+    core::backward(w.data(), x.data(), y.data(), dy.data(), dx.data(), dw.data(), db.data(), scratch.data(), samples,
+                   false);
+    CHECK(same_bits(dw, want_dw));
+    CHECK(same_bits(db, want_db));
+    CHECK(same_bits(dx, want_dx));
 }
+
 
 /// Inputs with ties: a third of them 0 (a Relu's windows then hold several zeros) and some repeated.
 std::vector<float>
@@ -324,6 +378,20 @@ TEST_CASE("convolutions read in place give im2col's bits", "[kernels]")
     check_in_place_bits<kernels::window_geometry{32, 32, 32, 3, 3, 1, 1, 30, 30, 0, 0}, 32>(2);
     check_in_place_bits<kernels::window_geometry{15, 15, 64, 3, 3, 1, 1, 13, 13, 0, 0}, 64>(2);
     check_in_place_bits<kernels::window_geometry{11, 12, 40, 3, 5, 2, 2, 5, 4, 0, 0}, 20>(2);
+}
+
+TEST_CASE("padded convolutions read from their zero frames give im2col's bits", "[kernels]")
+{
+    using kernels::window_geometry;
+    // The CIFAR-10 model's Same convolutions: 3 channels (the frame's patch of 27 takes the direct
+    // tiles) and 32 (window rows); Same with a stride of 2 (one row and column of padding before, the
+    // last window passing the input's end); a Same 1-D convolution (the strided path).
+    check_framed_bits<window_geometry{32, 32, 3, 3, 3, 1, 1, 32, 32, 1, 1}, 32>(2);
+    check_framed_bits<window_geometry{15, 15, 32, 3, 3, 1, 1, 15, 15, 1, 1}, 64>(2);
+    check_framed_bits<window_geometry{9, 8, 6, 3, 3, 2, 2, 5, 4, 1, 0}, 10>(3);
+    check_framed_bits<window_geometry{1, 20, 5, 1, 3, 1, 1, 1, 20, 0, 1}, 12>(2);
+    // A Same window of 1 x 1 pads nothing: read in place, not framed.
+    STATIC_REQUIRE(!tpudsl::detail::conv_core<window_geometry{6, 6, 4, 1, 1, 1, 1, 6, 6, 0, 0}, 8, Relu>::framed);
 }
 
 TEST_CASE("a fused graph's workspace plan, read as data", "[kernels]")

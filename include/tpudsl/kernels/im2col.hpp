@@ -45,6 +45,36 @@ im2col(const float* x, float* cols) noexcept
         }
 }
 
+/// The windows of G without their padding: the geometry of G's zero frame (to_frame), which holds
+/// every row and column a window reads (rows and columns past the last window left out).
+template <window_geometry G>
+inline constexpr window_geometry frame_geometry{(G.out_h - 1) * G.s_h + G.k_h, (G.out_w - 1) * G.s_w + G.k_w,
+                                                G.channels, G.k_h, G.k_w, G.s_h, G.s_w, G.out_h, G.out_w, 0, 0};
+
+/// frame(frame_geometry<G>) <- one sample x(in_h, in_w, channels) with its padding written out as
+/// zeros: element (r, c) of the frame is x(r - pad_top, c - pad_left), or 0 outside x. A convolution
+/// of G reads the same values from its frame as from im2col's rows, without the k_h k_w copies.
+template <window_geometry G>
+inline void
+to_frame(const float* x, float* frame) noexcept
+{
+    constexpr window_geometry FG = frame_geometry<G>;
+    constexpr std::size_t C = G.channels, row = FG.in_w * C;
+    // Columns of a frame row: [0, left) zeros, [left, left + inside) from x, the rest zeros.
+    constexpr std::size_t left = std::min(G.pad_left, FG.in_w);
+    constexpr std::size_t inside = G.pad_left >= FG.in_w ? 0 : std::min(G.in_w, FG.in_w - G.pad_left);
+    for (std::size_t r = 0; r < FG.in_h; ++r) {
+        float* f = frame + r * row;
+        if (r < G.pad_top || r - G.pad_top >= G.in_h) {
+            std::fill_n(f, row, 0.0f);
+            continue;
+        }
+        std::fill_n(f, left * C, 0.0f);
+        std::copy_n(x + (r - G.pad_top) * G.in_w * C, inside * C, f + left * C);
+        std::fill_n(f + (left + inside) * C, row - (left + inside) * C, 0.0f);
+    }
+}
+
 /// dx(in_h, in_w, channels) <- the sum of every window's gradient in dcols(positions, patch).
 template <window_geometry G>
 inline void

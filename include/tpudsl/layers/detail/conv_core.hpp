@@ -31,6 +31,12 @@ struct conv_core {
     static constexpr bool softmax = std::is_same_v<Act, Softmax>;
     /// Read in place (no im2col): chosen from the shapes at compile time.
     static constexpr bool in_place = !softmax && kernels::conv_path_for<G> != kernels::conv_path::im2col;
+    /// A padded convolution's windows in its zero frame (kernels::to_frame): a frame per sample in the
+    /// scratch, read in place by the path of the frame's geometry (the same values as im2col's rows, a
+    /// copy of the input instead of k_h k_w copies). Its input gradient still goes through columns,
+    /// which overwrite the frames once the kernel gradient has read them.
+    static constexpr kernels::window_geometry frame = kernels::frame_geometry<G>;
+    static constexpr bool framed = !softmax && !in_place && frame.in_size() <= P * K;
     /// The activation applied in the GEMM's epilogue (the others run as a pass after it).
     static constexpr bool epilogue_activation = std::is_same_v<Act, Relu> || std::is_same_v<Act, Linear>;
     using epilogue = std::conditional_t<epilogue_activation, Act, Linear>;
@@ -47,6 +53,8 @@ struct conv_core {
     {
         if constexpr (in_place)
             return kernels::conv_in_place_scratch<G, F>();
+        else if constexpr (framed)
+            return kernels::conv_in_place_scratch<frame, F>() | kernels::gemm_nt_scratch<F, K>(samples * P, false);
         else
             return kernels::gemm_nn_scratch<K, F>(samples * P) | kernels::gemm_tn_scratch<K, F>() |
                    kernels::gemm_nt_scratch<F, K>(samples * P, false);
@@ -67,6 +75,14 @@ struct conv_core {
         if constexpr (in_place) {
             for (std::size_t s = 0; s < n; ++s)
                 forward_sample(x + s * G.in_size(), w, b, y + s * P * F);
+        } else if constexpr (framed) {
+            for (std::size_t s = 0; s < n; ++s) {
+                float* f = scratch + s * frame.in_size();
+                kernels::to_frame<G>(x + s * G.in_size(), f);
+                kernels::conv_forward_in_place<frame, F, epilogue>(f, w, b, y + s * P * F);
+            }
+            if constexpr (!epilogue_activation)
+                kernels::activation_forward<Act, F>(y, n * P);
         } else {
             for (std::size_t s = 0; s < n; ++s)
                 kernels::im2col<G>(x + s * G.in_size(), scratch + s * P * K);
@@ -83,6 +99,10 @@ struct conv_core {
         if constexpr (in_place) {
             for (std::size_t s = 0; s < n; ++s)   // dW (K, F) += windows^T . dZ, sample by sample
                 kernels::conv_kernel_gradient_in_place<G, F>(x + s * G.in_size(), dy + s * P * F, dw, s > 0);
+        } else if constexpr (framed) {
+            for (std::size_t s = 0; s < n; ++s)   // the frames forward left in the scratch
+                kernels::conv_kernel_gradient_in_place<frame, F>(scratch + s * frame.in_size(), dy + s * P * F, dw,
+                                                                 s > 0);
         } else {
             kernels::gemm_tn<K, F>(n * P, scratch, dy, dw, false);   // dW (K, F) = cols^T . dZ
         }
