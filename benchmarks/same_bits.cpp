@@ -1,7 +1,8 @@
 // Digests of what the four seed models compute, for comparing two builds bit for bit (a refactoring
 // must not move a bit): each model trains one epoch from a fixed seed on fixed synthetic data, with
 // its example's optimizer, loss and metrics, on one core and on TpuStrategy<2>, then predicts; the
-// program prints a 64-bit FNV-1a hash of the weights, of the predictions and the exact loss.
+// program prints a 64-bit FNV-1a hash of the weights, of the predictions and the exact loss. A fifth
+// model stands for the VGG-style blocks users write: `Same` convolutions, each fused with a pooling.
 //
 //   same_bits            # one line per model and strategy
 //
@@ -117,6 +118,15 @@ main()
         [](auto& m) {
             m.compile(optimizers::RMSprop{.learning_rate = 1e-4f}, losses::SparseCategoricalCrossentropy{},
                       metrics::SparseCategoricalAccuracy{});
+        },
+        cifar, labels);
+
+    using Vgg = Sequential<Input<Shape<32, 32, 3>>, Conv2D<16, 3, Relu, Same>, MaxPool2D<2>, Conv2D<32, 3, Relu, Same>,
+                           MaxPool2D<2>, Flatten, Dense<10, Softmax>>;
+    both<Vgg>(
+        "vgg_same",
+        [](auto& m) {
+            m.compile(optimizers::Adam{}, losses::SparseCategoricalCrossentropy{}, metrics::SparseCategoricalAccuracy{});
         },
         cifar, labels);
 

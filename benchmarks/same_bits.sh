@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
-# Compares what the four seed models compute at two revisions, bit for bit: builds
-# benchmarks/same_bits.cpp (of the working tree) against the headers of REV and against the working
-# tree's, with the same flags, runs both and compares their digests (weights after one epoch on one
-# core and on TpuStrategy<2>, predictions, losses).
+# Compares what the four seed models (and a VGG-style block of Same convolutions) compute at two
+# revisions, bit for bit: builds benchmarks/same_bits.cpp (of the working tree) against the headers of
+# REV and against the working tree's, with the same flags, runs both and compares their digests
+# (weights after one epoch on one core and on TpuStrategy<2>, predictions, losses).
 #
 #   benchmarks/same_bits.sh REV [CXXFLAGS...]      # e.g. benchmarks/same_bits.sh origin/main
 #

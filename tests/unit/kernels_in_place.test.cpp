@@ -108,6 +108,58 @@ check_framed_bits(std::size_t samples)
 }
 
 
+/// A padded convolution fused with its max pooling (conv_pool_pair over a framed conv_core) against
+/// im2col + GEMM and the separate pooling passes, sample by sample in the order the pair takes them:
+/// pooled output and argmax, kernel, bias and (`with_dx`) input gradients, bit for bit.
+template <kernels::window_geometry G, kernels::window_geometry PG, std::size_t F>
+void
+check_framed_pair_bits(std::size_t n, bool with_dx)
+{
+    using core = tpudsl::detail::conv_core<G, F, Relu>;
+    using pair = tpudsl::detail::conv_pool_pair<core, tpudsl::detail::pool_core<PG>>;
+    STATIC_REQUIRE(pair::framed);
+    constexpr std::size_t P = G.positions(), K = G.patch(), out = PG.positions() * F, Q = PG.positions();
+    const auto x = random_vector(n * G.in_size(), 41);
+    const auto w = random_vector(K * F, 42);
+    const auto b = random_vector(F, 43);
+    const auto dy = random_vector(n * out, 44);
+    std::vector<float> wt(F * K);
+    for (std::size_t k = 0; k < K; ++k)
+        for (std::size_t f = 0; f < F; ++f)
+            wt[f * K + k] = w[k * F + f];
+
+    std::vector<float> cols(n * P * K), z(P * F), want_y(n * out), want_arg(n * out);
+    for (std::size_t s = 0; s < n; ++s) {
+        kernels::im2col<G>(x.data() + s * G.in_size(), cols.data() + s * P * K);
+        kernels::gemm_nn_bias<K, F, Relu>(P, cols.data() + s * P * K, w.data(), b.data(), z.data());
+        kernels::max_pool_forward<PG>(z.data(), want_y.data() + s * out, want_arg.data() + s * out);
+    }
+    std::vector<float> want_dw(K * F), want_db(F), want_dx(n * G.in_size()), g(out), dz(P * F), dcols(P * K);
+    for (std::size_t i = 0; i < n; ++i) {
+        const std::size_t s = with_dx && pair::reverse ? n - 1 - i : i;
+        kernels::activation_backward<Relu, F>(want_y.data() + s * out, dy.data() + s * out, g.data(), Q);
+        tpudsl::detail::column_sums<F>(g.data(), want_db.data(), Q, i > 0);
+        kernels::max_pool_backward<PG>(g.data(), want_arg.data() + s * out, dz.data());
+        kernels::gemm_tn<K, F>(P, cols.data() + s * P * K, dz.data(), want_dw.data(), i > 0);
+        if (with_dx) {
+            kernels::gemm_nn<F, K>(P, dz.data(), wt.data(), dcols.data());
+            kernels::col2im<G>(dcols.data(), want_dx.data() + s * G.in_size());
+        }
+    }
+
+    std::vector<float> scratch(n * P * K, 7.0f), z1(P * F), y(n * out), arg(n * out), dw(K * F), db(F),
+        dx(n * G.in_size()), pooled = dy;
+    pair::forward(w.data(), b.data(), x.data(), z1.data(), scratch.data(), y.data(), arg.data(), n);
+    CHECK(same_bits(y, want_y));
+    CHECK(same_bits(arg, want_arg));
+    pair::backward(w.data(), x.data(), y.data(), tpudsl::detail::dy_in_place{pooled.data(), out},
+                   with_dx ? dx.data() : nullptr, dw.data(), db.data(), scratch.data(), z1.data(), arg.data(), n);
+    CHECK(same_bits(dw, want_dw));
+    CHECK(same_bits(db, want_db));
+    if (with_dx)
+        CHECK(same_bits(dx, want_dx));
+}
+
 /// Inputs with ties: a third of them 0 (a Relu's windows then hold several zeros) and some repeated.
 std::vector<float>
 input_with_ties(std::size_t n, std::uint32_t seed)
@@ -392,6 +444,26 @@ TEST_CASE("padded convolutions read from their zero frames give im2col's bits", 
     check_framed_bits<window_geometry{1, 20, 5, 1, 3, 1, 1, 1, 20, 0, 1}, 12>(2);
     // A Same window of 1 x 1 pads nothing: read in place, not framed.
     STATIC_REQUIRE(!tpudsl::detail::conv_core<window_geometry{6, 6, 4, 1, 1, 1, 1, 6, 6, 0, 0}, 8, Relu>::framed);
+}
+
+TEST_CASE("a padded convolution fused with its pooling reads its zero frames with im2col's bits", "[kernels]")
+{
+    using kernels::window_geometry;
+    // Window rows (a patch of 72), a thin patch (the direct tiles, pooling in registers; without an
+    // input gradient the kernel gradient in bands), and a 1-D Same convolution (the strided path).
+    check_framed_pair_bits<window_geometry{12, 12, 8, 3, 3, 1, 1, 12, 12, 1, 1},
+                           window_geometry{12, 12, 16, 2, 2, 2, 2, 6, 6, 0, 0}, 16>(3, true);
+    check_framed_pair_bits<window_geometry{10, 10, 1, 3, 3, 1, 1, 10, 10, 1, 1},
+                           window_geometry{10, 10, 16, 2, 2, 2, 2, 5, 5, 0, 0}, 16>(3, true);
+    check_framed_pair_bits<window_geometry{10, 10, 1, 3, 3, 1, 1, 10, 10, 1, 1},
+                           window_geometry{10, 10, 16, 2, 2, 2, 2, 5, 5, 0, 0}, 16>(3, false);
+    check_framed_pair_bits<window_geometry{1, 20, 4, 1, 3, 1, 1, 1, 20, 0, 1},
+                           window_geometry{1, 20, 16, 1, 2, 1, 2, 1, 10, 0, 0}, 16>(2, true);
+    using thin = tpudsl::detail::conv_pool_pair<
+        tpudsl::detail::conv_core<window_geometry{10, 10, 1, 3, 3, 1, 1, 10, 10, 1, 1}, 16, Relu>,
+        tpudsl::detail::pool_core<window_geometry{10, 10, 16, 2, 2, 2, 2, 5, 5, 0, 0}>>;
+    STATIC_REQUIRE(thin::framed_in_tiles);
+    STATIC_REQUIRE(thin::in_bands);
 }
 
 TEST_CASE("a fused graph's workspace plan, read as data", "[kernels]")

@@ -69,6 +69,15 @@ struct conv_core {
             kernels::activation_forward<Act, F>(z, P);
     }
 
+    /// z(P, F) = act(conv(x) + b) for one sample from its zero frame (the framed path only).
+    static void
+    forward_framed_sample(const float* frame_x, const float* w, const float* b, float* z) noexcept
+    {
+        kernels::conv_forward_in_place<frame, F, epilogue>(frame_x, w, b, z);
+        if constexpr (!epilogue_activation)
+            kernels::activation_forward<Act, F>(z, P);
+    }
+
     static void
     forward(const float* w, const float* b, const float* x, float* y, float* scratch, std::size_t n) noexcept
     {
@@ -79,10 +88,8 @@ struct conv_core {
             for (std::size_t s = 0; s < n; ++s) {
                 float* f = scratch + s * frame.in_size();
                 kernels::to_frame<G>(x + s * G.in_size(), f);
-                kernels::conv_forward_in_place<frame, F, epilogue>(f, w, b, y + s * P * F);
+                forward_framed_sample(f, w, b, y + s * P * F);
             }
-            if constexpr (!epilogue_activation)
-                kernels::activation_forward<Act, F>(y, n * P);
         } else {
             for (std::size_t s = 0; s < n; ++s)
                 kernels::im2col<G>(x + s * G.in_size(), scratch + s * P * K);
