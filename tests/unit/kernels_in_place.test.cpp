@@ -136,7 +136,7 @@ check_framed_pair_bits(std::size_t n, bool with_dx)
     }
     std::vector<float> want_dw(K * F), want_db(F), want_dx(n * G.in_size()), g(out), dz(P * F), dcols(P * K);
     for (std::size_t i = 0; i < n; ++i) {
-        const std::size_t s = with_dx && pair::reverse ? n - 1 - i : i;
+        const std::size_t s = pair::reverse ? n - 1 - i : i;
         kernels::activation_backward<Relu, F>(want_y.data() + s * out, dy.data() + s * out, g.data(), Q);
         tpudsl::detail::column_sums<F>(g.data(), want_db.data(), Q, i > 0);
         kernels::max_pool_backward<PG>(g.data(), want_arg.data() + s * out, dz.data());
@@ -442,6 +442,10 @@ TEST_CASE("padded convolutions read from their zero frames give im2col's bits", 
     check_framed_bits<window_geometry{15, 15, 32, 3, 3, 1, 1, 15, 15, 1, 1}, 64>(2);
     check_framed_bits<window_geometry{9, 8, 6, 3, 3, 2, 2, 5, 4, 1, 0}, 10>(3);
     check_framed_bits<window_geometry{1, 20, 5, 1, 3, 1, 1, 1, 20, 0, 1}, 12>(2);
+    // A stride wider than the window along the columns (the frame crops the input's last column),
+    // and a window larger than the input (two rows and columns of zeros on every side).
+    check_framed_bits<window_geometry{4, 9, 2, 3, 2, 1, 3, 4, 3, 1, 0}, 8>(2);
+    check_framed_bits<window_geometry{2, 3, 2, 5, 5, 1, 1, 2, 3, 2, 2}, 8>(2);
     // A Same window of 1 x 1 pads nothing: read in place, not framed.
     STATIC_REQUIRE(!tpudsl::detail::conv_core<window_geometry{6, 6, 4, 1, 1, 1, 1, 6, 6, 0, 0}, 8, Relu>::framed);
 }
@@ -459,6 +463,12 @@ TEST_CASE("a padded convolution fused with its pooling reads its zero frames wit
                            window_geometry{10, 10, 16, 2, 2, 2, 2, 5, 5, 0, 0}, 16>(3, false);
     check_framed_pair_bits<window_geometry{1, 20, 4, 1, 3, 1, 1, 1, 20, 0, 1},
                            window_geometry{1, 20, 16, 1, 2, 1, 2, 1, 10, 0, 0}, 16>(2, true);
+    // Stride 2, the padding after only, and a pooling that leaves the last row and column of the
+    // convolution's output to no window (in registers, and in bands without an input gradient).
+    check_framed_pair_bits<window_geometry{10, 10, 1, 3, 3, 2, 2, 5, 5, 0, 0},
+                           window_geometry{5, 5, 16, 2, 2, 2, 2, 2, 2, 0, 0}, 16>(3, true);
+    check_framed_pair_bits<window_geometry{10, 10, 1, 3, 3, 2, 2, 5, 5, 0, 0},
+                           window_geometry{5, 5, 16, 2, 2, 2, 2, 2, 2, 0, 0}, 16>(3, false);
     using thin = tpudsl::detail::conv_pool_pair<
         tpudsl::detail::conv_core<window_geometry{10, 10, 1, 3, 3, 1, 1, 10, 10, 1, 1}, 16, Relu>,
         tpudsl::detail::pool_core<window_geometry{10, 10, 16, 2, 2, 2, 2, 5, 5, 0, 0}>>;
