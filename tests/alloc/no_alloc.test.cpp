@@ -66,9 +66,11 @@ allocations_in_steps(Opt opt, std::size_t batch, std::size_t steps)
     return made;
 }
 
-/// Convolutions through im2col (Same padding) and one fused with its pooling, at 8 x 8 x 3.
+/// Convolutions read from zero frames (Same padding), one of them fused with its pooling, and a
+/// Valid one fused with its pooling, at 8 x 8 x 3.
 using SameConv = tpudsl::Sequential<tpudsl::Input<tpudsl::Shape<8, 8, 3>>, tpudsl::Conv2D<16, 3, tpudsl::Relu, tpudsl::Same>,
-                                    tpudsl::Conv2D<16, 3, tpudsl::Relu>, tpudsl::MaxPool2D<2>, tpudsl::Flatten,
+                                    tpudsl::Conv2D<16, 3, tpudsl::Relu>, tpudsl::MaxPool2D<2>,
+                                    tpudsl::Conv2D<16, 3, tpudsl::Relu, tpudsl::Same>, tpudsl::MaxPool2D<2>, tpudsl::Flatten,
                                     tpudsl::Dense<10, tpudsl::Softmax>>;
 
 /// The average and global poolings, 2-D and 1-D (Same windows included).
