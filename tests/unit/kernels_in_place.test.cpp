@@ -455,20 +455,19 @@ TEST_CASE("a padded convolution fused with its pooling reads its zero frames wit
     using kernels::window_geometry;
     // Window rows (a patch of 72), a thin patch (the direct tiles, pooling in registers; without an
     // input gradient the kernel gradient in bands), and a 1-D Same convolution (the strided path).
-    check_framed_pair_bits<window_geometry{12, 12, 8, 3, 3, 1, 1, 12, 12, 1, 1},
-                           window_geometry{12, 12, 16, 2, 2, 2, 2, 6, 6, 0, 0}, 16>(3, true);
-    check_framed_pair_bits<window_geometry{10, 10, 1, 3, 3, 1, 1, 10, 10, 1, 1},
-                           window_geometry{10, 10, 16, 2, 2, 2, 2, 5, 5, 0, 0}, 16>(3, true);
-    check_framed_pair_bits<window_geometry{10, 10, 1, 3, 3, 1, 1, 10, 10, 1, 1},
-                           window_geometry{10, 10, 16, 2, 2, 2, 2, 5, 5, 0, 0}, 16>(3, false);
-    check_framed_pair_bits<window_geometry{1, 20, 4, 1, 3, 1, 1, 1, 20, 0, 1},
-                           window_geometry{1, 20, 16, 1, 2, 1, 2, 1, 10, 0, 0}, 16>(2, true);
-    // Stride 2, the padding after only, and a pooling that leaves the last row and column of the
-    // convolution's output to no window (in registers, and in bands without an input gradient).
-    check_framed_pair_bits<window_geometry{10, 10, 1, 3, 3, 2, 2, 5, 5, 0, 0},
-                           window_geometry{5, 5, 16, 2, 2, 2, 2, 2, 2, 0, 0}, 16>(3, true);
-    check_framed_pair_bits<window_geometry{10, 10, 1, 3, 3, 2, 2, 5, 5, 0, 0},
-                           window_geometry{5, 5, 16, 2, 2, 2, 2, 2, 2, 0, 0}, 16>(3, false);
+    // Each with and without an input gradient (a first layer).
+    for (const bool with_dx : {true, false}) {
+        check_framed_pair_bits<window_geometry{12, 12, 8, 3, 3, 1, 1, 12, 12, 1, 1},
+                               window_geometry{12, 12, 16, 2, 2, 2, 2, 6, 6, 0, 0}, 16>(3, with_dx);
+        check_framed_pair_bits<window_geometry{10, 10, 1, 3, 3, 1, 1, 10, 10, 1, 1},
+                               window_geometry{10, 10, 16, 2, 2, 2, 2, 5, 5, 0, 0}, 16>(3, with_dx);
+        check_framed_pair_bits<window_geometry{1, 20, 4, 1, 3, 1, 1, 1, 20, 0, 1},
+                               window_geometry{1, 20, 16, 1, 2, 1, 2, 1, 10, 0, 0}, 16>(2, with_dx);
+        // Stride 2, the padding after only, and a pooling that leaves the last row and column of the
+        // convolution's output to no window (in registers, and in bands without an input gradient).
+        check_framed_pair_bits<window_geometry{10, 10, 1, 3, 3, 2, 2, 5, 5, 0, 0},
+                               window_geometry{5, 5, 16, 2, 2, 2, 2, 2, 2, 0, 0}, 16>(3, with_dx);
+    }
     using thin = tpudsl::detail::conv_pool_pair<
         tpudsl::detail::conv_core<window_geometry{10, 10, 1, 3, 3, 1, 1, 10, 10, 1, 1}, 16, Relu>,
         tpudsl::detail::pool_core<window_geometry{10, 10, 16, 2, 2, 2, 2, 5, 5, 0, 0}>>;
