@@ -117,7 +117,7 @@ check_framed_pair_bits(std::size_t n, bool with_dx)
 {
     using core = tpudsl::detail::conv_core<G, F, Relu>;
     using pair = tpudsl::detail::conv_pool_pair<core, tpudsl::detail::pool_core<PG>>;
-    STATIC_REQUIRE(pair::framed);
+    STATIC_REQUIRE(core::framed);
     constexpr std::size_t P = G.positions(), K = G.patch(), out = PG.positions() * F, Q = PG.positions();
     const auto x = random_vector(n * G.in_size(), 41);
     const auto w = random_vector(K * F, 42);
@@ -471,7 +471,8 @@ TEST_CASE("a padded convolution fused with its pooling reads its zero frames wit
     using thin = tpudsl::detail::conv_pool_pair<
         tpudsl::detail::conv_core<window_geometry{10, 10, 1, 3, 3, 1, 1, 10, 10, 1, 1}, 16, Relu>,
         tpudsl::detail::pool_core<window_geometry{10, 10, 16, 2, 2, 2, 2, 5, 5, 0, 0}>>;
-    STATIC_REQUIRE(thin::framed_in_tiles);
+    STATIC_REQUIRE(thin::conv_type::framed);
+    STATIC_REQUIRE(thin::pooled_in_tiles);
     STATIC_REQUIRE(thin::in_bands);
 }
 

@@ -37,9 +37,20 @@ struct conv_core {
     /// which overwrite the frames once the kernel gradient has read them.
     static constexpr kernels::window_geometry frame = kernels::frame_geometry<G>;
     static constexpr bool framed = !softmax && !in_place && frame.in_size() <= P * K;
+    /// The in-place kernels read the windows (of x itself, or of its frame) by this geometry.
+    static constexpr bool reads_in_place = in_place || framed;
+    static constexpr kernels::window_geometry read_geometry = framed ? frame : G;
     /// The activation applied in the GEMM's epilogue (the others run as a pass after it).
     static constexpr bool epilogue_activation = std::is_same_v<Act, Relu> || std::is_same_v<Act, Linear>;
     using epilogue = std::conditional_t<epilogue_activation, Act, Linear>;
+
+    /// Where sample s's windows are read (reads_in_place): in x, or in the frame forward left in the
+    /// scratch.
+    static const float*
+    windows(const float* x, const float* scratch, std::size_t s) noexcept
+    {
+        return framed ? scratch + s * frame.in_size() : x + s * G.in_size();
+    }
 
     static float*
     logits(float* scratch, std::size_t n) noexcept
@@ -60,20 +71,12 @@ struct conv_core {
                    kernels::gemm_nt_scratch<F, K>(samples * P, false);
     }
 
-    /// z(P, F) = act(conv(x) + b) for one sample, in place (the in_place path only).
+    /// z(P, F) = act(conv(x) + b) for one sample, read in place (reads_in_place): `windows` is the
+    /// sample itself, or its frame (framed).
     static void
-    forward_sample(const float* x, const float* w, const float* b, float* z) noexcept
+    forward_sample(const float* windows, const float* w, const float* b, float* z) noexcept
     {
-        kernels::conv_forward_in_place<G, F, epilogue>(x, w, b, z);
-        if constexpr (!epilogue_activation)
-            kernels::activation_forward<Act, F>(z, P);
-    }
-
-    /// z(P, F) = act(conv(x) + b) for one sample from its zero frame (the framed path only).
-    static void
-    forward_framed_sample(const float* frame_x, const float* w, const float* b, float* z) noexcept
-    {
-        kernels::conv_forward_in_place<frame, F, epilogue>(frame_x, w, b, z);
+        kernels::conv_forward_in_place<read_geometry, F, epilogue>(windows, w, b, z);
         if constexpr (!epilogue_activation)
             kernels::activation_forward<Act, F>(z, P);
     }
@@ -81,14 +84,11 @@ struct conv_core {
     static void
     forward(const float* w, const float* b, const float* x, float* y, float* scratch, std::size_t n) noexcept
     {
-        if constexpr (in_place) {
-            for (std::size_t s = 0; s < n; ++s)
-                forward_sample(x + s * G.in_size(), w, b, y + s * P * F);
-        } else if constexpr (framed) {
+        if constexpr (reads_in_place) {
             for (std::size_t s = 0; s < n; ++s) {
-                float* f = scratch + s * frame.in_size();
-                kernels::to_frame<G>(x + s * G.in_size(), f);
-                forward_framed_sample(f, w, b, y + s * P * F);
+                if constexpr (framed)
+                    kernels::to_frame<G>(x + s * G.in_size(), scratch + s * frame.in_size());
+                forward_sample(windows(x, scratch, s), w, b, y + s * P * F);
             }
         } else {
             for (std::size_t s = 0; s < n; ++s)
@@ -103,13 +103,10 @@ struct conv_core {
     {
         if (!dy_is_logit_grad)
             kernels::activation_backward<Act, F>(y, dy, dy, n * P);
-        if constexpr (in_place) {
+        if constexpr (reads_in_place) {
             for (std::size_t s = 0; s < n; ++s)   // dW (K, F) += windows^T . dZ, sample by sample
-                kernels::conv_kernel_gradient_in_place<G, F>(x + s * G.in_size(), dy + s * P * F, dw, s > 0);
-        } else if constexpr (framed) {
-            for (std::size_t s = 0; s < n; ++s)   // the frames forward left in the scratch
-                kernels::conv_kernel_gradient_in_place<frame, F>(scratch + s * frame.in_size(), dy + s * P * F, dw,
-                                                                 s > 0);
+                kernels::conv_kernel_gradient_in_place<read_geometry, F>(windows(x, scratch, s), dy + s * P * F, dw,
+                                                                         s > 0);
         } else {
             kernels::gemm_tn<K, F>(n * P, scratch, dy, dw, false);   // dW (K, F) = cols^T . dZ
         }

@@ -35,7 +35,7 @@ struct dy_in_place {
 ///
 ///   forward:  x (n, in) -> cols (n, P, K) kept for backward, z1 (P, F) per sample -> y (n, Q, F), argmax
 ///             (a direct convolution under windows that tile it skips z1: see pooled_in_tiles; a padded
-///             one keeps each sample's zero frame at the start of its cols instead: see `framed`)
+///             one keeps each sample's zero frame at the start of its cols instead: see `windows`)
 ///   backward: dy (n, Q, F) -> dW, db; dx (n, in) may share dy's buffer (see `reverse`); dy may instead
 ///             come a group of samples at a time from the layer above (see `backward`).
 template <class Conv, class Pool>
@@ -55,15 +55,20 @@ struct conv_pool_pair {
 
     /// Forward pools each window as its positions leave the registers, never writing z1: a direct
     /// convolution whose activation runs in the epilogue, under windows that tile its output.
-    static constexpr bool pooled_in_tiles = Conv::in_place && Conv::epilogue_activation &&
-                                            kernels::pools_in_tiles<CG, PG, F>;
+    /// RG: the geometry the in-place kernels read the windows by (Conv::read_geometry): the
+    /// convolution's, or its zero frame's.
+    static constexpr kernels::window_geometry RG = Conv::read_geometry;
+    static constexpr bool pooled_in_tiles = Conv::reads_in_place && Conv::epilogue_activation &&
+                                            kernels::pools_in_tiles<RG, PG, F>;
 
-    /// A padded convolution (conv_core::framed) reads sample s's zero frame, kept at the start of its
-    /// cols, cols + s P K: backward reads it for the kernel gradient, then writes that sample's dcols
-    /// over it, and no other sample's. FG is the frame's geometry, whose windows lie inside it.
-    static constexpr bool framed = Conv::framed;
-    static constexpr kernels::window_geometry FG = Conv::frame;
-    static constexpr bool framed_in_tiles = framed && Conv::epilogue_activation && kernels::pools_in_tiles<FG, PG, F>;
+    /// Where sample s's windows are read (Conv::reads_in_place): in x, or, for a padded convolution
+    /// (Conv::framed), in its zero frame at the start of its cols, cols + s P K. Backward reads the
+    /// frame for the kernel gradient, then writes that sample's dcols over it, and no other sample's.
+    static const float*
+    windows(const float* x, const float* cols, std::size_t s) noexcept
+    {
+        return Conv::framed ? cols + s * P * K : x + s * CG.in_size();
+    }
 
     static void
     forward(const float* w, const float* b, const float* x, float* z1, float* cols, float* y, float* argmax,
@@ -73,17 +78,14 @@ struct conv_pool_pair {
             const float* xs = x + s * CG.in_size();
             float* ys = y + s * Pool::out;
             float* as = argmax + s * Pool::out;
-            if constexpr (pooled_in_tiles) {
-                kernels::conv_pool_forward_in_place<CG, PG, F, typename Conv::epilogue>(xs, w, b, ys, as);
-            } else if constexpr (framed_in_tiles) {
+            if constexpr (Conv::framed)
                 kernels::to_frame<CG>(xs, cols + s * P * K);
-                kernels::conv_pool_forward_in_place<FG, PG, F, typename Conv::epilogue>(cols + s * P * K, w, b, ys, as);
+            if constexpr (pooled_in_tiles) {
+                kernels::conv_pool_forward_in_place<RG, PG, F, typename Conv::epilogue>(windows(x, cols, s), w, b, ys,
+                                                                                        as);
             } else {
-                if constexpr (Conv::in_place) {
-                    Conv::forward_sample(xs, w, b, z1);
-                } else if constexpr (framed) {
-                    kernels::to_frame<CG>(xs, cols + s * P * K);
-                    Conv::forward_framed_sample(cols + s * P * K, w, b, z1);
+                if constexpr (Conv::reads_in_place) {
+                    Conv::forward_sample(windows(x, cols, s), w, b, z1);
                 } else {
                     kernels::im2col<CG>(xs, cols + s * P * K);
                     linear_forward<K, F, Act>(P, cols + s * P * K, w, b, z1, nullptr);   // (P, F) = (P, K) . (K, F)
@@ -113,8 +115,7 @@ struct conv_pool_pair {
 
     /// Without an input gradient to compute, backward writes dZ one band of pooling windows at a time and
     /// takes the kernel gradient of each band while it is in L1 (kernels::conv_pool_kernel_gradient).
-    static constexpr bool in_bands = (Conv::in_place && kernels::pool_gradient_in_bands<CG, PG, F, Act>) ||
-                                     (framed && kernels::pool_gradient_in_bands<FG, PG, F, Act>);
+    static constexpr bool in_bands = Conv::reads_in_place && kernels::pool_gradient_in_bands<RG, PG, F, Act>;
 
     /// Floats of one group's pooled gradients, (group, Q F).
     static constexpr std::size_t group_floats = group * Pool::out;
@@ -136,10 +137,8 @@ struct conv_pool_pair {
     kernel_scratch() noexcept
     {
         kernels::scratch_sizes s = kernels::gemm_nn_scratch<F, K>(P);
-        if constexpr (Conv::in_place)
-            s |= kernels::conv_in_place_scratch<CG, F>();
-        else if constexpr (framed)
-            s |= kernels::conv_in_place_scratch<FG, F>();
+        if constexpr (Conv::reads_in_place)
+            s |= kernels::conv_in_place_scratch<RG, F>();
         else
             s |= kernels::gemm_nn_scratch<K, F>(P) | kernels::gemm_tn_scratch<K, F>();
         if constexpr (dx_as_conv)
@@ -180,13 +179,8 @@ struct conv_pool_pair {
             // No input gradient (a first layer): dZ one band of pooling windows at a time, in L1.
             if constexpr (in_bands)
                 if (!dx) {
-                    if constexpr (framed)
-                        kernels::conv_pool_kernel_gradient<FG, PG, F, Act>(cs, y + s * Pool::out, dys,
-                                                                           argmax + s * Pool::out, z1, dw, db, i > 0);
-                    else
-                        kernels::conv_pool_kernel_gradient<CG, PG, F, Act>(x + s * CG.in_size(), y + s * Pool::out,
-                                                                           dys, argmax + s * Pool::out, z1, dw, db,
-                                                                           i > 0);
+                    kernels::conv_pool_kernel_gradient<RG, PG, F, Act>(windows(x, cols, s), y + s * Pool::out, dys,
+                                                                       argmax + s * Pool::out, z1, dw, db, i > 0);
                     continue;
                 }
             // While the sample's pooled gradient is in cache: act'(z) at each argmax (from the pooled
@@ -199,10 +193,8 @@ struct conv_pool_pair {
                 column_sums<F>(dys, db, Q, i > 0);
                 kernels::max_pool_backward<PG>(dys, argmax + s * Pool::out, dz);
             }
-            if constexpr (Conv::in_place)
-                kernels::conv_kernel_gradient_in_place<CG, F>(x + s * CG.in_size(), dz, dw, i > 0);
-            else if constexpr (framed)
-                kernels::conv_kernel_gradient_in_place<FG, F>(cs, dz, dw, i > 0);   // cs: the sample's frame
+            if constexpr (Conv::reads_in_place)
+                kernels::conv_kernel_gradient_in_place<RG, F>(windows(x, cols, s), dz, dw, i > 0);
             else
                 kernels::gemm_tn<K, F>(P, cs, dz, dw, i > 0);   // dW (K, F) += cols^T . dZ
             if (dx) {
