@@ -314,6 +314,15 @@ check_input_gradient_as_conv()
         INFO("dx element " << i);
         CHECK(std::abs(got[i] - want[i]) <= 1e-5 * scale[i] + 1e-6);
     }
+    // Its order: each element one chain over a window row's taps and filters, the window rows added in
+    // order; here one strided GEMM per output row and window row, C carried from one to the next.
+    constexpr std::size_t FW = G.out_w + 2 * (KW - 1), R = KW * F;
+    std::vector<float> by_rows(G.in_size(), 7.0f);
+    for (std::size_t h = 0; h < G.in_h; ++h)
+        for (std::size_t i = 0; i < KH; ++i)
+            kernels::detail::blocked<C>(G.in_w, R, frame.data() + (h + i) * FW * F, F, 1, wf.data() + i * R * C,
+                                        by_rows.data() + h * G.in_w * C, i > 0);
+    CHECK(same_bits(got, by_rows));
     // The flipped kernel from the thread's buffer is the same matrix.
     const float* scratch = kernels::flipped_kernel_scratch<G, F>(w.data());
     CHECK(std::equal(wf.begin(), wf.end(), scratch));
@@ -336,6 +345,12 @@ TEST_CASE("a stride-1 convolution's input gradient is the convolution of the zer
     check_input_gradient_as_conv<window_geometry{32, 32, 32, 3, 3, 1, 1, 30, 30, 0, 0}, 32>();
     check_input_gradient_as_conv<window_geometry{15, 15, 64, 3, 3, 1, 1, 13, 13, 0, 0}, 64>();
     check_input_gradient_as_conv<window_geometry{9, 10, 12, 2, 3, 1, 1, 8, 8, 0, 0}, 20>();
+    // Window runs (kernels::detail::window_runs_gemm) where Wf's rows are at most four column panels
+    // wide, one GEMM per window row beyond: 320 channels on either instruction set.
+    STATIC_REQUIRE(kernels::detail::runs_read_in_place<32>);
+    STATIC_REQUIRE(kernels::detail::runs_read_in_place<64>);
+    STATIC_REQUIRE_FALSE(kernels::detail::runs_read_in_place<320>);
+    check_input_gradient_as_conv<window_geometry{6, 7, 320, 3, 2, 1, 1, 4, 6, 0, 0}, 8>();
     // Strides other than 1, and thin 2-D patches (the direct path), keep dcols and col2im.
     STATIC_REQUIRE_FALSE(kernels::input_gradient_as_conv<window_geometry{1, 18, 5, 1, 3, 1, 2, 1, 8, 0, 0}>);
     STATIC_REQUIRE_FALSE(kernels::input_gradient_as_conv<window_geometry{28, 28, 1, 3, 3, 1, 1, 26, 26, 0, 0}>);
@@ -430,6 +445,10 @@ TEST_CASE("convolutions read in place give im2col's bits", "[kernels]")
     check_in_place_bits<kernels::window_geometry{32, 32, 32, 3, 3, 1, 1, 30, 30, 0, 0}, 32>(2);
     check_in_place_bits<kernels::window_geometry{15, 15, 64, 3, 3, 1, 1, 13, 13, 0, 0}, 64>(2);
     check_in_place_bits<kernels::window_geometry{11, 12, 40, 3, 5, 2, 2, 5, 4, 0, 0}, 20>(2);
+    // Window runs: 64 positions in tiles that run across output rows (8 x 8: 10 x 6 + 4 with 6-row
+    // tiles), 20 filters (a narrower last panel); 320 filters take one GEMM per window row.
+    check_in_place_bits<kernels::window_geometry{9, 10, 12, 2, 3, 1, 1, 8, 8, 0, 0}, 20>(2);
+    check_in_place_bits<kernels::window_geometry{6, 7, 8, 3, 3, 1, 1, 4, 5, 0, 0}, 320>(1);
 }
 
 TEST_CASE("padded convolutions read from their zero frames give im2col's bits", "[kernels]")

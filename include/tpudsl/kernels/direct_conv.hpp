@@ -11,9 +11,11 @@
 ///            at x + (oh s_h in_w + ow s_w) C and patch element k at a constant offset from there
 ///            (kh in_w C + kw C + c); the tiles below take a base pointer per row and the offsets as
 ///            compile-time displacements, the whole patch unrolled.
-///   rows:    a 2-D convolution with a wider patch. Row kh of the windows of output row oh is again a
-///            strided matrix (k_w C contiguous floats, rows s_w C apart), so output row oh is k_h
-///            strided GEMMs added up, kernel rows kh k_w C onwards; the kernel gradient likewise.
+///   rows:    a 2-D convolution with a wider patch. Row kh of a window is k_w C contiguous floats, so
+///            a window is k_h runs of them, in_w C apart (window_runs). A register tile of output
+///            positions (running on from one output row into the next) reads its windows run by
+///            run, kernel rows kh k_w C onwards, its chains in registers from the first run to the
+///            last; the kernel gradient by strided GEMMs over groups of output rows.
 ///
 /// Both add in the same order as im2col + GEMM (the patch in order, from zero, then the bias; the
 /// kernel gradient position by position, sample by sample): the same bits.
@@ -232,6 +234,72 @@ gradient_tile(const float* x, const float* dz, float* dw, bool accumulate, std::
         }
 }
 
+/// The rows of A that a window-runs GEMM reads: row p (a position; per_row of them to an output row) is
+/// `runs` runs of `run` contiguous floats, the first at x + (p / per_row) row_stride + (p % per_row)
+/// col_stride, each next one run_step floats further. B's rows follow the same order, run after run.
+struct window_runs {
+    std::size_t per_row, row_stride, col_stride, run, run_step, runs;
+
+    [[nodiscard]] const float*
+    start(const float* x, std::size_t p) const noexcept
+    {
+        return x + (p / per_row) * row_stride + (p % per_row) * col_stride;
+    }
+};
+
+/// C rows [p0, p0 + T), V vectors (the last `Last` lanes wide), = epi(A . B): A's rows read run by
+/// run (window_runs), each element one chain from the first run's first product to the last run's
+/// last, in registers throughout; then the epilogue and one store. b and c start at the panel's
+/// column `col`; B's and C's rows ldb and ldc floats apart.
+template <std::size_t T, std::size_t V, std::size_t Last, class Epi>
+inline void
+window_runs_tile(const window_runs& g, const float* x, std::size_t p0, const float* b, std::size_t ldb, float* c,
+                 std::size_t ldc, const Epi& epi, std::size_t col) noexcept
+{
+    pointer_rows<T> t;
+#pragma GCC unroll 16
+    for (std::size_t r = 0; r < T; ++r) {
+        t.a[r] = g.start(x, p0 + r);
+        t.c[r] = c + (p0 + r) * ldc;
+    }
+    vfloat acc[T][V];
+    tile_start<T, V, Last>(acc, t, false);
+    for (std::size_t i = 0; i < g.runs; ++i) {
+        tile_steps<T, V, Last, false>(acc, g.run, t, b + i * g.run * ldb, ldb);
+#pragma GCC unroll 16
+        for (std::size_t r = 0; r < T; ++r)
+            t.a[r] += g.run_step;
+    }
+    tile_store<T, V, Last>(acc, t, true, epi, col, false);
+}
+
+/// True when window_runs_gemm reads a B of N columns well in place: its rows at most four column
+/// panels wide. Each tile reads its panel of B whole (k_h k_w C rows); rows further apart (AVX2's
+/// 16-column panel of a 128-filter kernel: 64 bytes used of every 512) map onto few L1 sets and
+/// pages, and one GEMM per window row, whose tiles share a run's rows of B, is faster there (128
+/// filters on 28 x 28 x 128: 94 against 65 GFLOP/s).
+template <std::size_t N>
+inline constexpr bool runs_read_in_place = N <= 4 * plan<N>::nv * W;
+
+/// C (m, N) = epi(A . B), A's m rows as `g` lays them out, B (runs run, N) row-major: every column
+/// panel of plan<N>, its rows in tiles of the plan's height (row_tiles), a tile's rows taken as the
+/// positions come, across output rows. One GEMM per output row and window row would leave a short
+/// tile at the end of each output row (13 positions: 6 + 6 + 1, the last one latency-bound) and
+/// read and write C once per window row; here both happen once per sample. The chains are those of
+/// the per-row GEMMs (a float stored and read back is the same float): the same bits.
+template <std::size_t N, class Epi>
+inline void
+window_runs_gemm(const window_runs& g, std::size_t m, const float* x, const float* b, float* c, const Epi& epi) noexcept
+{
+    using P = plan<N>;
+    for_each_panel<N>([&]<std::size_t V, std::size_t Last>(std::size_t col) {
+        constexpr std::size_t mr = V == P::nv ? P::mr : P::rest_mr;
+        row_tiles<mr>(m, [&]<std::size_t T>(std::size_t p) {
+            window_runs_tile<T, V, Last>(g, x, p, b + col, N, c + col, N, epi, col);
+        });
+    });
+}
+
 /// Calls f.template operator()<V, Last>(col) for each column panel of a C with N columns, the
 /// panels of gemm's plan, unrolled: unlike the toolkit's for_each_panel, which loops over the full
 /// panels, each call here has its column as a constant.
@@ -314,16 +382,21 @@ conv_forward_in_place(const float* x, const float* w, const float* b, float* z) 
     const Epi epi{b};
     if constexpr (path == conv_path::strided) {
         detail::blocked<F>(G.out_w, G.patch(), x, G.s_w * G.channels, 1, w, z, false, epi);
-    } else if constexpr (path == conv_path::rows) {
-        constexpr std::size_t R = G.k_w * G.channels;   // one window row, contiguous in x
-        for (std::size_t oh = 0; oh < G.out_h; ++oh) {
-            float* zr = z + oh * G.out_w * F;
-            for (std::size_t kh = 0; kh < G.k_h; ++kh) {
-                const float* xr = x + (oh * G.s_h + kh) * G.in_w * G.channels;
-                if (kh + 1 < G.k_h)
-                    detail::blocked<F>(G.out_w, R, xr, G.s_w * G.channels, 1, w + kh * R * F, zr, kh > 0);
-                else   // the bias and the activation once the last window row is in
-                    detail::blocked<F>(G.out_w, R, xr, G.s_w * G.channels, 1, w + kh * R * F, zr, kh > 0, epi);
+    } else if constexpr (path == conv_path::rows) {   // window rows of k_w C floats, in_w C apart
+        constexpr std::size_t C = G.channels, R = G.k_w * C;
+        if constexpr (detail::runs_read_in_place<F>) {
+            constexpr detail::window_runs runs{G.out_w, G.s_h * G.in_w * C, G.s_w * C, R, G.in_w * C, G.k_h};
+            detail::window_runs_gemm<F>(runs, G.positions(), x, w, z, epi);
+        } else {   // output row oh: one strided GEMM per window row kh, added up
+            for (std::size_t oh = 0; oh < G.out_h; ++oh) {
+                float* zr = z + oh * G.out_w * F;
+                for (std::size_t kh = 0; kh < G.k_h; ++kh) {
+                    const float* xr = x + (oh * G.s_h + kh) * G.in_w * C;
+                    if (kh + 1 < G.k_h)
+                        detail::blocked<F>(G.out_w, R, xr, G.s_w * C, 1, w + kh * R * F, zr, kh > 0);
+                    else   // the bias and the activation once the last window row is in
+                        detail::blocked<F>(G.out_w, R, xr, G.s_w * C, 1, w + kh * R * F, zr, kh > 0, epi);
+                }
             }
         }
     } else {
@@ -496,7 +569,10 @@ conv_in_place_scratch() noexcept
 }
 
 /// dX (in_h, in_w, C) of one sample = conv(dZp, Wf) (input_gradient_as_conv): `dzp` is dZ in its zero
-/// frame (frame_dz), `wf` from flip_kernel. Output row h: one GEMM per window row, added in order.
+/// frame (frame_dz), `wf` from flip_kernel. A 2-D one reads each position's window in dZp run by run
+/// (window_runs_gemm, where it reads Wf well in place); otherwise output row h is one strided GEMM per
+/// window row (a 1-D one: one GEMM, B's panels packed and kept in L1 across its rows). Either way each
+/// element is one chain over its taps and filters, window row after window row.
 template <window_geometry G, std::size_t F>
 inline void
 conv_input_gradient_in_place(const float* dzp, const float* wf, float* dx) noexcept
@@ -504,9 +580,14 @@ conv_input_gradient_in_place(const float* dzp, const float* wf, float* dx) noexc
     static_assert(input_gradient_as_conv<G>, "conv_input_gradient_in_place: a convolution of stride 1 read in place");
     static_assert(G.in_w == G.out_w + G.k_w - 1 && G.in_h == G.out_h + G.k_h - 1);
     constexpr std::size_t C = G.channels, FW = G.out_w + 2 * (G.k_w - 1), R = G.k_w * F;
-    for (std::size_t h = 0; h < G.in_h; ++h)
-        for (std::size_t i = 0; i < G.k_h; ++i)
-            detail::blocked<C>(G.in_w, R, dzp + (h + i) * FW * F, F, 1, wf + i * R * C, dx + h * G.in_w * C, i > 0);
+    if constexpr (G.in_h > 1 && detail::runs_read_in_place<C>) {
+        constexpr detail::window_runs runs{G.in_w, FW * F, F, R, FW * F, G.k_h};
+        detail::window_runs_gemm<C>(runs, G.in_h * G.in_w, dzp, wf, dx, detail::plain{});
+    } else {   // output row h: one strided GEMM per window row i, added up
+        for (std::size_t h = 0; h < G.in_h; ++h)
+            for (std::size_t i = 0; i < G.k_h; ++i)
+                detail::blocked<C>(G.in_w, R, dzp + (h + i) * FW * F, F, 1, wf + i * R * C, dx + h * G.in_w * C, i > 0);
+    }
 }
 
 } // namespace tpudsl::kernels
