@@ -73,6 +73,17 @@ using SameConv = tpudsl::Sequential<tpudsl::Input<tpudsl::Shape<8, 8, 3>>, tpuds
                                     tpudsl::Conv2D<16, 3, tpudsl::Relu, tpudsl::Same>, tpudsl::MaxPool2D<2>, tpudsl::Flatten,
                                     tpudsl::Dense<10, tpudsl::Softmax>>;
 
+/// Input gradients as convolutions of dZ's zero frame (conv_core::dx_as_conv), not fused with a
+/// pooling: a Same convolution (its windows in zero frames) and a Valid one.
+using ConvInputGradients =
+    tpudsl::Sequential<tpudsl::Input<tpudsl::Shape<20, 20, 3>>, tpudsl::Conv2D<16, 1, tpudsl::Relu>,
+                       tpudsl::Conv2D<16, 3, tpudsl::Relu, tpudsl::Same>, tpudsl::Conv2D<8, 3, tpudsl::Relu>,
+                       tpudsl::Flatten, tpudsl::Dense<10, tpudsl::Softmax>>;
+static_assert(tpudsl::detail::conv_core<tpudsl::kernels::window_geometry{20, 20, 16, 3, 3, 1, 1, 20, 20, 1, 1}, 16,
+                                        tpudsl::Relu>::dx_as_conv);
+static_assert(tpudsl::detail::conv_core<tpudsl::kernels::window_geometry{20, 20, 16, 3, 3, 1, 1, 18, 18, 0, 0}, 8,
+                                        tpudsl::Relu>::dx_as_conv);
+
 /// The average and global poolings, 2-D and 1-D (Same windows included).
 using Pools2D = tpudsl::Sequential<tpudsl::Input<tpudsl::Shape<12, 12, 3>>, tpudsl::Conv2D<8, 3, tpudsl::Relu, tpudsl::Same>,
                                    tpudsl::AveragePooling2D<2>, tpudsl::AveragePooling2D<3, 2, tpudsl::Same>,
@@ -114,6 +125,8 @@ TEST_CASE("a training step allocates nothing, the first one included, the plan s
     CHECK(allocations_in_steps<seeds::MnistMlp>(tpudsl::optimizers::RMSprop{}, 8, 5) == 0);
     CHECK(allocations_in_steps<seeds::MnistMlp>(tpudsl::optimizers::SGD{.momentum = 0.9f}, 8, 5) == 0);
     CHECK(allocations_in_steps<SameConv>(tpudsl::optimizers::Adam{}, 48, 4) == 0);
+    CHECK(allocations_in_steps<ConvInputGradients>(tpudsl::optimizers::Adam{}, 16, 3) == 0);
+    CHECK(allocations_in_steps<ConvInputGradients, tpudsl::TpuStrategy<2>>(tpudsl::optimizers::Adam{}, 32, 3) == 0);
     CHECK(allocations_in_steps<Pools2D>(tpudsl::optimizers::Adam{}, 16, 4) == 0);
     CHECK(allocations_in_steps<Pools1D>(tpudsl::optimizers::SGD{}, 16, 4) == 0);
     CHECK(allocations_in_steps<PoolsGlobal>(tpudsl::optimizers::Adam{}, 16, 4) == 0);

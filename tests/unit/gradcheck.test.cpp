@@ -172,6 +172,23 @@ TEST_CASE("gradients: Conv2D valid, stride 1", "[gradcheck]")
     check_model<Sequential<Input<Shape<6, 5, 2>>, Conv2D<3, 3, Tanh>, Flatten, Dense<2>>>();
 }
 
+TEST_CASE("gradients: a convolution's input gradient as the convolution of dZ's zero frame, Valid and Same", "[gradcheck]")
+{
+    // 16 channels into a 3 x 3 (a 1-D 3) convolution of stride 1: its input gradient runs over dZ in a
+    // frame of zeros under the flipped kernel (conv_core::dx_as_conv), reading x itself (Valid: an input
+    // at most a quarter larger than the output) or its zero frame (Same).
+    STATIC_REQUIRE(tpudsl::detail::conv_core<kernels::window_geometry{22, 20, 16, 3, 3, 1, 1, 20, 18, 0, 0}, 3,
+                                             Tanh>::dx_as_conv);
+    STATIC_REQUIRE(tpudsl::detail::conv_core<kernels::window_geometry{5, 4, 16, 3, 3, 1, 1, 5, 4, 1, 1}, 3,
+                                             Tanh>::dx_as_conv);
+    STATIC_REQUIRE(tpudsl::detail::conv_core<kernels::window_geometry{1, 6, 16, 1, 3, 1, 1, 1, 6, 0, 1}, 3,
+                                             Tanh>::dx_as_conv);
+    check_model<Sequential<Input<Shape<22, 20, 2>>, Conv2D<16, 1, Tanh>, Conv2D<3, 3, Tanh>, GlobalAveragePooling2D,
+                           Dense<2>>>();
+    check_model<Sequential<Input<Shape<5, 4, 2>>, Conv2D<16, 1, Tanh>, Conv2D<3, 3, Tanh, Same>, Flatten, Dense<2>>>();
+    check_model<Sequential<Input<Shape<6, 2>>, Conv1D<16, 1, Tanh>, Conv1D<3, 3, Tanh, Same>, Flatten, Dense<2>>>();
+}
+
 TEST_CASE("gradients: Conv2D same, rectangular kernel and strides", "[gradcheck]")
 {
     check_model<Sequential<Input<Shape<7, 6, 2>>, Conv2D<3, Size2{3, 2}, Sigmoid, Same, Size2{2, 1}>, Flatten,

@@ -104,7 +104,16 @@ check_framed_bits(std::size_t samples)
                    false);
     CHECK(same_bits(dw, want_dw));
     CHECK(same_bits(db, want_db));
-    CHECK(same_bits(dx, want_dx));
+    if constexpr (core::dx_as_conv) {
+        // The input gradient as a convolution of dZ's zero frame adds the same products in another order
+        // (check_input_gradient_as_conv holds its bits): here, within float rounding of col2im's.
+        for (std::size_t i = 0; i < dx.size(); ++i) {
+            INFO("dx element " << i);
+            CHECK(std::abs(dx[i] - want_dx[i]) <= 1e-5f * (1.0f + std::abs(want_dx[i])));
+        }
+    } else {
+        CHECK(same_bits(dx, want_dx));
+    }
 }
 
 
@@ -282,8 +291,9 @@ check_col2im_bits()
 
 /// conv_input_gradient_in_place (dZ in its zero frame, the flipped kernel) against the definition of
 /// the input gradient, in double: dX(h, t, c) = sum over windows (oh, ow) and taps (i, j) with
-/// oh + i = h, ow + j = t of dZ(oh, ow, .) . W((i k_w + j) C + c, .). The frame is zeroed and dZ copied
-/// into it (frame_dz), as conv_pool_pair does; a 1-D geometry's frame is one row.
+/// oh + i - pad_top = h, ow + j - pad_left = t of dZ(oh, ow, .) . W((i k_w + j) C + c, .). The frame is
+/// zeroed and dZ copied into it (frame_dz), as conv_pool_pair and conv_core do; a 1-D geometry's frame
+/// is one row.
 template <kernels::window_geometry G, std::size_t F>
 void
 check_input_gradient_as_conv()
@@ -300,8 +310,11 @@ check_input_gradient_as_conv()
                 for (std::size_t j = 0; j < KW; ++j)
                     for (std::size_t c = 0; c < C; ++c)
                         for (std::size_t f = 0; f < F; ++f) {
+                            const std::size_t h = oh + i - G.pad_top, t = ow + j - G.pad_left;   // wraps when < 0
+                            if (oh + i < G.pad_top || ow + j < G.pad_left || h >= G.in_h || t >= G.in_w)
+                                continue;   // a tap on the padding
                             const double term = double(dz[(oh * G.out_w + ow) * F + f]) * w[((i * KW + j) * C + c) * F + f];
-                            const std::size_t at = ((oh + i) * G.in_w + ow + j) * C + c;
+                            const std::size_t at = (h * G.in_w + t) * C + c;
                             want[at] += term;
                             scale[at] += std::abs(term);
                         }
@@ -317,10 +330,11 @@ check_input_gradient_as_conv()
     // Its order: each element one chain over a window row's taps and filters, the window rows added in
     // order; here one strided GEMM per output row and window row, C carried from one to the next.
     constexpr std::size_t FW = G.out_w + 2 * (KW - 1), R = KW * F;
+    const float* at = frame.data() + (G.pad_top * FW + G.pad_left) * F;   // input position (0, 0)'s window
     std::vector<float> by_rows(G.in_size(), 7.0f);
     for (std::size_t h = 0; h < G.in_h; ++h)
         for (std::size_t i = 0; i < KH; ++i)
-            kernels::detail::blocked<C>(G.in_w, R, frame.data() + (h + i) * FW * F, F, 1, wf.data() + i * R * C,
+            kernels::detail::blocked<C>(G.in_w, R, at + (h + i) * FW * F, F, 1, wf.data() + i * R * C,
                                         by_rows.data() + h * G.in_w * C, i > 0);
     CHECK(same_bits(got, by_rows));
     // The flipped kernel from the thread's buffer is the same matrix.
@@ -351,6 +365,15 @@ TEST_CASE("a stride-1 convolution's input gradient is the convolution of the zer
     STATIC_REQUIRE(kernels::detail::runs_read_in_place<64>);
     STATIC_REQUIRE_FALSE(kernels::detail::runs_read_in_place<320>);
     check_input_gradient_as_conv<window_geometry{6, 7, 320, 3, 2, 1, 1, 4, 6, 0, 0}, 8>();
+    // Same padding, stride 1: the CIFAR-10 model's third convolution (its zero frame read by window
+    // rows), a 5 x 5 window (two rows and columns of padding each side), a 1-D one, and a 2 x 2
+    // window (its padding after only: none before).
+    check_input_gradient_as_conv<window_geometry{15, 15, 32, 3, 3, 1, 1, 15, 15, 1, 1}, 64>();
+    check_input_gradient_as_conv<window_geometry{7, 9, 16, 5, 5, 1, 1, 7, 9, 2, 2}, 12>();
+    check_input_gradient_as_conv<window_geometry{1, 20, 17, 1, 3, 1, 1, 1, 20, 0, 1}, 8>();
+    check_input_gradient_as_conv<window_geometry{6, 5, 24, 2, 2, 1, 1, 6, 5, 0, 0}, 8>();
+    // A stride of 2, Same or not, is no convolution of dZ.
+    STATIC_REQUIRE_FALSE(kernels::input_gradient_as_conv<window_geometry{9, 8, 6, 3, 3, 2, 2, 5, 4, 1, 0}>);
     // Strides other than 1, and thin 2-D patches (the direct path), keep dcols and col2im.
     STATIC_REQUIRE_FALSE(kernels::input_gradient_as_conv<window_geometry{1, 18, 5, 1, 3, 1, 2, 1, 8, 0, 0}>);
     STATIC_REQUIRE_FALSE(kernels::input_gradient_as_conv<window_geometry{28, 28, 1, 3, 3, 1, 1, 26, 26, 0, 0}>);

@@ -23,6 +23,7 @@
 #define TPUDSL_KERNELS_DIRECT_CONV_HPP
 
 #include <tpudsl/kernels/gemm.hpp>
+#include <tpudsl/kernels/im2col.hpp>
 #include <tpudsl/kernels/pooling.hpp>
 #include <tpudsl/kernels/window_geometry.hpp>
 
@@ -497,9 +498,10 @@ conv_pool_kernel_gradient(const float* x, const float* y, const float* dy, const
 
 /// True when the input gradient of a convolution of geometry G is itself a convolution that reads its
 /// operand in place: stride 1, and a 1-D convolution (the strided path) or a 2-D one read by window
-/// rows (the rows path). Then
+/// rows (the rows path), of x itself or of its zero frame (a `Same` padding: frame_geometry). Then
 ///
-///   dX(h, t, c) = sum over i < k_h, j < k_w, f < F of dZp(h + i, t + j, f) Wf((i k_w + j) F + f, c),
+///   dX(h, t, c) = sum over i < k_h, j < k_w, f < F of dZp(h + pad_top + i, t + pad_left + j, f)
+///                                                       Wf((i k_w + j) F + f, c),
 ///
 /// dZp being dZ (out_h, out_w, F) in a frame of zeros, k_h - 1 rows above and below, k_w - 1 columns
 /// left and right (dz_frame_size), and Wf (k_h k_w F, C) the kernel flipped along both window axes,
@@ -511,8 +513,13 @@ conv_pool_kernel_gradient(const float* x, const float* y, const float* dy, const
 /// then added in order (col2im: a chain per window, the windows then added): the same sums in another
 /// order.
 template <window_geometry G>
-inline constexpr bool input_gradient_as_conv = G.s_w == 1 && ((conv_path_for<G> == conv_path::strided) ||
-                                                              (conv_path_for<G> == conv_path::rows && G.s_h == 1));
+inline constexpr bool input_gradient_as_conv = [] {
+    constexpr window_geometry RG = G.windows_inside() ? G : frame_geometry<G>;
+    constexpr conv_path path = conv_path_for<RG>;
+    // dZp reaches every input position: in_h + pad_top <= out_h + k_h - 1 (equal without padding).
+    return G.s_w == 1 && (path == conv_path::strided || (path == conv_path::rows && G.s_h == 1)) &&
+           G.in_h + G.pad_top + 1 <= G.out_h + G.k_h && G.in_w + G.pad_left + 1 <= G.out_w + G.k_w;
+}();
 
 /// Floats of the zero frame around dZ that conv_input_gradient_in_place reads.
 template <window_geometry G, std::size_t F>
@@ -578,15 +585,15 @@ inline void
 conv_input_gradient_in_place(const float* dzp, const float* wf, float* dx) noexcept
 {
     static_assert(input_gradient_as_conv<G>, "conv_input_gradient_in_place: a convolution of stride 1 read in place");
-    static_assert(G.in_w == G.out_w + G.k_w - 1 && G.in_h == G.out_h + G.k_h - 1);
     constexpr std::size_t C = G.channels, FW = G.out_w + 2 * (G.k_w - 1), R = G.k_w * F;
+    const float* at = dzp + (G.pad_top * FW + G.pad_left) * F;   // the window of input position (0, 0)
     if constexpr (G.in_h > 1 && detail::runs_read_in_place<C>) {
         constexpr detail::window_runs runs{G.in_w, FW * F, F, R, FW * F, G.k_h};
-        detail::window_runs_gemm<C>(runs, G.in_h * G.in_w, dzp, wf, dx, detail::plain{});
+        detail::window_runs_gemm<C>(runs, G.in_h * G.in_w, at, wf, dx, detail::plain{});
     } else {   // output row h: one strided GEMM per window row i, added up
         for (std::size_t h = 0; h < G.in_h; ++h)
             for (std::size_t i = 0; i < G.k_h; ++i)
-                detail::blocked<C>(G.in_w, R, dzp + (h + i) * FW * F, F, 1, wf + i * R * C, dx + h * G.in_w * C, i > 0);
+                detail::blocked<C>(G.in_w, R, at + (h + i) * FW * F, F, 1, wf + i * R * C, dx + h * G.in_w * C, i > 0);
     }
 }
 

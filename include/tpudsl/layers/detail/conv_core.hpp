@@ -13,6 +13,7 @@
 #include <tpudsl/layers/detail/linear.hpp>
 #include <tpudsl/layers/step_context.hpp>
 
+#include <algorithm>
 #include <cstddef>
 #include <type_traits>
 
@@ -33,13 +34,23 @@ struct conv_core {
     static constexpr bool in_place = !softmax && kernels::conv_path_for<G> != kernels::conv_path::im2col;
     /// A padded convolution's windows in its zero frame (kernels::to_frame): a frame per sample in the
     /// scratch, read in place by the path of the frame's geometry (the same values as im2col's rows, a
-    /// copy of the input instead of k_h k_w copies). Its input gradient still goes through columns,
-    /// which overwrite the frames once the kernel gradient has read them.
+    /// copy of the input instead of k_h k_w copies).
     static constexpr kernels::window_geometry frame = kernels::frame_geometry<G>;
     static constexpr bool framed = !softmax && !in_place && frame.in_size() <= P * K;
     /// The in-place kernels read the windows (of x itself, or of its frame) by this geometry.
     static constexpr bool reads_in_place = in_place || framed;
     static constexpr kernels::window_geometry read_geometry = framed ? frame : G;
+    /// The input gradient as a convolution of each sample's dZ in a frame of zeros under the flipped
+    /// kernel (kernels::input_gradient_as_conv: stride 1, read in place by strided or window rows), the
+    /// frame at the start of the scratch once the kernel gradient has read the windows. It writes no
+    /// window gradients (dcols: P K floats a sample, 1 MB for CIFAR-10's second convolution, written
+    /// and read back by col2im), but it multiplies dZ's zero border too: in_h in_w window sums where
+    /// dcols holds out_h out_w. Taken where that is at most a quarter more (a Same convolution: none;
+    /// 32 x 32 from 30 x 30: 14%; 15 x 15 from 13 x 13, 33%, is slower with AVX2), with at least 16
+    /// channels (a narrower C wastes its vectors); otherwise dcols = dZ . W^T, then col2im.
+    static constexpr bool dx_as_conv = reads_in_place && kernels::input_gradient_as_conv<G> && G.channels >= 16 &&
+                                       4 * G.in_h * G.in_w <= 5 * G.out_h * G.out_w &&
+                                       kernels::dz_frame_size<G, F> <= P * K;
     /// The activation applied in the GEMM's epilogue (the others run as a pass after it).
     static constexpr bool epilogue_activation = std::is_same_v<Act, Relu> || std::is_same_v<Act, Linear>;
     using epilogue = std::conditional_t<epilogue_activation, Act, Linear>;
@@ -62,8 +73,10 @@ struct conv_core {
     static constexpr kernels::scratch_sizes
     kernel_scratch(std::size_t samples) noexcept
     {
-        if constexpr (in_place)
-            return kernels::conv_in_place_scratch<G, F>();
+        if constexpr (dx_as_conv)
+            return kernels::conv_in_place_scratch<read_geometry, F>() | kernels::flipped_kernel_scratch_sizes<G, F>();
+        else if constexpr (in_place)
+            return kernels::conv_in_place_scratch<G, F>() | kernels::gemm_nt_scratch<F, K>(samples * P, false);
         else if constexpr (framed)
             return kernels::conv_in_place_scratch<frame, F>() | kernels::gemm_nt_scratch<F, K>(samples * P, false);
         else
@@ -111,7 +124,16 @@ struct conv_core {
             kernels::gemm_tn<K, F>(n * P, scratch, dy, dw, false);   // dW (K, F) = cols^T . dZ
         }
         column_sums<F>(dy, db, n * P);
-        if (dx) {
+        if (!dx)
+            return;
+        if constexpr (dx_as_conv) {   // one sample's dZ at a time in the frame, its border zero
+            std::fill_n(scratch, kernels::dz_frame_size<G, F>, 0.0f);
+            const float* wf = kernels::flipped_kernel_scratch<G, F>(w);
+            for (std::size_t s = 0; s < n; ++s) {
+                kernels::frame_dz<G, F>(dy + s * P * F, scratch);
+                kernels::conv_input_gradient_in_place<G, F>(scratch, wf, dx + s * G.in_size());
+            }
+        } else {
             kernels::gemm_nt<F, K>(n * P, dy, w, scratch);   // dcols (n P, K) = dZ . W^T, over the cols
             for (std::size_t s = 0; s < n; ++s)
                 kernels::col2im<G>(scratch + s * P * K, dx + s * G.in_size());
