@@ -14,8 +14,8 @@
 ///   rows:    a 2-D convolution with a wider patch. Row kh of a window is k_w C contiguous floats, so
 ///            a window is k_h runs of them, in_w C apart (window_runs). A register tile of output
 ///            positions (running on from one output row into the next) reads its windows run by
-///            run, kernel rows kh k_w C onwards, its chains in registers from the first run to the
-///            last; the kernel gradient by strided GEMMs over groups of output rows.
+///            run, kernel rows kh k_w C onwards, its chains in registers through a block of runs;
+///            the kernel gradient by strided GEMMs over groups of output rows.
 ///
 /// Both add in the same order as im2col + GEMM (the patch in order, from zero, then the bias; the
 /// kernel gradient position by position, sample by sample): the same bits.
@@ -248,37 +248,38 @@ struct window_runs {
     }
 };
 
-/// C rows [p0, p0 + T), V vectors (the last `Last` lanes wide), = epi(A . B): A's rows read run by
-/// run (window_runs), each element one chain from the first run's first product to the last run's
-/// last, in registers throughout; then the epilogue and one store. b and c start at the panel's
-/// column `col`; B's and C's rows ldb and ldc floats apart.
+/// C rows [p0, p0 + T), V vectors (the last `Last` lanes wide), over runs [i0, i1) of A's rows
+/// (window_runs): each element's chain goes on from C (`load_c`) or starts from zero, in registers
+/// through those runs; then C is stored, through the epilogue when `finish`. b and c start at the
+/// panel's column `col`; B's and C's rows ldb and ldc floats apart.
 template <std::size_t T, std::size_t V, std::size_t Last, class Epi>
 inline void
-window_runs_tile(const window_runs& g, const float* x, std::size_t p0, const float* b, std::size_t ldb, float* c,
-                 std::size_t ldc, const Epi& epi, std::size_t col) noexcept
+window_runs_tile(const window_runs& g, std::size_t i0, std::size_t i1, const float* x, std::size_t p0, const float* b,
+                 std::size_t ldb, float* c, std::size_t ldc, bool load_c, bool finish, const Epi& epi,
+                 std::size_t col) noexcept
 {
     pointer_rows<T> t;
 #pragma GCC unroll 16
     for (std::size_t r = 0; r < T; ++r) {
-        t.a[r] = g.start(x, p0 + r);
+        t.a[r] = g.start(x, p0 + r) + i0 * g.run_step;
         t.c[r] = c + (p0 + r) * ldc;
     }
     vfloat acc[T][V];
-    tile_start<T, V, Last>(acc, t, false);
-    for (std::size_t i = 0; i < g.runs; ++i) {
+    tile_start<T, V, Last>(acc, t, load_c);
+    for (std::size_t i = i0; i < i1; ++i) {
         tile_steps<T, V, Last, false>(acc, g.run, t, b + i * g.run * ldb, ldb);
 #pragma GCC unroll 16
         for (std::size_t r = 0; r < T; ++r)
             t.a[r] += g.run_step;
     }
-    tile_store<T, V, Last>(acc, t, true, epi, col, false);
+    tile_store<T, V, Last>(acc, t, finish, epi, col, false);
 }
 
 /// True when window_runs_gemm reads a B of N columns well in place: its rows at most four column
-/// panels wide. Each tile reads its panel of B whole (k_h k_w C rows); rows further apart (AVX2's
-/// 16-column panel of a 128-filter kernel: 64 bytes used of every 512) map onto few L1 sets and
-/// pages, and one GEMM per window row, whose tiles share a run's rows of B, is faster there (128
-/// filters on 28 x 28 x 128: 94 against 65 GFLOP/s).
+/// panels wide. Rows further apart (AVX2's 16-column panel of a 128-filter kernel: 64 bytes used of
+/// every 512) map onto few L1 sets and pages; there one GEMM per window row is as fast (128 filters
+/// on 28 x 28 x 128: about equal, and 94 against 65 GFLOP/s before window_runs_gemm took its runs in
+/// blocks that stay in L1), and keeps its packing of B for wide outputs.
 template <std::size_t N>
 inline constexpr bool runs_read_in_place = N <= 4 * plan<N>::nv * W;
 
@@ -286,8 +287,11 @@ inline constexpr bool runs_read_in_place = N <= 4 * plan<N>::nv * W;
 /// panel of plan<N>, its rows in tiles of the plan's height (row_tiles), a tile's rows taken as the
 /// positions come, across output rows. One GEMM per output row and window row would leave a short
 /// tile at the end of each output row (13 positions: 6 + 6 + 1, the last one latency-bound) and
-/// read and write C once per window row; here both happen once per sample. The chains are those of
-/// the per-row GEMMs (a float stored and read back is the same float): the same bits.
+/// read and write C once per window row. The runs go in blocks whose rows of B's panel take at most
+/// 16 KB, every tile through one block before the next, so that the block stays in L1 across the
+/// tiles (CIFAR-10's second convolution with AVX-512: a panel of 288 rows of 128 bytes, 36 KB, in
+/// blocks of one window row); C is carried from block to block. The chains are those of the per-row
+/// GEMMs (a float stored and read back is the same float): the same bits.
 template <std::size_t N, class Epi>
 inline void
 window_runs_gemm(const window_runs& g, std::size_t m, const float* x, const float* b, float* c, const Epi& epi) noexcept
@@ -295,9 +299,13 @@ window_runs_gemm(const window_runs& g, std::size_t m, const float* x, const floa
     using P = plan<N>;
     for_each_panel<N>([&]<std::size_t V, std::size_t Last>(std::size_t col) {
         constexpr std::size_t mr = V == P::nv ? P::mr : P::rest_mr;
-        row_tiles<mr>(m, [&]<std::size_t T>(std::size_t p) {
-            window_runs_tile<T, V, Last>(g, x, p, b + col, N, c + col, N, epi, col);
-        });
+        const std::size_t block = std::max<std::size_t>(1, 16384 / (g.run * V * W * sizeof(float)));
+        for (std::size_t i0 = 0; i0 < g.runs; i0 += block) {
+            const std::size_t i1 = std::min(g.runs, i0 + block);
+            row_tiles<mr>(m, [&]<std::size_t T>(std::size_t p) {
+                window_runs_tile<T, V, Last>(g, i0, i1, x, p, b + col, N, c + col, N, i0 > 0, i1 == g.runs, epi, col);
+            });
+        }
     });
 }
 
