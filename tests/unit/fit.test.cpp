@@ -160,6 +160,60 @@ TEST_CASE("callbacks written in place belong to the list, named ones are read af
     CHECK(history.epoch.size() == 1);
 }
 
+// Records the hooks fit calls, in order.
+class HookLog : public Callback {
+public:
+    std::vector<std::string> calls;
+    void on_train_begin(TrainingControl&) override { calls.push_back("train_begin"); }
+    void on_epoch_begin(std::size_t e, Logs&, TrainingControl&) override { calls.push_back("epoch_begin " + std::to_string(e)); }
+    void
+    on_train_batch_end(std::size_t b, const Logs&, TrainingControl&) override
+    {
+        calls.push_back("batch_end " + std::to_string(b));
+    }
+    void on_epoch_end(std::size_t e, Logs&, TrainingControl&) override { calls.push_back("epoch_end " + std::to_string(e)); }
+    void on_train_end(TrainingControl&) override { calls.push_back("train_end"); }
+};
+
+// A library callback with one hook of its own added.
+class CountingEarlyStopping : public EarlyStopping {
+public:
+    using EarlyStopping::EarlyStopping;
+    std::size_t epochs_ended = 0;
+    void
+    on_epoch_end(std::size_t epoch, Logs& logs, TrainingControl& control) override
+    {
+        ++epochs_ended;
+        EarlyStopping::on_epoch_end(epoch, logs, control);
+    }
+};
+
+TEST_CASE("fit calls each callback's own hooks, given as itself, as its base class or moved in", "[fit][callbacks]")
+{
+    const auto train = make_toy(48, 8);
+    Trainable<Toy> model(5);
+    model.compile(optimizers::Adam{}, losses::SparseCategoricalCrossentropy{}, metrics::SparseCategoricalAccuracy{});
+    const std::vector<std::string> expected{"train_begin", "epoch_begin 0", "batch_end 0", "batch_end 1", "batch_end 2",
+                                            "epoch_end 0", "epoch_begin 1", "batch_end 0", "batch_end 1", "batch_end 2",
+                                            "epoch_end 1", "train_end"};
+    HookLog named;
+    model.fit(train.x, train.y, {.batch_size = 16, .epochs = 2, .verbose = 0, .callbacks = {named}});
+    CHECK(named.calls == expected);
+    HookLog behind_base;
+    Callback& base = behind_base;   // the hooks are virtual: the derived class' run
+    model.fit(train.x, train.y, {.batch_size = 16, .epochs = 2, .verbose = 0, .callbacks = {base}});
+    CHECK(behind_base.calls == expected);
+    // A class derived from a library callback: its override runs, and the library's behaviour with it
+    // (no epoch improves the loss by 100: stopped after the second of ten).
+    CountingEarlyStopping stopper({.monitor = "loss", .min_delta = 100.0});
+    EarlyStopping& as_library = stopper;
+    const auto history =
+        model.fit(train.x, train.y, {.batch_size = 16, .epochs = 10, .verbose = 0, .callbacks = {as_library}});
+    CHECK(history.epoch.size() == 2);
+    CHECK(stopper.epochs_ended == 2);
+    CHECK(stopper.stopped_epoch() == std::size_t{1});
+}
+
 TEST_CASE("verbose=2 prints one line per epoch, verbose=0 prints nothing", "[fit][format]")
 {
     const auto train = make_toy(100, 4);

@@ -74,36 +74,98 @@ public:
     virtual void on_train_end(TrainingControl&) {}
 };
 
+namespace detail {
+/// The five hooks of a callback, as `fit` calls them: each one calls the hook of the type `C` the
+/// callback was given as. A call through `Callback&` would be a virtual call that GCC may turn
+/// into a direct one, so it compiles every override of every callback class the program has seen
+/// (all of this header's, with their files and formats) in case one of them is the target; through
+/// these, a program compiles the hooks of the callbacks it passes to `fit`, and no others.
+struct callback_hooks {
+    void (*train_begin)(Callback&, TrainingControl&);
+    void (*epoch_begin)(Callback&, std::size_t, Logs&, TrainingControl&);
+    void (*train_batch_end)(Callback&, std::size_t, const Logs&, TrainingControl&);
+    void (*epoch_end)(Callback&, std::size_t, Logs&, TrainingControl&);
+    void (*train_end)(Callback&, TrainingControl&);
+};
+
+template <class C>
+struct hooks_of {
+    static void train_begin(Callback& cb, TrainingControl& control) { static_cast<C&>(cb).on_train_begin(control); }
+    static void
+    epoch_begin(Callback& cb, std::size_t epoch, Logs& logs, TrainingControl& control)
+    {
+        static_cast<C&>(cb).on_epoch_begin(epoch, logs, control);
+    }
+    static void
+    train_batch_end(Callback& cb, std::size_t batch, const Logs& logs, TrainingControl& control)
+    {
+        static_cast<C&>(cb).on_train_batch_end(batch, logs, control);
+    }
+    static void
+    epoch_end(Callback& cb, std::size_t epoch, Logs& logs, TrainingControl& control)
+    {
+        static_cast<C&>(cb).on_epoch_end(epoch, logs, control);
+    }
+    static void train_end(Callback& cb, TrainingControl& control) { static_cast<C&>(cb).on_train_end(control); }
+
+    static constexpr callback_hooks table{train_begin, epoch_begin, train_batch_end, epoch_end, train_end};
+};
+} // namespace detail
+
 /// One entry of `FitOptions::callbacks`, as Keras' `callbacks=[...]` list holds them: a callback
 /// written in place is moved into the list, which owns it (`EarlyStopping{{.patience = 2}}`); a named
 /// one is referred to, so that it can be read after `fit` (`best.stopped_epoch()`), and lives where it
 /// was declared; `std::ref(cb)` says the same explicitly. Nothing to keep alive by hand, no pointers.
+/// A callback given as a reference to a base class (`Callback&`) still has its own hooks called:
+/// they are virtual.
 class CallbackRef {
 public:
     /// Takes over a temporary callback.
     template <class C>
         requires std::derived_from<C, Callback> && (!std::is_lvalue_reference_v<C>)
-    CallbackRef(C&& callback) : owned_(std::make_shared<C>(std::move(callback))), callback_(owned_.get())
+    CallbackRef(C&& callback)
+        : owned_(std::make_shared<C>(std::move(callback))), callback_(owned_.get()), hooks_(&detail::hooks_of<C>::table)
     {
     }
     /// Refers to the caller's callback.
     template <class C>
         requires std::derived_from<C, Callback>
-    CallbackRef(C& callback) noexcept : callback_(&callback)
+    CallbackRef(C& callback) noexcept : callback_(&callback), hooks_(&detail::hooks_of<C>::table)
     {
     }
     template <class C>
         requires std::derived_from<C, Callback>
-    CallbackRef(std::reference_wrapper<C> callback) noexcept : callback_(&callback.get())
+    CallbackRef(std::reference_wrapper<C> callback) noexcept
+        : callback_(&callback.get()), hooks_(&detail::hooks_of<C>::table)
     {
     }
 
     [[nodiscard]] Callback& get() const noexcept { return *callback_; }
     Callback* operator->() const noexcept { return callback_; }
 
+    /// The hooks, as `fit` calls them.
+    void on_train_begin(TrainingControl& control) const { hooks_->train_begin(*callback_, control); }
+    void
+    on_epoch_begin(std::size_t epoch, Logs& logs, TrainingControl& control) const
+    {
+        hooks_->epoch_begin(*callback_, epoch, logs, control);
+    }
+    void
+    on_train_batch_end(std::size_t batch, const Logs& logs, TrainingControl& control) const
+    {
+        hooks_->train_batch_end(*callback_, batch, logs, control);
+    }
+    void
+    on_epoch_end(std::size_t epoch, Logs& logs, TrainingControl& control) const
+    {
+        hooks_->epoch_end(*callback_, epoch, logs, control);
+    }
+    void on_train_end(TrainingControl& control) const { hooks_->train_end(*callback_, control); }
+
 private:
     std::shared_ptr<Callback> owned_;
     Callback* callback_;
+    const detail::callback_hooks* hooks_;
 };
 
 /// `mode="auto"`, `"min"` or `"max"`.

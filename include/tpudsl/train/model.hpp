@@ -497,7 +497,7 @@ private:
             options.callbacks, [](const CallbackRef& cb) { return dynamic_cast<const TerminateOnNaN*>(&cb.get()) != nullptr; });
         std::size_t shown_target = steps;   // learned after the first pass when unknown, as Keras does
         for (auto& cb : options.callbacks)
-            cb->on_train_begin(*this);
+            cb.on_train_begin(*this);
 
         const std::size_t first_epoch = resume_ ? resume_->position.epoch : options.initial_epoch;   // restored?
         position_ = {first_epoch, 0, 0, 0};
@@ -506,7 +506,7 @@ private:
             if (options.verbose && options.epochs > 1)
                 *options.out << "Epoch " << epoch + 1 << '/' << options.epochs << '\n';
             for (auto& cb : options.callbacks)
-                cb->on_epoch_begin(epoch, logs, *this);
+                cb.on_epoch_begin(epoch, logs, *this);
             source.begin_epoch(epoch);
             reset_metrics(logs);
             Progbar bar(*options.out, shown_target, options.verbose, dynamic);
@@ -541,7 +541,7 @@ private:
                 write_running_logs(logs);
                 bar.update(++done, logs);
                 for (auto& cb : options.callbacks)
-                    cb->on_train_batch_end(done - 1, logs, *this);
+                    cb.on_train_batch_end(done - 1, logs, *this);
             }
             if (has_validation && options.validation_freq && (epoch + 1) % options.validation_freq == 0) {
                 const auto values = validate();
@@ -555,11 +555,11 @@ private:
                 shown_target = history.params.steps = done;   // known after the first pass
             position_ = source.position(epoch + 1, 0);
             for (auto& cb : options.callbacks)
-                cb->on_epoch_end(epoch, logs, *this);
+                cb.on_epoch_end(epoch, logs, *this);
             history.record(epoch, logs);
         }
         for (auto& cb : options.callbacks)
-            cb->on_train_end(*this);
+            cb.on_train_end(*this);
         return history;
     }
 
