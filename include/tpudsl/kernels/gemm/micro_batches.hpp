@@ -324,7 +324,9 @@ gemm_tn_micro_batches_columns(std::size_t row, std::size_t j0, std::size_t j1, s
         std::fill(whole, whole + N, 0.0f);
         std::copy(c + j0, c + j1, whole + j0);
     }
-    gemm_micro_batch rows[max_micro_batches];   // row `row` of A^T: A_p's column `row`
+    // Row `row` of A^T: A_p's column `row`. Value-initialised: where GCC 12 inlines this into a
+    // layer it cannot see that count <= max_micro_batches and warns (-Wmaybe-uninitialized).
+    gemm_micro_batch rows[max_micro_batches]{};
     for (std::size_t p = 0; p < count; ++p)
         rows[p] = {batches[p].a + row, batches[p].b, batches[p].k};
     gemm_tn_micro_batches<N>(1, lda, rows, count, whole, load_c);
