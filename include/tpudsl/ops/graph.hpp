@@ -607,7 +607,7 @@ private:
             if (a >= b)
                 return;
             float* g = grads + offset;
-            kernels::gemm_micro_batch parts[max_micro_batches];   // X_p^T (In x n_p) and dZ_p (n_p x U)
+            kernels::gemm_micro_batch parts[max_micro_batches]{};   // X_p^T (In x n_p) and dZ_p (n_p x U)
             for (std::size_t p = 0; p < count; ++p)
                 parts[p] = {input<I>(batches[p].x, batches[p].ws, cap), activation(batches[p].ws, cap, I), batches[p].n};
             // A row cut by the range: the kernel computes the whole row aside, its columns are copied.
@@ -623,7 +623,7 @@ private:
             }
             const std::size_t r0 = e / U, r1 = end / U;
             if (r0 < r1) {
-                kernels::gemm_micro_batch from_r0[max_micro_batches];   // rows [r0, r1) of C: X_p^T's columns from r0
+                kernels::gemm_micro_batch from_r0[max_micro_batches]{};   // rows [r0, r1) of C: X_p^T's columns from r0
                 for (std::size_t p = 0; p < count; ++p)
                     from_r0[p] = {parts[p].a + r0, parts[p].b, parts[p].k};
                 kernels::gemm_tn_micro_batches<U>(r1 - r0, In, from_r0, count, g + r0 * U, go_on);
