@@ -5,13 +5,16 @@
 #define TPUDSL_DATA_ARRAY_REF_HPP
 
 #include <algorithm>
+#include <charconv>
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
 #include <limits>
 #include <stdexcept>
 #include <string>
+#include <system_error>
 #include <type_traits>
+#include <utility>
 #include <vector>
 
 namespace tpudsl {
@@ -52,27 +55,93 @@ dtype_name(dtype t)
     return "an unsupported element type";
 }
 
+
 namespace detail {
-/// Calls f(T{}) with a value of the C++ type that `t` names; false for dtype::other.
-template <class F>
-bool
-visit_dtype(dtype t, F&& f)
+
+[[noreturn]] inline void
+bad_input(const std::string& what)
 {
-    switch (t) {
-    case dtype::float32: f(float{}); return true;
-    case dtype::int32: f(std::int32_t{}); return true;
-    case dtype::float64: f(double{}); return true;
-    case dtype::int8: f(std::int8_t{}); return true;
-    case dtype::uint8: f(std::uint8_t{}); return true;
-    case dtype::int16: f(std::int16_t{}); return true;
-    case dtype::uint16: f(std::uint16_t{}); return true;
-    case dtype::uint32: f(std::uint32_t{}); return true;
-    case dtype::int64: f(std::int64_t{}); return true;
-    case dtype::uint64: f(std::uint64_t{}); return true;
-    case dtype::other: break;
-    }
-    return false;
+    throw std::invalid_argument("tpudsl: " + what);
 }
+
+/// A number as Python prints it (2.5, 1e+20, 7): the shortest text that reads back the same.
+template <class T>
+[[nodiscard]] std::string
+number_text(T v)
+{
+    if constexpr (std::is_integral_v<T>) {
+        return std::to_string(+v);   // + prints an int8/uint8 as a number, not a character
+    } else {
+        char buf[32];
+        const auto [end, ec] = std::to_chars(buf, buf + sizeof buf, static_cast<double>(v));
+        return ec == std::errc{} ? std::string(buf, end) : std::to_string(v);
+    }
+}
+
+/// Where element i of an array of samples of `size` elements lies: "sample s" (and ", position p"
+/// when a sample holds more than one).
+[[nodiscard]] inline std::string
+element_place(std::size_t i, std::size_t size)
+{
+    return "sample " + std::to_string(i / size) + (size > 1 ? ", position " + std::to_string(i % size) : "");
+}
+
+/// Refuses an id (`value` as number_text prints it) at element i: not a whole number, or outside
+/// [0, bound). Out of line and cold: the conversions of every element type share it.
+[[noreturn, gnu::cold, gnu::noinline]] inline void
+refuse_id(const std::string& value, bool whole, std::size_t i, std::size_t size, std::size_t bound, const char* what,
+          const char* name, const char* range)
+{
+    if (!whole)
+        bad_input(std::string(what) + " " + value + " at " + element_place(i, size) + " of " + name +
+                  " is not a whole number, but " + range + " are whole numbers (Keras would truncate it "
+                  "without a word)");
+    bad_input(std::string(what) + " " + value + " at " + element_place(i, size) + " of " + name + " is outside [0, " +
+              std::to_string(bound) + ") (" + range + ")");
+}
+
+/// Converts the n whole numbers of v to int32 in [0, bound), or refuses the first that is not one, with
+/// `what` ("label", "token id"), its place and `range` (what the bound is).
+template <class T>
+void
+convert_ids(const T* v, std::size_t n, std::size_t size, std::size_t bound, std::int32_t* out, const char* what,
+            const char* name, const char* range)
+{
+    for (std::size_t i = 0; i < n; ++i) {
+        const T x = v[i];
+        bool whole = true, in_range;
+        if constexpr (std::is_integral_v<T>) {
+            in_range = std::cmp_greater_equal(x, 0) && std::cmp_less(x, bound);
+        } else {
+            whole = std::trunc(x) == x;   // false for NaN, the infinities and fractions
+            in_range = whole && x >= 0 && static_cast<long double>(x) < static_cast<long double>(bound);
+        }
+        if (!in_range) [[unlikely]]
+            refuse_id(number_text(x), whole, i, size, bound, what, name, range);
+        out[i] = static_cast<std::int32_t>(x);
+    }
+}
+
+/// The two conversions an array's elements may need where they enter a model (data/convert.hpp):
+/// to int32 ids checked against a bound (token ids, class ids), and to float32 (inputs, targets).
+/// make_array_ref takes them for the element type it sees, so a program compiles them for the
+/// element types it passes, not for all ten that dtype names.
+struct element_conversions {
+    void (*to_ids)(const void* v, std::size_t n, std::size_t size, std::size_t bound, std::int32_t* out,
+                   const char* what, const char* name, const char* range);
+    void (*to_floats)(const void* v, std::size_t n, float* out);
+};
+
+template <class T>
+inline constexpr element_conversions conversions_of{
+    [](const void* v, std::size_t n, std::size_t size, std::size_t bound, std::int32_t* out, const char* what,
+       const char* name, const char* range) { convert_ids(static_cast<const T*>(v), n, size, bound, out, what, name, range); },
+    [](const void* v, std::size_t n, float* out) {
+        const T* t = static_cast<const T*>(v);
+        for (std::size_t i = 0; i < n; ++i)
+            out[i] = static_cast<float>(t[i]);   // float64 to the nearest float32, as Keras casts
+    }};
+
 } // namespace detail
 
 /// A non-owning view of a run-time array: its first dimension counts samples. Its elements are read
@@ -83,6 +152,9 @@ struct array_ref {
     dtype type = dtype::other;
     std::vector<std::size_t> shape;
     std::vector<std::ptrdiff_t> strides;   // in elements; empty: row-major contiguous
+    /// How the elements convert to the model's types (make_array_ref sets it for every type dtype
+    /// names); null: they are not converted, and the checks name the element type they refuse.
+    const detail::element_conversions* conversions = nullptr;
 
     /// True when the elements lie row-major, one after another, from `data`.
     [[nodiscard]] bool
@@ -132,6 +204,8 @@ make_array_ref(const A& a)
     if constexpr (requires { a.data_offset(); })   // a view starts inside its container
         r.data = a.data() + a.data_offset();
     r.type = dtype_of<T>;
+    if constexpr (dtype_of<T> != dtype::other)
+        r.conversions = &detail::conversions_of<T>;
     if constexpr (requires { a.shape(); }) {
         for (auto d : a.shape())
             r.shape.push_back(static_cast<std::size_t>(d));
@@ -171,12 +245,6 @@ validation_data(const X& x, const Y& y)
 }
 
 namespace detail {
-
-[[noreturn]] inline void
-bad_input(const std::string& what)
-{
-    throw std::invalid_argument("tpudsl: " + what);
-}
 
 /// Refuses an array whose elements do not lie row-major and contiguous (array_ref::strides).
 inline void
