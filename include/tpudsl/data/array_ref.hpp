@@ -4,6 +4,8 @@
 #ifndef TPUDSL_DATA_ARRAY_REF_HPP
 #define TPUDSL_DATA_ARRAY_REF_HPP
 
+#include <tpudsl/detail/text.hpp>
+
 #include <algorithm>
 #include <charconv>
 #include <cmath>
@@ -61,7 +63,7 @@ namespace detail {
 [[noreturn]] inline void
 bad_input(const std::string& what)
 {
-    throw std::invalid_argument("tpudsl: " + what);
+    throw std::invalid_argument(detail::concat({"tpudsl: ", what}));
 }
 
 /// A number as Python prints it (2.5, 1e+20, 7): the shortest text that reads back the same.
@@ -93,11 +95,11 @@ refuse_id(const std::string& value, bool whole, std::size_t i, std::size_t size,
           const char* name, const char* range)
 {
     if (!whole)
-        bad_input(std::string(what) + " " + value + " at " + element_place(i, size) + " of " + name +
-                  " is not a whole number, but " + range + " are whole numbers (Keras would truncate it "
-                  "without a word)");
-    bad_input(std::string(what) + " " + value + " at " + element_place(i, size) + " of " + name + " is outside [0, " +
-              std::to_string(bound) + ") (" + range + ")");
+        bad_input(detail::concat({what, " ", value, " at ", element_place(i, size), " of ", name,
+                                  " is not a whole number, but ", range,
+                                  " are whole numbers (Keras would truncate it without a word)"}));
+    bad_input(detail::concat({what, " ", value, " at ", element_place(i, size), " of ", name, " is outside [0, ",
+                              std::to_string(bound), ") (", range, ")"}));
 }
 
 /// Converts the n whole numbers of v to int32 in [0, bound), or refuses the first that is not one, with
@@ -255,9 +257,10 @@ check_layout(const array_ref& a, const std::string& name)
     std::string strides = "(";
     for (std::size_t d = 0; d < a.strides.size(); ++d)
         strides += (d ? ", " : "") + std::to_string(a.strides[d]);
-    bad_input(name + " of shape " + a.shape_string() + " is not a row-major contiguous array (its strides, in "
-              "elements, are " + strides + ")); tpudsl reads arrays row-major: copy it into one first, for instance "
-              "xt::xtensor<float, N> copy = " + name);
+    bad_input(detail::concat({name, " of shape ", a.shape_string(),
+                              " is not a row-major contiguous array (its strides, in elements, are ", strides,
+                              ")); tpudsl reads arrays row-major: copy it into one first, for instance "
+                              "xt::xtensor<float, N> copy = ", name}));
 }
 
 /// True when per-sample dims `got` are the model's `want`, as Keras accepts them: equal, or with a
@@ -311,13 +314,13 @@ check_inputs(const array_ref& x, const char* name, std::size_t vocab, bool value
     using In = typename Model::input_type;
     constexpr std::size_t size = Model::input_shape::size;
     if (x.type != dtype_of<In>)
-        bad_input(std::string(name) + " holds " + dtype_name(x.type) + ", but the model's Input expects " +
-                  dtype_name(dtype_of<In>));
+        bad_input(detail::concat({name, " holds ", dtype_name(x.type), ", but the model's Input expects ",
+                                  dtype_name(dtype_of<In>)}));
     const std::vector<std::size_t> want(Model::input_shape::dims.begin(), Model::input_shape::dims.end());
     if (x.shape.size() < 2 || x.sample_size() != size ||
         !same_sample_shape(std::vector<std::size_t>(x.shape.begin() + 1, x.shape.end()), want))
-        bad_input(std::string(name) + " has shape " + x.shape_string() + ", but the model expects (samples" +
-                  Model::input_shape::keras_string().substr(5) + " per sample");
+        bad_input(detail::concat({name, " has shape ", x.shape_string(), ", but the model expects (samples",
+                                  Model::input_shape::keras_string().substr(5), " per sample"}));
     check_layout(x, name);
     if (!values)
         return;
@@ -327,14 +330,14 @@ check_inputs(const array_ref& x, const char* name, std::size_t vocab, bool value
         using U = std::make_unsigned_t<In>;   // a negative id wraps above any vocabulary
         const std::size_t i = first_where(v, n, [vocab](In id) { return static_cast<std::size_t>(static_cast<U>(id)) >= vocab; });
         if (i < n)
-            bad_input("token id " + std::to_string(v[i]) + " at sample " + std::to_string(i / size) + ", position " +
-                      std::to_string(i % size) + " of " + name + " is outside [0, " + std::to_string(vocab) +
-                      ") (the Embedding's vocabulary)");
+            bad_input(detail::concat({"token id ", std::to_string(v[i]), " at sample ", std::to_string(i / size),
+                                      ", position ", std::to_string(i % size), " of ", name, " is outside [0, ",
+                                      std::to_string(vocab), ") (the Embedding's vocabulary)"}));
     } else {
         const std::size_t i = first_where(v, n, not_finite);
         if (i < n)
-            bad_input("non-finite value " + std::to_string(v[i]) + " at sample " + std::to_string(i / size) +
-                      ", element " + std::to_string(i % size) + " of " + name);
+            bad_input(detail::concat({"non-finite value ", std::to_string(v[i]), " at sample ",
+                                      std::to_string(i / size), ", element ", std::to_string(i % size), " of ", name}));
     }
 }
 
@@ -346,36 +349,38 @@ check_labels(const array_ref& y, const char* name, std::size_t samples, bool spa
              bool values = true, std::size_t positions = 1)
 {
     if (y.samples() != samples)
-        bad_input("x and " + std::string(name) + " have different lengths: x has " + std::to_string(samples) +
-                  " samples, " + name + " has " + std::to_string(y.samples()));
+        bad_input(detail::concat({"x and ", name, " have different lengths: x has ", std::to_string(samples),
+                                  " samples, ", name, " has ", std::to_string(y.samples())}));
     check_layout(y, name);
     if (sparse) {
         if (y.sample_size() != positions)
-            bad_input(std::string(name) + " has shape " + y.shape_string() +
-                      (positions == 1 ? std::string(", but sparse labels are one class id per sample")
-                                      : ", but sparse labels are one class id per timestep: (samples, " +
-                                            std::to_string(positions) + ")"));
+            bad_input(detail::concat({name, " has shape ", y.shape_string(),
+                                      positions == 1 ? ", but sparse labels are one class id per sample"
+                                                     : ", but sparse labels are one class id per timestep: (samples, ",
+                                      positions == 1 ? "" : std::to_string(positions), positions == 1 ? "" : ")"}));
         if (y.type != dtype::int32)
-            bad_input(std::string(name) + " holds " + dtype_name(y.type) +
-                      ", but a sparse loss or metric reads int32 class ids (arrays of any integer type, or of "
-                      "floats holding whole numbers, are converted where they enter fit and evaluate)");
+            bad_input(detail::concat({name, " holds ", dtype_name(y.type),
+                                      ", but a sparse loss or metric reads int32 class ids (arrays of any integer type, or of "
+                                      "floats holding whole numbers, are converted where they enter fit and evaluate)"}));
         const std::int32_t* v = y.as<std::int32_t>();
         for (std::size_t i = 0; values && i < samples * positions; ++i)
             if (v[i] < 0 || static_cast<std::size_t>(v[i]) >= width)
-                bad_input("label " + std::to_string(v[i]) + " at sample " + std::to_string(i / positions) +
-                          (positions > 1 ? ", position " + std::to_string(i % positions) : std::string()) + " of " +
-                          name + " is outside [0, " + std::to_string(width) + ") (the model's classes)");
+                bad_input(detail::concat({"label ", std::to_string(v[i]), " at sample ",
+                                          std::to_string(i / positions),
+                                          positions > 1 ? ", position " : "", positions > 1 ? std::to_string(i % positions) : "",
+                                          " of ", name, " is outside [0, ", std::to_string(width),
+                                          ") (the model's classes)"}));
     } else {
         if (y.sample_size() != width)
-            bad_input(std::string(name) + " has shape " + y.shape_string() + ", but the model's output has " +
-                      std::to_string(width) + " values per sample");
+            bad_input(detail::concat({name, " has shape ", y.shape_string(), ", but the model's output has ",
+                                      std::to_string(width), " values per sample"}));
         if (y.type != dtype::float32)
-            bad_input(std::string(name) + " holds " + dtype_name(y.type) + ", but this loss reads float32 targets");
+            bad_input(detail::concat({name, " holds ", dtype_name(y.type), ", but this loss reads float32 targets"}));
         const float* v = y.as<float>();
         const std::size_t n = values ? samples * width : 0, i = first_where(v, n, not_finite);
         if (i < n)
-            bad_input("non-finite target " + std::to_string(v[i]) + " at sample " + std::to_string(i / width) +
-                      " of " + name);
+            bad_input(detail::concat({"non-finite target ", std::to_string(v[i]), " at sample ",
+                                      std::to_string(i / width), " of ", name}));
     }
 }
 

@@ -6,6 +6,7 @@
 
 #include <tpudsl/data/fashion_mnist.hpp>
 #include <tpudsl/data/idx.hpp>
+#include <tpudsl/detail/text.hpp>
 
 #include <cstddef>
 #include <cstdint>
@@ -38,24 +39,28 @@ read_batch(const std::string& path, image_split& split)
 {
     const auto size = static_cast<std::size_t>(detail::regular_file_size(path));
     if (split.count > 0 && (split.rows != 32 || split.cols != 32))
-        throw std::invalid_argument("tpudsl::data::cifar10::read_batch: the split holds " + std::to_string(split.rows) +
-                                    " x " + std::to_string(split.cols) + " images, not CIFAR-10's 32 x 32");
+        throw std::invalid_argument(tpudsl::detail::concat({"tpudsl::data::cifar10::read_batch: the split holds ",
+                                                            std::to_string(split.rows), " x ",
+                                                            std::to_string(split.cols),
+                                                            " images, not CIFAR-10's 32 x 32"}));
     std::ifstream in(path, std::ios::binary);
     if (!in)
-        throw std::runtime_error("tpudsl: cannot open '" + path + "'");
+        throw std::runtime_error(tpudsl::detail::concat({"tpudsl: cannot open '", path, "'"}));
     if (size == 0 || size % record_bytes != 0)
-        throw std::runtime_error("tpudsl: '" + path + "' holds " + std::to_string(size) +
-                                 " bytes, not a whole number of 3,073-byte records (expected " +
-                                 std::to_string(records_per_file * record_bytes) + ")");
+        throw std::runtime_error(tpudsl::detail::concat({"tpudsl: '", path, "' holds ", std::to_string(size),
+                                                         " bytes, not a whole number of 3,073-byte records (expected ",
+                                                         std::to_string(records_per_file * record_bytes), ")"}));
     const std::size_t n = size / record_bytes;
     std::vector<unsigned char> record(record_bytes);
     std::vector<std::uint8_t> images(n * 3072), labels(n);   // appended only once all of it is read
     for (std::size_t r = 0; r < n; ++r) {
         if (!in.read(reinterpret_cast<char*>(record.data()), record_bytes))
-            throw std::runtime_error("tpudsl: '" + path + "' is truncated at record " + std::to_string(r));
+            throw std::runtime_error(tpudsl::detail::concat({"tpudsl: '", path, "' is truncated at record ",
+                                                             std::to_string(r)}));
         if (record[0] > 9)
-            throw std::runtime_error("tpudsl: '" + path + "': label " + std::to_string(record[0]) + " at record " +
-                                     std::to_string(r) + " is outside [0, 10)");
+            throw std::runtime_error(tpudsl::detail::concat({"tpudsl: '", path, "': label ",
+                                                             std::to_string(record[0]), " at record ",
+                                                             std::to_string(r), " is outside [0, 10)"}));
         labels[r] = record[0];
         std::uint8_t* img = images.data() + r * 3072;
         for (std::size_t p = 0; p < 1024; ++p)       // planar RGB -> (32, 32, 3)

@@ -12,6 +12,7 @@
 #define TPUDSL_DATA_CSV_HPP
 
 #include <tpudsl/data/idx.hpp>
+#include <tpudsl/detail/text.hpp>
 
 #include <charconv>
 #include <cmath>
@@ -55,7 +56,7 @@ parse_csv_number(std::string_view field, const std::string& path, std::size_t li
     while (!field.empty() && (field.back() == ' ' || field.back() == '\t'))
         field.remove_suffix(1);
     if (field.empty())
-        throw std::runtime_error("tpudsl: " + where() + "an empty field, expected a number");
+        throw std::runtime_error(tpudsl::detail::concat({"tpudsl: ", where(), "an empty field, expected a number"}));
     std::string_view digits = field;
     if (digits.size() > 1 && digits.front() == '+' && digits[1] != '-' && digits[1] != '+')
         digits.remove_prefix(1);
@@ -63,12 +64,13 @@ parse_csv_number(std::string_view field, const std::string& path, std::size_t li
     const auto [end, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), v);
     if (ec == std::errc::result_out_of_range ||
         (ec == std::errc{} && std::isfinite(v) && std::fabs(v) > std::numeric_limits<float>::max()))
-        throw std::runtime_error("tpudsl: " + where() + "'" + shown(field) + "' is beyond float's range (at most "
-                                 "3.4e38 in magnitude)");
+        throw std::runtime_error(tpudsl::detail::concat({"tpudsl: ", where(), "'", shown(field),
+                                                         "' is beyond float's range (at most 3.4e38 in magnitude)"}));
     if (ec != std::errc{} || end != digits.data() + digits.size())
-        throw std::runtime_error("tpudsl: " + where() + "'" + shown(field) + "' is not a number");
+        throw std::runtime_error(tpudsl::detail::concat({"tpudsl: ", where(), "'", shown(field), "' is not a number"}));
     if (!std::isfinite(v))
-        throw std::runtime_error("tpudsl: " + where() + "'" + shown(field) + "' is not a finite number");
+        throw std::runtime_error(tpudsl::detail::concat({"tpudsl: ", where(), "'", shown(field),
+                                                         "' is not a finite number"}));
     return static_cast<float>(v);
 }
 
@@ -101,9 +103,10 @@ read_csv(const std::string& path, const csv_options& options = {})
         for (std::size_t begin = 0;; ++column) {
             const std::size_t end = std::min(line.find(options.delimiter, begin), line.size());
             if (fields != 0 && column >= fields)
-                throw std::runtime_error("tpudsl: '" + path + "', line " + std::to_string(line_number) +
-                                         ": more than the " + std::to_string(fields) + " fields of line " +
-                                         std::to_string(first_row) + " (a ragged row)");
+                throw std::runtime_error(tpudsl::detail::concat({"tpudsl: '", path, "', line ",
+                                                                 std::to_string(line_number), ": more than the ",
+                                                                 std::to_string(fields), " fields of line ",
+                                                                 std::to_string(first_row), " (a ragged row)"}));
             float v;
             try {
                 v = detail::parse_csv_number(line.substr(begin, end - begin), path, line_number, column);
@@ -126,14 +129,18 @@ read_csv(const std::string& path, const csv_options& options = {})
             fields = column;
             first_row = line_number;
             if (options.label_column && *options.label_column >= fields)
-                throw std::runtime_error("tpudsl: '" + path + "': the label column " +
-                                         std::to_string(*options.label_column) + " (counted from 0) is beyond the " +
-                                         std::to_string(fields) + " fields of line " + std::to_string(line_number));
+                throw std::runtime_error(tpudsl::detail::concat({"tpudsl: '", path, "': the label column ",
+                                                                 std::to_string(*options.label_column),
+                                                                 " (counted from 0) is beyond the ",
+                                                                 std::to_string(fields), " fields of line ",
+                                                                 std::to_string(line_number)}));
             t.columns = fields - (options.label_column ? 1 : 0);
         } else if (column != fields) {
-            throw std::runtime_error("tpudsl: '" + path + "', line " + std::to_string(line_number) + ": " +
-                                     std::to_string(column) + " fields, but line " + std::to_string(first_row) +
-                                     " has " + std::to_string(fields) + " (a ragged row)");
+            throw std::runtime_error(tpudsl::detail::concat({"tpudsl: '", path, "', line ",
+                                                             std::to_string(line_number), ": ",
+                                                             std::to_string(column), " fields, but line ",
+                                                             std::to_string(first_row), " has ",
+                                                             std::to_string(fields), " (a ragged row)"}));
         }
         ++t.rows;
     };
@@ -158,7 +165,7 @@ read_csv(const std::string& path, const csv_options& options = {})
         take_line(carry);   // a last line without its newline
     in.expect_end("its table");
     if (t.rows == 0)
-        throw std::runtime_error("tpudsl: '" + path + "' holds no rows of numbers");
+        throw std::runtime_error(tpudsl::detail::concat({"tpudsl: '", path, "' holds no rows of numbers"}));
     return t;
 }
 

@@ -13,6 +13,7 @@
 #include <tpudsl/core/shape.hpp>
 #include <tpudsl/detail/random.hpp>
 #include <tpudsl/data/array_ref.hpp>
+#include <tpudsl/detail/text.hpp>
 
 #include <algorithm>
 #include <array>
@@ -492,17 +493,21 @@ public:
     {
         const array_ref xr = make_array_ref(x), yr = make_array_ref(y);
         if (xr.type != dtype_of<typename T::x_type>)
-            detail::bad_input("from_tensor_slices: x holds " + dtype_name(xr.type) + ", the dataset's examples " +
-                              dtype_name(dtype_of<typename T::x_type>));
+            detail::bad_input(tpudsl::detail::concat({"from_tensor_slices: x holds ", dtype_name(xr.type),
+                                                      ", the dataset's examples ",
+                                                      dtype_name(dtype_of<typename T::x_type>)}));
         if (yr.type != dtype_of<typename T::y_type>)
-            detail::bad_input("from_tensor_slices: y holds " + dtype_name(yr.type) + ", the dataset's labels " +
-                              dtype_name(dtype_of<typename T::y_type>));
+            detail::bad_input(tpudsl::detail::concat({"from_tensor_slices: y holds ", dtype_name(yr.type),
+                                                      ", the dataset's labels ",
+                                                      dtype_name(dtype_of<typename T::y_type>)}));
         if (xr.shape.size() < 2 || xr.sample_size() != T::x_size)
-            detail::bad_input("from_tensor_slices: x has shape " + xr.shape_string() + ", but an example holds " +
-                              std::to_string(T::x_size) + " values " + T::x_shape::keras_string());
+            detail::bad_input(tpudsl::detail::concat({"from_tensor_slices: x has shape ", xr.shape_string(),
+                                                      ", but an example holds ", std::to_string(T::x_size),
+                                                      " values ", T::x_shape::keras_string()}));
         if (yr.samples() != xr.samples() || yr.sample_size() != T::y_size)
-            detail::bad_input("from_tensor_slices: y has shape " + yr.shape_string() + " for " +
-                              std::to_string(xr.samples()) + " samples of " + std::to_string(T::y_size) + " label(s)");
+            detail::bad_input(tpudsl::detail::concat({"from_tensor_slices: y has shape ", yr.shape_string(), " for ",
+                                                      std::to_string(xr.samples()), " samples of ",
+                                                      std::to_string(T::y_size), " label(s)"}));
         auto xs = std::make_shared<const std::vector<typename T::x_type>>(
             xr.as<typename T::x_type>(), xr.as<typename T::x_type>() + xr.samples() * T::x_size);
         auto ys = std::make_shared<const std::vector<typename T::y_type>>(

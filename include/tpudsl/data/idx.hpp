@@ -9,6 +9,8 @@
 #ifndef TPUDSL_DATA_IDX_HPP
 #define TPUDSL_DATA_IDX_HPP
 
+#include <tpudsl/detail/text.hpp>
+
 #include <zlib.h>
 
 #include <algorithm>
@@ -50,15 +52,17 @@ regular_file_size(const std::string& path)
     std::error_code ec;
     const auto status = fs::status(path, ec);
     if (ec || !fs::exists(status))
-        throw std::runtime_error("tpudsl: cannot open '" + path + "': " +
-                                 (ec ? ec.message() : std::string("no such file")));
+        throw std::runtime_error(tpudsl::detail::concat({"tpudsl: cannot open '", path, "': ",
+                                                         (ec ? ec.message() : std::string("no such file"))}));
     if (fs::is_directory(status))
-        throw std::runtime_error("tpudsl: '" + path + "' is a directory, expected a file");
+        throw std::runtime_error(tpudsl::detail::concat({"tpudsl: '", path, "' is a directory, expected a file"}));
     if (!fs::is_regular_file(status))
-        throw std::runtime_error("tpudsl: '" + path + "' is not a regular file (a device, pipe or socket)");
+        throw std::runtime_error(tpudsl::detail::concat({"tpudsl: '", path,
+                                                         "' is not a regular file (a device, pipe or socket)"}));
     const auto size = fs::file_size(path, ec);
     if (ec)
-        throw std::runtime_error("tpudsl: cannot read the size of '" + path + "': " + ec.message());
+        throw std::runtime_error(tpudsl::detail::concat({"tpudsl: cannot read the size of '", path, "': ",
+                                                         ec.message()}));
     return size;
 }
 
@@ -90,12 +94,13 @@ public:
     {
         file_.reset(std::fopen(path.c_str(), "rb"));
         if (!file_)
-            throw std::runtime_error("tpudsl: cannot open '" + path + "': " + std::strerror(errno));
+            throw std::runtime_error(tpudsl::detail::concat({"tpudsl: cannot open '", path, "': ",
+                                                             std::strerror(errno)}));
         fill();
         gzip_ = have_ >= 2 && in_[0] == 0x1f && in_[1] == 0x8b;
         if (gzip_) {
             if (inflateInit2(&z_, 16 + MAX_WBITS) != Z_OK)
-                throw std::runtime_error("tpudsl: zlib could not start reading '" + path + "'");
+                throw std::runtime_error(tpudsl::detail::concat({"tpudsl: zlib could not start reading '", path, "'"}));
             z_open_ = true;
         }
     }
@@ -131,8 +136,8 @@ public:
     {
         const std::size_t got = read_some(dst, n);
         if (got < n)
-            throw std::runtime_error("tpudsl: '" + path_ + "' is truncated: " + what + " needs " + std::to_string(n) +
-                                     " bytes, found " + std::to_string(got));
+            throw std::runtime_error(tpudsl::detail::concat({"tpudsl: '", path_, "' is truncated: ", what, " needs ",
+                                                             std::to_string(n), " bytes, found ", std::to_string(got)}));
     }
 
     /// Checks that nothing follows the bytes read: for gzip, that the stream ends cleanly (its
@@ -143,7 +148,7 @@ public:
         unsigned char extra[256];
         const std::size_t more = gzip_ ? inflate_into(extra, sizeof extra) : copy_into(extra, sizeof extra);
         if (more > 0)
-            throw std::runtime_error("tpudsl: '" + path_ + "' holds more data than " + what);
+            throw std::runtime_error(tpudsl::detail::concat({"tpudsl: '", path_, "' holds more data than ", what}));
     }
 
 private:
@@ -155,7 +160,8 @@ private:
         have_ = std::fread(in_.data(), 1, in_.size(), file_.get());
         pos_ = 0;
         if (have_ == 0 && std::ferror(file_.get()))
-            throw std::runtime_error("tpudsl: cannot read '" + path_ + "': " + std::strerror(errno));
+            throw std::runtime_error(tpudsl::detail::concat({"tpudsl: cannot read '", path_, "': ",
+                                                             std::strerror(errno)}));
     }
 
     std::size_t
@@ -178,8 +184,9 @@ private:
     [[noreturn]] void
     corrupt(const std::string& what) const
     {
-        throw std::runtime_error("tpudsl: '" + path_ + "' is not a valid gzip file: " + what + " (at compressed byte " +
-                                 std::to_string(consumed_) + " of " + std::to_string(size_) + ")");
+        throw std::runtime_error(tpudsl::detail::concat({"tpudsl: '", path_, "' is not a valid gzip file: ", what,
+                                                         " (at compressed byte ", std::to_string(consumed_), " of ",
+                                                         std::to_string(size_), ")"}));
     }
 
     /// Inflates up to n bytes into dst; stops early only at the clean end of the last member.
@@ -270,8 +277,8 @@ inline idx_array
 read_idx(const std::string& path, std::size_t rank)
 {
     if (rank > 255)
-        throw std::invalid_argument("tpudsl::data::read_idx: rank " + std::to_string(rank) +
-                                    " cannot be an IDX rank (one byte of the magic number: at most 255)");
+        throw std::invalid_argument(tpudsl::detail::concat({"tpudsl::data::read_idx: rank ", std::to_string(rank),
+                                                            " cannot be an IDX rank (one byte of the magic number: at most 255)"}));
     detail::byte_reader in(path);
     unsigned char header[4];
     in.read(header, 4, "the magic number");
@@ -281,13 +288,13 @@ read_idx(const std::string& path, std::size_t rank)
         char buf[96];
         std::snprintf(buf, sizeof buf, "bad magic number 0x%08x, expected 0x%08x (unsigned bytes, rank %zu)", magic,
                       expected, rank);
-        throw std::runtime_error("tpudsl: '" + path + "': " + buf);
+        throw std::runtime_error(tpudsl::detail::concat({"tpudsl: '", path, "': ", buf}));
     }
     idx_array a;
     std::uint64_t total = 1;
     bool overflows = false;
     for (std::size_t d = 0; d < rank; ++d) {
-        in.read(header, 4, "dimension " + std::to_string(d));
+        in.read(header, 4, tpudsl::detail::concat({"dimension ", std::to_string(d)}));
         a.dims.push_back(detail::big_endian(header));
         overflows = overflows || __builtin_mul_overflow(total, std::uint64_t{a.dims.back()}, &total);
     }
@@ -298,9 +305,10 @@ read_idx(const std::string& path, std::size_t rank)
     const std::string records = rank == 0 ? std::string("its one byte") : std::to_string(a.dims[0]) + " records";
     if (overflows || total > in.most_remaining())
         throw std::runtime_error(
-            "tpudsl: '" + path + "': its header announces " + detail::dims_text(a.dims) + " = " +
-            (overflows ? std::string("more than 2^64") : std::to_string(total)) + " bytes, more than the file can hold (" +
-            std::to_string(in.file_size()) + " bytes" + (in.compressed() ? " compressed" : "") + ")");
+            tpudsl::detail::concat({"tpudsl: '", path, "': its header announces ", detail::dims_text(a.dims), " = ",
+                                    (overflows ? std::string("more than 2^64") : std::to_string(total)),
+                                    " bytes, more than the file can hold (", std::to_string(in.file_size()), " bytes",
+                                    (in.compressed() ? " compressed" : ""), ")"}));
     // Grown as the data arrives: a gzip header may still claim more than the stream really holds.
     constexpr std::uint64_t step = std::uint64_t{1} << 26;
     for (std::uint64_t done = 0; done < total;) {
@@ -309,10 +317,11 @@ read_idx(const std::string& path, std::size_t rank)
         const std::size_t got = in.read_some(a.bytes.data() + done, static_cast<std::size_t>(k));
         done += got;
         if (got < k)
-            throw std::runtime_error("tpudsl: '" + path + "' is truncated: " + records + " needs " +
-                                     std::to_string(total) + " bytes, found " + std::to_string(done));
+            throw std::runtime_error(tpudsl::detail::concat({"tpudsl: '", path, "' is truncated: ", records,
+                                                             " needs ", std::to_string(total), " bytes, found ",
+                                                             std::to_string(done)}));
     }
-    in.expect_end("its header's " + records);
+    in.expect_end(tpudsl::detail::concat({"its header's ", records}));
     return a;
 }
 
@@ -330,7 +339,8 @@ find_file(const std::string& dir, std::initializer_list<const char*> names, cons
     std::string tried;
     for (const char* n : names)
         tried += std::string(tried.empty() ? "" : ", ") + n;
-    throw missing_data_set("tpudsl: no data set in '" + dir + "' (looked for " + tried + "); " + how_to_get);
+    throw missing_data_set(tpudsl::detail::concat({"tpudsl: no data set in '", dir, "' (looked for ", tried, "); ",
+                                                   how_to_get}));
 }
 
 } // namespace tpudsl::data

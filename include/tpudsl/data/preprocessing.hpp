@@ -3,6 +3,8 @@
 #ifndef TPUDSL_DATA_PREPROCESSING_HPP
 #define TPUDSL_DATA_PREPROCESSING_HPP
 
+#include <tpudsl/detail/text.hpp>
+
 #include <xtensor/xtensor.hpp>
 
 #include <array>
@@ -74,9 +76,10 @@ to_categorical(const Labels& labels)
             text = os.str();
         }
         if (!inside)
-            throw std::invalid_argument("tpudsl::to_categorical<" + std::to_string(N) + ">: label " + text +
-                                        " at sample " + std::to_string(i) + " is outside [0, " + std::to_string(N) +
-                                        ")" + (std::is_integral_v<T> ? "" : " or not a whole number"));
+            throw std::invalid_argument(tpudsl::detail::concat({"tpudsl::to_categorical<", std::to_string(N),
+                                                                ">: label ", text, " at sample ", std::to_string(i),
+                                                                " is outside [0, ", std::to_string(N), ")",
+                                                                (std::is_integral_v<T> ? "" : " or not a whole number")}));
         out(i, static_cast<std::size_t>(y)) = 1.0f;
     }
     return out;

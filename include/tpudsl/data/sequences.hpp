@@ -12,6 +12,7 @@
 #define TPUDSL_DATA_SEQUENCES_HPP
 
 #include <tpudsl/data/idx.hpp>
+#include <tpudsl/detail/text.hpp>
 
 #include <algorithm>
 #include <charconv>
@@ -40,7 +41,7 @@ namespace detail {
 [[noreturn]] inline void
 bad_line(const std::string& path, std::size_t line, const std::string& what)
 {
-    throw std::runtime_error("tpudsl: '" + path + "', line " + std::to_string(line) + ": " + what);
+    throw std::runtime_error(tpudsl::detail::concat({"tpudsl: '", path, "', line ", std::to_string(line), ": ", what}));
 }
 
 inline std::int64_t
@@ -49,9 +50,9 @@ parse_int(std::string_view s, const std::string& path, std::size_t line, const c
     std::int64_t v = 0;
     const auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
     if (ec == std::errc::result_out_of_range)
-        bad_line(path, line, std::string(what) + " '" + shown(s) + "' does not fit in 64 bits");
+        bad_line(path, line, tpudsl::detail::concat({what, " '", shown(s), "' does not fit in 64 bits"}));
     if (ec != std::errc{} || end != s.data() + s.size() || s.empty())
-        bad_line(path, line, std::string("expected ") + what + ", found '" + shown(s) + "'");
+        bad_line(path, line, tpudsl::detail::concat({"expected ", what, ", found '", shown(s), "'"}));
     return v;
 }
 
@@ -75,24 +76,26 @@ read_sequences(const std::string& path)
     const std::uint64_t size = detail::regular_file_size(path);
     std::ifstream in(path, std::ios::binary);
     if (!in)
-        throw std::runtime_error("tpudsl: cannot open '" + path + "'");
+        throw std::runtime_error(tpudsl::detail::concat({"tpudsl: cannot open '", path, "'"}));
     std::string line;
     std::size_t number = 1;
     if (!detail::next_line(in, line) || line != "tpudsl-sequences 1")
-        detail::bad_line(path, 1, "expected the header 'tpudsl-sequences 1', found '" + detail::shown(line) + "'");
+        detail::bad_line(path, 1, tpudsl::detail::concat({"expected the header 'tpudsl-sequences 1', found '",
+                                                          detail::shown(line), "'"}));
     ++number;
     if (!detail::next_line(in, line) || line.rfind("count ", 0) != 0)
-        detail::bad_line(path, 2, "expected 'count N', found '" + detail::shown(line) + "'");
+        detail::bad_line(path, 2, tpudsl::detail::concat({"expected 'count N', found '", detail::shown(line), "'"}));
     const auto count = detail::parse_int(std::string_view(line).substr(6), path, 2, "a sample count");
     if (count < 0)
-        detail::bad_line(path, 2, "negative sample count " + std::to_string(count));
+        detail::bad_line(path, 2, tpudsl::detail::concat({"negative sample count ", std::to_string(count)}));
     // Each sample takes at least three bytes ("label<TAB>" and a line end, but the last): a count
     // beyond that is a broken header, refused before anything is reserved for it.
     const auto pos = static_cast<std::uint64_t>(std::max<std::streamoff>(0, in.tellg()));
     const std::uint64_t most = (size - std::min(size, pos) + 1) / 3;
     if (static_cast<std::uint64_t>(count) > most)
-        detail::bad_line(path, 2, "the header announces " + std::to_string(count) + " samples, but the " +
-                                      std::to_string(size) + "-byte file can hold at most " + std::to_string(most));
+        detail::bad_line(path, 2, tpudsl::detail::concat({"the header announces ", std::to_string(count),
+                                                          " samples, but the ", std::to_string(size),
+                                                          "-byte file can hold at most ", std::to_string(most)}));
     sequence_split s;
     const auto reserved = static_cast<std::size_t>(std::min<std::int64_t>(count, 1 << 16));
     s.x.reserve(reserved);
@@ -103,10 +106,12 @@ read_sequences(const std::string& path)
             continue;
         const auto tab = line.find('\t');
         if (tab == std::string::npos)
-            detail::bad_line(path, number, "expected 'label<TAB>tokens', found no tab in '" + detail::shown(line) + "'");
+            detail::bad_line(path, number, tpudsl::detail::concat({"expected 'label<TAB>tokens', found no tab in '",
+                                                                   detail::shown(line), "'"}));
         const auto label = detail::parse_int(std::string_view(line).substr(0, tab), path, number, "an integer label");
         if (label < 0 || label > INT32_MAX)
-            detail::bad_line(path, number, "label " + std::to_string(label) + " is outside [0, 2^31)");
+            detail::bad_line(path, number, tpudsl::detail::concat({"label ", std::to_string(label),
+                                                                   " is outside [0, 2^31)"}));
         s.y.push_back(static_cast<std::int32_t>(label));
         std::vector<std::int32_t> tokens;
         std::string_view rest = std::string_view(line).substr(tab + 1);
@@ -115,7 +120,8 @@ read_sequences(const std::string& path)
             const auto token = rest.substr(0, space);
             const auto v = detail::parse_int(token, path, number, "a token id");
             if (v < 0 || v > INT32_MAX)
-                detail::bad_line(path, number, "token id " + std::to_string(v) + " is outside [0, 2^31)");
+                detail::bad_line(path, number, tpudsl::detail::concat({"token id ", std::to_string(v),
+                                                                       " is outside [0, 2^31)"}));
             tokens.push_back(static_cast<std::int32_t>(v));
             rest = space == std::string_view::npos ? std::string_view{} : rest.substr(space + 1);
             if (space != std::string_view::npos && rest.empty())
@@ -124,10 +130,10 @@ read_sequences(const std::string& path)
         s.x.push_back(std::move(tokens));
     }
     if (in.bad())
-        throw std::runtime_error("tpudsl: cannot read '" + path + "' to its end");
+        throw std::runtime_error(tpudsl::detail::concat({"tpudsl: cannot read '", path, "' to its end"}));
     if (s.x.size() != static_cast<std::size_t>(count))
-        throw std::runtime_error("tpudsl: '" + path + "' announces " + std::to_string(count) + " samples but holds " +
-                                 std::to_string(s.x.size()));
+        throw std::runtime_error(tpudsl::detail::concat({"tpudsl: '", path, "' announces ", std::to_string(count),
+                                                         " samples but holds ", std::to_string(s.x.size())}));
     return s;
 }
 

@@ -11,6 +11,7 @@
 
 #include <tpudsl/config.hpp>
 #include <tpudsl/detail/simd.hpp>
+#include <tpudsl/detail/text.hpp>
 
 #include <algorithm>
 #include <bit>
@@ -299,10 +300,11 @@ public:
         for (std::size_t i = 1; valid && i < cuts.size(); ++i)
             valid = cuts[i - 1] <= cuts[i] && (i + 1 == cuts.size() || cuts[i] % buffer_alignment_floats == 0);
         if (!valid)
-            throw std::invalid_argument("tpudsl::distribute::shard_cuts::assign: expected " +
-                                        std::to_string(cuts_.size()) + " non-decreasing cuts from 0 to " +
-                                        std::to_string(size_) + ", each a multiple of " +
-                                        std::to_string(buffer_alignment_floats) + " but the last");
+            throw std::invalid_argument(detail::concat({"tpudsl::distribute::shard_cuts::assign: expected ",
+                                                        std::to_string(cuts_.size()),
+                                                        " non-decreasing cuts from 0 to ", std::to_string(size_),
+                                                        ", each a multiple of ",
+                                                        std::to_string(buffer_alignment_floats), " but the last"}));
         std::copy(cuts.begin(), cuts.end(), cuts_.begin());
         std::fill(gain_.begin(), gain_.end(), max_gain);
         std::fill(direction_.begin(), direction_.end(), 0);

@@ -25,6 +25,7 @@
 #define TPUDSL_DISTRIBUTE_MULTI_WORKER_HPP
 
 #include <tpudsl/config.hpp>
+#include <tpudsl/detail/text.hpp>
 #include <tpudsl/distribute/strategy.hpp>
 #include <tpudsl/distribute/thread_pool.hpp>
 
@@ -93,7 +94,8 @@ mpi_check(int rc, const char* call)
     char text[MPI_MAX_ERROR_STRING];
     int length = 0;
     MPI_Error_string(rc, text, &length);
-    throw std::runtime_error(std::string("tpudsl::MultiWorkerStrategy: ") + call + " failed: " + std::string(text, length));
+    throw std::runtime_error(detail::concat({"tpudsl::MultiWorkerStrategy: ", call, " failed: ",
+                                             std::string(text, length)}));
 }
 
 /// MPI itself, once per process: initialised (MPI_THREAD_FUNNELED) unless the program did it, and then
@@ -258,13 +260,14 @@ public:
     {
         const auto workers = static_cast<std::size_t>(resolver_.size());
         if (micro_batches % workers != 0)
-            throw std::invalid_argument("tpudsl::MultiWorkerStrategy: " + std::to_string(workers) +
-                                        " processes cannot share the " + std::to_string(micro_batches) +
-                                        " micro-batches of a step evenly; launch a number of processes that divides " +
-                                        std::to_string(micro_batches) + " (or raise MultiWorkerStrategy's Chunks)");
+            throw std::invalid_argument(detail::concat({"tpudsl::MultiWorkerStrategy: ", std::to_string(workers),
+                                                        " processes cannot share the ", std::to_string(micro_batches),
+                                                        " micro-batches of a step evenly; launch a number of processes that divides ",
+                                                        std::to_string(micro_batches),
+                                                        " (or raise MultiWorkerStrategy's Chunks)"}));
         if (options_.chunk_floats < buffer_alignment_floats)
-            throw std::invalid_argument("tpudsl::MultiWorkerStrategy: chunk_floats must be at least " +
-                                        std::to_string(buffer_alignment_floats));
+            throw std::invalid_argument(detail::concat({"tpudsl::MultiWorkerStrategy: chunk_floats must be at least ",
+                                                        std::to_string(buffer_alignment_floats)}));
         first_ = micro_batches / workers * static_cast<std::size_t>(resolver_.rank());
         last_ = first_ + micro_batches / workers;
         pool_ = std::make_shared<distribute::thread_pool>(

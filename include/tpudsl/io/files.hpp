@@ -8,6 +8,8 @@
 #ifndef TPUDSL_IO_FILES_HPP
 #define TPUDSL_IO_FILES_HPP
 
+#include <tpudsl/detail/text.hpp>
+
 #include <atomic>
 #include <cerrno>
 #include <cstddef>
@@ -100,8 +102,8 @@ inline void
 require_regular(mode_t mode, std::string_view who, const std::string& path, std::string_view then)
 {
     if (!S_ISREG(mode))
-        throw std::runtime_error(std::string(who) + ": '" + path + "' is " + std::string(file_kind(mode)) +
-                                 ", not a regular file; " + std::string(then));
+        throw std::runtime_error(detail::concat({who, ": '", path, "' is ", std::string(file_kind(mode)),
+                                                 ", not a regular file; ", then}));
 }
 
 /// Writes all `n` bytes of `p`, through short writes and interrupted calls; false with errno set
@@ -181,7 +183,7 @@ replace_file_with(std::string_view who, const std::string& path, void (*fill)(vo
     namespace fs = std::filesystem;
     const std::string w(who);
     if (path.empty())
-        throw std::invalid_argument(w + ": the path is empty");
+        throw std::invalid_argument(detail::concat({w, ": the path is empty"}));
     std::string target = path;
     mode_t mode = 0666;   // a new file: what the umask leaves of rw for everyone, as fopen gives
     bool keep_mode = false;
@@ -189,17 +191,17 @@ replace_file_with(std::string_view who, const std::string& path, void (*fill)(vo
     if (::lstat(path.c_str(), &st) == 0) {
         if (S_ISLNK(st.st_mode)) {
             if (::stat(path.c_str(), &st) != 0)
-                throw_errno(errno, w + ": '" + path + "' is a symbolic link that leads nowhere");
+                throw_errno(errno, detail::concat({w, ": '", path, "' is a symbolic link that leads nowhere"}));
             std::error_code ec;
             target = fs::canonical(path, ec).string();
             if (ec)
-                throw_errno(ec.value(), w + ": cannot follow the symbolic link '" + path + "'");
+                throw_errno(ec.value(), detail::concat({w, ": cannot follow the symbolic link '", path, "'"}));
         }
         require_regular(st.st_mode, who, path, "it is left as it is (give the path of a file)");
         mode = st.st_mode & 0777;
         keep_mode = true;
     } else if (errno != ENOENT) {
-        throw_errno(errno, w + ": cannot save to '" + path + "'");
+        throw_errno(errno, detail::concat({w, ": cannot save to '", path, "'"}));
     }
 
     // A name no other writer uses: the process id and a per-process counter; O_EXCL makes sure
@@ -210,7 +212,8 @@ replace_file_with(std::string_view who, const std::string& path, void (*fill)(vo
         tmp = target + ".tmp." + std::to_string(::getpid()) + "." + std::to_string(next_temporary_number());
         fd = unique_fd(::open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666));
         if (!fd && (errno != EEXIST || attempt == 100))
-            throw_errno(errno, w + ": cannot create the temporary file '" + tmp + "' to write '" + path + "'");
+            throw_errno(errno, detail::concat({w, ": cannot create the temporary file '", tmp, "' to write '", path,
+                                               "'"}));
     }
 
     struct remove_unless_renamed {
@@ -232,7 +235,7 @@ replace_file_with(std::string_view who, const std::string& path, void (*fill)(vo
     if (const int err = fd.close())
         throw_errno(err, writing);
     if (::rename(tmp.c_str(), target.c_str()) != 0)
-        throw_errno(errno, w + ": cannot rename '" + tmp + "' to '" + target + "'");
+        throw_errno(errno, detail::concat({w, ": cannot rename '", tmp, "' to '", target, "'"}));
     guard.renamed = true;
 
     // The rename is durable once the directory is on disk too; a file system that cannot sync a

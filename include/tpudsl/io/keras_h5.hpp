@@ -22,6 +22,7 @@
 #define TPUDSL_IO_KERAS_H5_HPP
 
 #include <tpudsl/core/weights.hpp>
+#include <tpudsl/detail/text.hpp>
 #include <tpudsl/io/files.hpp>
 #include <tpudsl/model/sequential.hpp>
 
@@ -177,7 +178,7 @@ struct context {
     [[noreturn]] void
     fail(const std::string& what) const
     {
-        throw std::runtime_error(who + ": '" + path + "' " + what);
+        throw std::runtime_error(detail::concat({who, ": '", path, "' ", what}));
     }
 };
 
@@ -239,22 +240,22 @@ read_string_attribute(const context& ctx, hid_t obj, const std::string& name, co
     const handle space(attr ? H5Aget_space(attr.get()) : H5I_INVALID_HID, H5Sclose);
     const handle type(attr ? H5Aget_type(attr.get()) : H5I_INVALID_HID, H5Tclose);
     if (!attr || !space || !type)
-        ctx.fail("cannot be read: the attribute '" + name + "' of " + where + " cannot be opened");
+        ctx.fail(detail::concat({"cannot be read: the attribute '", name, "' of ", where, " cannot be opened"}));
     const H5S_class_t space_class = H5Sget_simple_extent_type(space.get());
     hssize_t count = 1;
     if (space_class == H5S_NULL)
         count = 0;
     else if (space_class == H5S_SIMPLE) {
         if (H5Sget_simple_extent_ndims(space.get()) != 1)
-            ctx.fail("has an attribute '" + name + "' of " + where + " that is not a list (rank " +
-                     std::to_string(H5Sget_simple_extent_ndims(space.get())) + ")");
+            ctx.fail(detail::concat({"has an attribute '", name, "' of ", where, " that is not a list (rank ",
+                                     std::to_string(H5Sget_simple_extent_ndims(space.get())), ")"}));
         count = H5Sget_simple_extent_npoints(space.get());
     }
     std::vector<std::string> out;
     if (count == 0)
         return out;
     if (H5Tget_class(type.get()) != H5T_STRING)
-        ctx.fail("has an attribute '" + name + "' of " + where + " that holds no strings");
+        ctx.fail(detail::concat({"has an attribute '", name, "' of ", where, " that holds no strings"}));
     const auto n = static_cast<std::size_t>(count);
     if (H5Tis_variable_str(type.get()) > 0) {
         const handle mem(H5Tcopy(H5T_C_S1), H5Tclose);
@@ -262,18 +263,18 @@ read_string_attribute(const context& ctx, hid_t obj, const std::string& name, co
         (void)H5Tset_cset(mem.get(), H5Tget_cset(type.get()));
         std::vector<char*> ptrs(n, nullptr);
         if (H5Aread(attr.get(), mem.get(), ptrs.data()) < 0)
-            ctx.fail("cannot be read: the attribute '" + name + "' of " + where + ": " + last_error());
+            ctx.fail(detail::concat({"cannot be read: the attribute '", name, "' of ", where, ": ", last_error()}));
         for (char* p : ptrs)
             out.emplace_back(p != nullptr ? p : "");
         (void)H5Dvlen_reclaim(mem.get(), space.get(), H5P_DEFAULT, ptrs.data());
     } else {
         const std::size_t size = H5Tget_size(type.get());
         if (size == 0 || size > (std::size_t{1} << 20))
-            ctx.fail("has an attribute '" + name + "' of " + where + " with strings of " + std::to_string(size) +
-                     " bytes");
+            ctx.fail(detail::concat({"has an attribute '", name, "' of ", where, " with strings of ",
+                                     std::to_string(size), " bytes"}));
         std::vector<char> bytes(size * n);
         if (H5Aread(attr.get(), type.get(), bytes.data()) < 0)
-            ctx.fail("cannot be read: the attribute '" + name + "' of " + where + ": " + last_error());
+            ctx.fail(detail::concat({"cannot be read: the attribute '", name, "' of ", where, ": ", last_error()}));
         for (std::size_t i = 0; i < n; ++i) {
             const char* p = bytes.data() + i * size;
             out.emplace_back(p, strnlen(p, size));   // null-terminated, null- or space-padded
@@ -310,21 +311,22 @@ read_weight(const context& ctx, hid_t loc, const std::string& name, const std::v
 {
     const handle ds(H5Dopen2(loc, name.c_str(), H5P_DEFAULT), H5Dclose);
     if (!ds)
-        ctx.fail("has no dataset for " + what + ": " + last_error());
+        ctx.fail(detail::concat({"has no dataset for ", what, ": ", last_error()}));
     const handle type(H5Dget_type(ds.get()), H5Tclose);
     if (!type || H5Tget_class(type.get()) != H5T_FLOAT)
-        ctx.fail("holds " + what + " in a dataset that is not of floating-point numbers");
+        ctx.fail(detail::concat({"holds ", what, " in a dataset that is not of floating-point numbers"}));
     const handle space(H5Dget_space(ds.get()), H5Sclose);
     const int rank = space ? H5Sget_simple_extent_ndims(space.get()) : -1;
     if (rank < 0)
-        ctx.fail("cannot be read: the shape of " + what + ": " + last_error());
+        ctx.fail(detail::concat({"cannot be read: the shape of ", what, ": ", last_error()}));
     std::vector<hsize_t> dims(static_cast<std::size_t>(rank));
     (void)H5Sget_simple_extent_dims(space.get(), dims.data(), nullptr);
     const std::vector<std::size_t> got(dims.begin(), dims.end());
     if (got != expected)
-        ctx.fail("holds " + what + " of shape " + dims_string(got) + "; this model's is " + dims_string(expected));
+        ctx.fail(detail::concat({"holds ", what, " of shape ", dims_string(got), "; this model's is ",
+                                 dims_string(expected)}));
     if (H5Dread(ds.get(), H5T_NATIVE_FLOAT, H5S_ALL, H5S_ALL, H5P_DEFAULT, out) < 0)
-        ctx.fail("cannot be read: the values of " + what + ": " + last_error());
+        ctx.fail(detail::concat({"cannot be read: the values of ", what, ": ", last_error()}));
 }
 
 /// One weight of a model, as the readers and writers see it.
@@ -443,10 +445,10 @@ create_memory_file(const context& ctx)
 {
     const handle fapl(H5Pcreate(H5P_FILE_ACCESS), H5Pclose);
     if (!fapl || H5Pset_fapl_core(fapl.get(), std::size_t{1} << 20, 0) < 0)
-        ctx.fail("cannot be written: HDF5's in-memory driver is not available: " + last_error());
+        ctx.fail(detail::concat({"cannot be written: HDF5's in-memory driver is not available: ", last_error()}));
     handle file(H5Fcreate("tpudsl-weights.h5", H5F_ACC_TRUNC, H5P_DEFAULT, fapl.get()), H5Fclose);
     if (!file)
-        ctx.fail("cannot be written: HDF5 cannot create a file in memory: " + last_error());
+        ctx.fail(detail::concat({"cannot be written: HDF5 cannot create a file in memory: ", last_error()}));
     return file;
 }
 
@@ -455,7 +457,7 @@ create_group(const context& ctx, hid_t loc, const std::string& name)
 {
     handle g(H5Gcreate2(loc, name.c_str(), H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT), H5Gclose);
     if (!g)
-        ctx.fail("cannot be written: the group '" + name + "': " + last_error());
+        ctx.fail(detail::concat({"cannot be written: the group '", name, "': ", last_error()}));
     return g;
 }
 
@@ -470,7 +472,7 @@ write_string_attribute(const context& ctx, hid_t obj, const std::string& name, c
     const handle attr(H5Acreate2(obj, name.c_str(), type.get(), space.get(), H5P_DEFAULT, H5P_DEFAULT), H5Aclose);
     const char* p = value.c_str();
     if (!attr || H5Awrite(attr.get(), type.get(), &p) < 0)
-        ctx.fail("cannot be written: the attribute '" + name + "': " + last_error());
+        ctx.fail(detail::concat({"cannot be written: the attribute '", name, "': ", last_error()}));
 }
 
 /// A 1-D array of fixed-length, null-padded strings, as h5py writes numpy's `S` arrays (Keras 2's
@@ -485,7 +487,7 @@ write_string_list_attribute(const context& ctx, hid_t obj, const std::string& na
         const handle attr(H5Acreate2(obj, name.c_str(), H5T_IEEE_F64LE, space.get(), H5P_DEFAULT, H5P_DEFAULT),
                           H5Aclose);
         if (!attr)
-            ctx.fail("cannot be written: the attribute '" + name + "': " + last_error());
+            ctx.fail(detail::concat({"cannot be written: the attribute '", name, "': ", last_error()}));
         return;
     }
     std::size_t width = 1;
@@ -499,7 +501,7 @@ write_string_list_attribute(const context& ctx, hid_t obj, const std::string& na
     (void)H5Tset_strpad(type.get(), H5T_STR_NULLPAD);
     const handle attr(H5Acreate2(obj, name.c_str(), type.get(), space.get(), H5P_DEFAULT, H5P_DEFAULT), H5Aclose);
     if (!attr || H5Awrite(attr.get(), type.get(), bytes.data()) < 0)
-        ctx.fail("cannot be written: the attribute '" + name + "': " + last_error());
+        ctx.fail(detail::concat({"cannot be written: the attribute '", name, "': ", last_error()}));
 }
 
 /// A contiguous little-endian float32 dataset of `w`'s shape; `name` may be a path (its groups are
@@ -514,7 +516,7 @@ write_weight(const context& ctx, hid_t loc, const std::string& name, const weigh
     const handle ds(H5Dcreate2(loc, name.c_str(), H5T_IEEE_F32LE, space.get(), lcpl.get(), H5P_DEFAULT, H5P_DEFAULT),
                     H5Dclose);
     if (!ds || H5Dwrite(ds.get(), H5T_NATIVE_FLOAT, H5S_ALL, H5S_ALL, H5P_DEFAULT, params + w.offset) < 0)
-        ctx.fail("cannot be written: the dataset '" + name + "': " + last_error());
+        ctx.fail(detail::concat({"cannot be written: the dataset '", name, "': ", last_error()}));
 }
 
 inline void
@@ -557,7 +559,7 @@ write_keras2(const context& ctx, hid_t file, const std::vector<layer_ref>& layer
         const handle lg = create_group(ctx, file, l.name);
         std::vector<std::string> weight_names;
         for (const auto& w : l.weights)
-            weight_names.push_back(l.name + "/" + (l.cell.empty() ? "" : l.cell + "/") + w.role + ":0");
+            weight_names.push_back(detail::concat({l.name, "/", (l.cell.empty() ? "" : l.cell + "/"), w.role, ":0"}));
         write_string_list_attribute(ctx, lg.get(), "weight_names", weight_names);
         for (std::size_t j = 0; j < l.weights.size(); ++j)
             write_weight(ctx, lg.get(), weight_names[j], l.weights[j], params);
@@ -583,13 +585,13 @@ read_keras3(const context& ctx, hid_t file, const std::vector<layer_ref>& layers
         if (!known && is_group(all.get(), g + "/vars") && link_names(open_group(all.get(), g + "/vars").get()).empty())
             continue;
         if (!known)
-            ctx.fail("holds weights for a layer 'layers/" + g + "' that this model does not have (its " +
-                     std::to_string(layers.size()) + " layers are grouped as " + [&] {
-                         std::string s;
-                         for (const auto& l : layers)
-                             s += (s.empty() ? "" : ", ") + l.group;
-                         return s;
-                     }() + ")");
+            ctx.fail(detail::concat({"holds weights for a layer 'layers/", g, "' that this model does not have (its ",
+                                     std::to_string(layers.size()), " layers are grouped as ", [&] {
+                                         std::string s;
+                                         for (const auto& l : layers)
+                                             s += (s.empty() ? "" : ", ") + l.group;
+                                         return s;
+                                     }(), ")"}));
     }
     for (std::size_t i = 0; i < layers.size(); ++i) {
         const auto& l = layers[i];
@@ -600,16 +602,16 @@ read_keras3(const context& ctx, hid_t file, const std::vector<layer_ref>& layers
             vars = open_group(all.get(), vars_path);
             datasets = link_names(vars.get());
         } else if (!l.weights.empty()) {
-            ctx.fail("has no group 'layers/" + vars_path + "' for " + describe(l, i) + ", which has " +
-                     std::to_string(l.weights.size()) + " weights");
+            ctx.fail(detail::concat({"has no group 'layers/", vars_path, "' for ", describe(l, i), ", which has ",
+                                     std::to_string(l.weights.size()), " weights"}));
         }
         if (datasets.size() != l.weights.size())
-            ctx.fail("holds " + std::to_string(datasets.size()) + " weights in 'layers/" + vars_path + "' for " +
-                     describe(l, i) + ", which has " + std::to_string(l.weights.size()));
+            ctx.fail(detail::concat({"holds ", std::to_string(datasets.size()), " weights in 'layers/", vars_path,
+                                     "' for ", describe(l, i), ", which has ", std::to_string(l.weights.size())}));
         for (std::size_t j = 0; j < l.weights.size(); ++j)
             read_weight(ctx, vars.get(), std::to_string(j), l.weights[j].shape, params + l.weights[j].offset,
-                        "'layers/" + vars_path + "/" + std::to_string(j) + "', the " + l.weights[j].role + " of " +
-                            describe(l, i));
+                        detail::concat({"'layers/", vars_path, "/", std::to_string(j), "', the ", l.weights[j].role,
+                                        " of ", describe(l, i)}));
     }
 }
 
@@ -620,7 +622,7 @@ read_keras2(const context& ctx, hid_t root, const std::string& prefix, const std
     const std::string where = prefix.empty() ? "the file" : "'" + prefix + "'";
     const auto names = read_chunked_string_attribute(ctx, root, "layer_names", where);
     if (!names)
-        ctx.fail("has no attribute 'layer_names' in " + where + "; a Keras 2 weights file has one");
+        ctx.fail(detail::concat({"has no attribute 'layer_names' in ", where, "; a Keras 2 weights file has one"}));
     struct saved {
         std::string name;
         std::vector<std::string> weights;
@@ -628,9 +630,9 @@ read_keras2(const context& ctx, hid_t root, const std::string& prefix, const std
     std::vector<saved> in_file;   // the file's layers with weights, in order
     for (const auto& n : *names) {
         if (!is_group(root, n))
-            ctx.fail("lists a layer '" + n + "' in 'layer_names' but has no group for it");
+            ctx.fail(detail::concat({"lists a layer '", n, "' in 'layer_names' but has no group for it"}));
         const handle g = open_group(root, n);
-        auto w = read_chunked_string_attribute(ctx, g.get(), "weight_names", "the layer '" + n + "'");
+        auto w = read_chunked_string_attribute(ctx, g.get(), "weight_names", detail::concat({"the layer '", n, "'"}));
         if (w && !w->empty())
             in_file.push_back({n, std::move(*w)});
     }
@@ -640,23 +642,24 @@ read_keras2(const context& ctx, hid_t root, const std::string& prefix, const std
             in_model.push_back(i);
     for (std::size_t k = 0; k < std::max(in_file.size(), in_model.size()); ++k) {
         if (k >= in_file.size())
-            ctx.fail("holds weights for " + std::to_string(in_file.size()) + " layers; this model has " +
-                     std::to_string(in_model.size()) + " layers with weights, the first without a match being " +
-                     describe(layers[in_model[k]], in_model[k]));
+            ctx.fail(detail::concat({"holds weights for ", std::to_string(in_file.size()), " layers; this model has ",
+                                     std::to_string(in_model.size()),
+                                     " layers with weights, the first without a match being ",
+                                     describe(layers[in_model[k]], in_model[k])}));
         if (k >= in_model.size())
-            ctx.fail("holds weights for " + std::to_string(in_file.size()) + " layers; this model has " +
-                     std::to_string(in_model.size()) + " layers with weights, and none for the file's layer '" +
-                     in_file[k].name + "'");
+            ctx.fail(detail::concat({"holds weights for ", std::to_string(in_file.size()), " layers; this model has ",
+                                     std::to_string(in_model.size()),
+                                     " layers with weights, and none for the file's layer '", in_file[k].name, "'"}));
         const auto& l = layers[in_model[k]];
         const auto& s = in_file[k];
         if (s.weights.size() != l.weights.size())
-            ctx.fail("holds " + std::to_string(s.weights.size()) + " weights for its layer '" + s.name + "'; " +
-                     describe(l, in_model[k]) + " has " + std::to_string(l.weights.size()));
+            ctx.fail(detail::concat({"holds ", std::to_string(s.weights.size()), " weights for its layer '", s.name,
+                                     "'; ", describe(l, in_model[k]), " has ", std::to_string(l.weights.size())}));
         const handle g = open_group(root, s.name);
         for (std::size_t j = 0; j < l.weights.size(); ++j)
             read_weight(ctx, g.get(), s.weights[j], l.weights[j].shape, params + l.weights[j].offset,
-                        "'" + s.weights[j] + "' of its layer '" + s.name + "', the " + l.weights[j].role + " of " +
-                            describe(l, in_model[k]));
+                        detail::concat({"'", s.weights[j], "' of its layer '", s.name, "', the ", l.weights[j].role,
+                                        " of ", describe(l, in_model[k])}));
     }
 }
 
@@ -682,13 +685,13 @@ save_keras_weights(const std::string& path, const float* params, keras_h5_layout
         else
             detail::h5::write_keras2(ctx, file.get(), layers, params);
         if (H5Fflush(file.get(), H5F_SCOPE_GLOBAL) < 0)
-            ctx.fail("cannot be written: " + detail::h5::last_error());
+            ctx.fail(detail::concat({"cannot be written: ", detail::h5::last_error()}));
         const ssize_t size = H5Fget_file_image(file.get(), nullptr, 0);
         if (size <= 0)
-            ctx.fail("cannot be written: HDF5 gives no file image: " + detail::h5::last_error());
+            ctx.fail(detail::concat({"cannot be written: HDF5 gives no file image: ", detail::h5::last_error()}));
         image.resize(static_cast<std::size_t>(size));
         if (H5Fget_file_image(file.get(), image.data(), image.size()) != size)
-            ctx.fail("cannot be written: HDF5's file image is incomplete: " + detail::h5::last_error());
+            ctx.fail(detail::concat({"cannot be written: HDF5's file image is incomplete: ", detail::h5::last_error()}));
     }
     detail::replace_file(ctx.who, path, [&](auto&& sink) { sink(image.data(), image.size()); });
 }
@@ -705,7 +708,7 @@ load_keras_weights(const std::string& path, float* params)
     const detail::h5::context ctx{"tpudsl::load_weights", path};
     struct stat st {};
     if (::stat(path.c_str(), &st) != 0)
-        detail::throw_errno(errno, ctx.who + ": cannot open '" + path + "'");
+        detail::throw_errno(errno, detail::concat({ctx.who, ": cannot open '", path, "'"}));
     detail::require_regular(st.st_mode, ctx.who, path, "a weights file is a regular file");
 
     const std::lock_guard lock(detail::h5::library_mutex());
@@ -714,7 +717,7 @@ load_keras_weights(const std::string& path, float* params)
         ctx.fail("is not an HDF5 file (a Keras weights file .weights.h5 or .h5 is one)");
     const detail::h5::handle file(H5Fopen(path.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT), H5Fclose);
     if (!file)
-        ctx.fail("cannot be opened by HDF5: " + detail::h5::last_error());
+        ctx.fail(detail::concat({"cannot be opened by HDF5: ", detail::h5::last_error()}));
 
     const auto layers = detail::h5::layers_of<Model>();
     std::vector<float> staged(params, params + Model::param_buffer_size);

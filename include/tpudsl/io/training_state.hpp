@@ -14,6 +14,7 @@
 #ifndef TPUDSL_IO_TRAINING_STATE_HPP
 #define TPUDSL_IO_TRAINING_STATE_HPP
 
+#include <tpudsl/detail/text.hpp>
 #include <tpudsl/io/files.hpp>
 #include <tpudsl/io/weights.hpp>
 
@@ -158,32 +159,33 @@ read_training_state(const std::string& path, state_layout layout, std::size_t ma
     const std::string who = "tpudsl::BackupAndRestore: the backup '" + path + "'";
     unique_fd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK));
     if (!fd)
-        throw_errno(errno, who + " cannot be opened");
+        throw_errno(errno, detail::concat({who, " cannot be opened"}));
     struct stat st {};
     if (::fstat(fd.get(), &st) != 0)
-        throw_errno(errno, who + " cannot be examined");
+        throw_errno(errno, detail::concat({who, " cannot be examined"}));
     require_regular(st.st_mode, "tpudsl::BackupAndRestore", path, "a backup is a regular file");
     // No state of this model is larger: refuse before reading what could be any size.
     const std::uint64_t most = 4096 + 8 * 4096 + 4 * (static_cast<std::uint64_t>(layout.param_floats) + max_slot_floats) + 64;
     if (static_cast<std::uint64_t>(st.st_size) > most)
-        throw std::runtime_error(who + " is " + std::to_string(st.st_size) + " bytes; no training state of this model " +
-                                 "is larger than " + std::to_string(most));
+        throw std::runtime_error(detail::concat({who, " is ", std::to_string(st.st_size),
+                                                 " bytes; no training state of this model ", "is larger than ",
+                                                 std::to_string(most)}));
     std::vector<unsigned char> bytes(static_cast<std::size_t>(st.st_size));
     const std::ptrdiff_t got = read_full(fd.get(), bytes.data(), bytes.size());
     if (got < 0)
-        throw_errno(errno, who + " cannot be read");
+        throw_errno(errno, detail::concat({who, " cannot be read"}));
     bytes.resize(static_cast<std::size_t>(got));
     if (bytes.size() < 8 || std::memcmp(bytes.data(), training_state_magic, 8) != 0)
-        throw std::runtime_error(who + " is not a tpudsl training state (bad magic)");
+        throw std::runtime_error(detail::concat({who, " is not a tpudsl training state (bad magic)"}));
     if (bytes.size() < 16 || get_u64(bytes.data() + bytes.size() - 8) !=
                                  fnv1a(fnv1a_offset, bytes.data() + 8, bytes.size() - 16))
-        throw std::runtime_error(who + " is truncated or corrupt (checksum mismatch)");
+        throw std::runtime_error(detail::concat({who, " is truncated or corrupt (checksum mismatch)"}));
 
     std::size_t at = 8;
     const std::size_t end = bytes.size() - 8;
     auto need = [&](std::size_t n, const char* what) {
         if (end - at < n)
-            throw std::runtime_error(who + " is truncated in its " + what);
+            throw std::runtime_error(detail::concat({who, " is truncated in its ", what}));
     };
     auto u64 = [&](const char* what) {
         need(8, what);
@@ -200,8 +202,8 @@ read_training_state(const std::string& path, state_layout layout, std::size_t ma
     auto floats = [&](std::vector<float>& out, std::size_t expected, const char* what) {
         const std::uint64_t n = u64(what);
         if (n != expected)
-            throw std::runtime_error(who + " holds " + std::to_string(n) + " " + what + "; this model has " +
-                                     std::to_string(expected));
+            throw std::runtime_error(detail::concat({who, " holds ", std::to_string(n), " ", what,
+                                                     "; this model has ", std::to_string(expected)}));
         need(4 * n, what);
         out.resize(n);
         for (std::size_t i = 0; i < n; ++i, at += 4) {
@@ -233,18 +235,20 @@ read_training_state(const std::string& path, state_layout layout, std::size_t ma
     s.seen = u64("running values");
     const std::uint64_t hits = u64("running values");
     if (hits > 4096)
-        throw std::runtime_error(who + " holds " + std::to_string(hits) + " metric values; a model has at most 4096");
+        throw std::runtime_error(detail::concat({who, " holds ", std::to_string(hits),
+                                                 " metric values; a model has at most 4096"}));
     for (std::uint64_t i = 0; i < hits; ++i)
         s.hits.push_back(f64("running values"));
     floats(s.params, layout.param_floats, "parameters");
     const std::uint64_t slot_floats = end - at >= 8 ? get_u64(bytes.data() + at) : 0;
     if (slot_floats > max_slot_floats)
-        throw std::runtime_error(who + " holds " + std::to_string(slot_floats) +
-                                 " optimizer slot floats; no optimizer of this model has more than " +
-                                 std::to_string(max_slot_floats));
+        throw std::runtime_error(detail::concat({who, " holds ", std::to_string(slot_floats),
+                                                 " optimizer slot floats; no optimizer of this model has more than ",
+                                                 std::to_string(max_slot_floats)}));
     floats(s.slots, static_cast<std::size_t>(slot_floats), "optimizer slots");
     if (at != end)
-        throw std::runtime_error(who + " has " + std::to_string(end - at) + " bytes after its optimizer slots");
+        throw std::runtime_error(detail::concat({who, " has ", std::to_string(end - at),
+                                                 " bytes after its optimizer slots"}));
     return s;
 }
 

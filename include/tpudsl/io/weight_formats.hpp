@@ -9,6 +9,7 @@
 #ifndef TPUDSL_IO_WEIGHT_FORMATS_HPP
 #define TPUDSL_IO_WEIGHT_FORMATS_HPP
 
+#include <tpudsl/detail/text.hpp>
 #include <tpudsl/io/weights.hpp>
 
 #ifdef TPUDSL_WITH_HDF5
@@ -53,11 +54,11 @@ namespace detail {
 keras_h5_disabled(std::string_view who, const std::string& path)
 {
     throw std::invalid_argument(
-        std::string(who) + ": '" + path + "' names a Keras HDF5 weights file (by its suffix " +
-        (weights_format_of(path) == weights_format::keras3_h5 ? ".weights.h5" : ".h5") +
-        "), but this program was built without HDF5; link the CMake target tpudsl::keras_h5 (it defines "
-        "TPUDSL_WITH_HDF5 and links HDF5's C library, Debian's libhdf5-dev), or give a path without .h5 for "
-        "tpudsl's own format");
+        detail::concat({who, ": '", path, "' names a Keras HDF5 weights file (by its suffix ",
+                        (weights_format_of(path) == weights_format::keras3_h5 ? ".weights.h5" : ".h5"),
+                        "), but this program was built without HDF5; link the CMake target tpudsl::keras_h5 (it defines "
+                        "TPUDSL_WITH_HDF5 and links HDF5's C library, Debian's libhdf5-dev), or give a path without .h5 for "
+                        "tpudsl's own format"}));
 }
 
 } // namespace detail

@@ -7,6 +7,7 @@
 #ifndef TPUDSL_IO_WEIGHTS_HPP
 #define TPUDSL_IO_WEIGHTS_HPP
 
+#include <tpudsl/detail/text.hpp>
 #include <tpudsl/io/files.hpp>
 
 #include <cerrno>
@@ -144,17 +145,17 @@ load_weights(const std::string& path, float* params)
     // O_NONBLOCK: opening a FIFO must not wait for a writer (it is refused just below)
     detail::unique_fd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK));
     if (!fd)
-        detail::throw_errno(errno, w + ": cannot open '" + path + "'");
+        detail::throw_errno(errno, detail::concat({w, ": cannot open '", path, "'"}));
     struct stat st {};
     if (::fstat(fd.get(), &st) != 0)
-        detail::throw_errno(errno, w + ": cannot examine '" + path + "'");
+        detail::throw_errno(errno, detail::concat({w, ": cannot examine '", path, "'"}));
     detail::require_regular(st.st_mode, who, path, "a weights file is a regular file");
     const auto file_bytes = static_cast<std::uint64_t>(st.st_size);
 
     auto read_exactly = [&](unsigned char* p, std::size_t n) {
         const std::ptrdiff_t got = detail::read_full(fd.get(), p, n);
         if (got < 0)
-            detail::throw_errno(errno, w + ": reading '" + path + "' failed");
+            detail::throw_errno(errno, detail::concat({w, ": reading '", path, "' failed"}));
         return static_cast<std::size_t>(got);
     };
 
@@ -162,16 +163,16 @@ load_weights(const std::string& path, float* params)
     const std::size_t header_got = read_exactly(header, sizeof header);
     if (header_got < sizeof detail::weights_magic ||
         std::memcmp(header, detail::weights_magic, sizeof detail::weights_magic) != 0)
-        throw std::runtime_error(w + ": '" + path + "' is not a tpudsl weights file (bad magic)");
+        throw std::runtime_error(detail::concat({w, ": '", path, "' is not a tpudsl weights file (bad magic)"}));
     if (header_got < sizeof header)
-        throw std::runtime_error(w + ": '" + path + "' is truncated in its header");
+        throw std::runtime_error(detail::concat({w, ": '", path, "' is truncated in its header"}));
     const std::uint64_t count = detail::get_u64(header + 8), size = detail::get_u64(header + 16),
                         fingerprint = detail::get_u64(header + 24);
     if (count != Model::param_count || size != Model::param_buffer_size ||
         fingerprint != detail::layout_fingerprint<Model>())
-        throw std::runtime_error(w + ": '" + path + "' holds " + std::to_string(count) +
-                                 " parameters of another model layout; this model has " +
-                                 std::to_string(Model::param_count));
+        throw std::runtime_error(detail::concat({w, ": '", path, "' holds ", std::to_string(count),
+                                                 " parameters of another model layout; this model has ",
+                                                 std::to_string(Model::param_count)}));
 
     // The header matches this model, so the body's size is known: read exactly that much (never a
     // size taken from the file), then look for anything after it.
@@ -179,16 +180,16 @@ load_weights(const std::string& path, float* params)
     std::vector<unsigned char> body(body_bytes + 1);
     const std::size_t got = read_exactly(body.data(), body.size());
     if (got < 4 * Model::param_buffer_size)
-        throw std::runtime_error(w + ": '" + path + "' is truncated at float " + std::to_string(got / 4) + " of " +
-                                 std::to_string(Model::param_buffer_size));
+        throw std::runtime_error(detail::concat({w, ": '", path, "' is truncated at float ", std::to_string(got / 4),
+                                                 " of ", std::to_string(Model::param_buffer_size)}));
     if (got < body_bytes)
-        throw std::runtime_error(w + ": '" + path + "' is truncated before its checksum");
+        throw std::runtime_error(detail::concat({w, ": '", path, "' is truncated before its checksum"}));
     if (got > body_bytes) {
         const std::uint64_t expected = detail::weights_header_bytes + body_bytes;
-        throw std::runtime_error(w + ": '" + path + "' has " +
-                                 (file_bytes > expected ? std::to_string(file_bytes - expected) : std::string("some")) +
-                                 " bytes after its checksum; a weights file of this model is " +
-                                 std::to_string(expected) + " bytes");
+        throw std::runtime_error(detail::concat({w, ": '", path, "' has ",
+                                                 (file_bytes > expected ? std::to_string(file_bytes - expected) : std::string("some")),
+                                                 " bytes after its checksum; a weights file of this model is ",
+                                                 std::to_string(expected), " bytes"}));
     }
     std::uint64_t sum = detail::fnv1a_offset;
     std::vector<float> buffer(Model::param_buffer_size);
@@ -200,7 +201,7 @@ load_weights(const std::string& path, float* params)
         std::memcpy(&buffer[i], &bits, 4);
     }
     if (detail::get_u64(body.data() + 4 * Model::param_buffer_size) != sum)
-        throw std::runtime_error(w + ": '" + path + "' is corrupt (checksum mismatch)");
+        throw std::runtime_error(detail::concat({w, ": '", path, "' is corrupt (checksum mismatch)"}));
     std::memcpy(params, buffer.data(), buffer.size() * sizeof(float));
 }
 

@@ -4,6 +4,7 @@
 #ifndef TPUDSL_TRAIN_BACKUP_HPP
 #define TPUDSL_TRAIN_BACKUP_HPP
 
+#include <tpudsl/detail/text.hpp>
 #include <tpudsl/io/files.hpp>
 #include <tpudsl/train/callbacks.hpp>
 
@@ -74,10 +75,12 @@ public:
         std::error_code ec;
         fs::create_directories(dir_, ec);
         if (ec)
-            throw std::system_error(ec, "tpudsl::BackupAndRestore: cannot create the backup directory '" + dir_ + "'");
+            throw std::system_error(ec, detail::concat({"tpudsl::BackupAndRestore: cannot create the backup directory '",
+                                                        dir_, "'"}));
         if (!fs::is_directory(dir_, ec))
-            throw std::runtime_error("tpudsl::BackupAndRestore: '" + dir_ + "' is not a directory (backup_dir names "
-                                     "the directory that holds the backup)");
+            throw std::runtime_error(detail::concat({"tpudsl::BackupAndRestore: '", dir_,
+                                                     "' is not a directory (backup_dir names "
+                                                     "the directory that holds the backup)"}));
         remove_stale_temporaries();
         batches_ = 0;
         restored_ = false;
@@ -113,7 +116,8 @@ public:
             return;
         const std::string path = backup_path();
         if (::unlink(path.c_str()) != 0 && errno != ENOENT)
-            detail::throw_errno(errno, "tpudsl::BackupAndRestore: cannot remove the backup '" + path + "'");
+            detail::throw_errno(errno, detail::concat({"tpudsl::BackupAndRestore: cannot remove the backup '", path,
+                                                       "'"}));
         remove_stale_temporaries();
         (void)::rmdir(dir_.c_str());   // only when empty: what else is there is the user's
     }

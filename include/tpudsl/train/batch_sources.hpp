@@ -8,6 +8,7 @@
 #include <tpudsl/data/array_ref.hpp>
 #include <tpudsl/data/dataset.hpp>
 #include <tpudsl/detail/random.hpp>
+#include <tpudsl/detail/text.hpp>
 #include <tpudsl/io/training_state.hpp>
 #include <tpudsl/train/fit_options.hpp>
 
@@ -102,9 +103,10 @@ struct array_source {
     seek(const fit_position& p, std::uint64_t s)
     {
         if (p.batch > per_pass)
-            throw std::invalid_argument("tpudsl::BackupAndRestore: the backup stands at batch " +
-                                        std::to_string(p.batch) + " of a pass of " + std::to_string(per_pass) +
-                                        " batches; it was written by another fit");
+            throw std::invalid_argument(detail::concat({"tpudsl::BackupAndRestore: the backup stands at batch ",
+                                                        std::to_string(p.batch), " of a pass of ",
+                                                        std::to_string(per_pass),
+                                                        " batches; it was written by another fit"}));
         seed = s;
         pass = static_cast<std::size_t>(p.pass);
         batch = static_cast<std::size_t>(p.batch);
@@ -172,9 +174,10 @@ struct dataset_source {
     {
         while (count < p.step) {
             if (!data.next(batch))
-                throw std::invalid_argument("tpudsl::BackupAndRestore: the backup stands at batch " +
-                                            std::to_string(p.step) + " of the epoch, but the dataset holds only " +
-                                            std::to_string(count) + "; it was written by another fit");
+                throw std::invalid_argument(detail::concat({"tpudsl::BackupAndRestore: the backup stands at batch ",
+                                                            std::to_string(p.step),
+                                                            " of the epoch, but the dataset holds only ",
+                                                            std::to_string(count), "; it was written by another fit"}));
             ++count;
         }
     }
@@ -187,8 +190,8 @@ struct dataset_source {
             try {
                 model.check_data(batch_ref(batch.size), "x", "y", true);
             } catch (const std::invalid_argument& e) {
-                throw std::invalid_argument(std::string(e.what()) + " (in batch " + std::to_string(count) +
-                                            " of the dataset)");
+                throw std::invalid_argument(detail::concat({std::string(e.what()), " (in batch ",
+                                                            std::to_string(count), " of the dataset)"}));
             }
         }
         ++count;
@@ -215,9 +218,9 @@ dataset_batch(const Dataset<Batch<E, B>>& data, std::size_t replicas)
     } else {
         const std::size_t size = data.batch_size();
         if (size % replicas != 0)
-            bad_input("fit/evaluate(Dataset): the dataset's batch size (" + std::to_string(size) +
-                      ") must be a multiple of the strategy's " + std::to_string(replicas) +
-                      " replicas; round it to a multiple of " + std::to_string(replicas));
+            bad_input(detail::concat({"fit/evaluate(Dataset): the dataset's batch size (", std::to_string(size),
+                                      ") must be a multiple of the strategy's ", std::to_string(replicas),
+                                      " replicas; round it to a multiple of ", std::to_string(replicas)}));
         return size;
     }
 }

@@ -5,6 +5,7 @@
 
 #include <tpudsl/config.hpp>
 #include <tpudsl/data/array_ref.hpp>
+#include <tpudsl/detail/text.hpp>
 
 #include <algorithm>
 #include <atomic>
@@ -70,9 +71,10 @@ check_batch_memory(std::size_t batch, long double per_sample, long double bytes)
         std::snprintf(out, sizeof out, "%.1f %s", static_cast<double>(b / scale), unit);
         return std::string(out);
     };
-    bad_input("a batch of " + std::to_string(batch) + " samples needs " + text(bytes) + " of buffers for this model (" +
-              text(per_sample) + " per sample), more than this machine's " + text(limit) +
-              " of memory; use a smaller batch_size");
+    bad_input(detail::concat({"a batch of ", std::to_string(batch), " samples needs ", text(bytes),
+                              " of buffers for this model (", text(per_sample),
+                              " per sample), more than this machine's ", text(limit),
+                              " of memory; use a smaller batch_size"}));
 }
 
 } // namespace tpudsl::detail

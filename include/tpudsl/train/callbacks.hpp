@@ -4,6 +4,7 @@
 #ifndef TPUDSL_TRAIN_CALLBACKS_HPP
 #define TPUDSL_TRAIN_CALLBACKS_HPP
 
+#include <tpudsl/detail/text.hpp>
 #include <tpudsl/io/files.hpp>
 #include <tpudsl/train/history.hpp>
 
@@ -187,8 +188,8 @@ number_text(double v)
 bad_option(std::string_view callback, std::string_view option, double value, std::string_view domain,
            std::string_view hint)
 {
-    throw std::invalid_argument("tpudsl::" + std::string(callback) + ": " + std::string(option) + " must be " +
-                                std::string(domain) + ", got " + number_text(value) + " (" + std::string(hint) + ")");
+    throw std::invalid_argument(detail::concat({"tpudsl::", callback, ": ", option, " must be ", domain, ", got ",
+                                                number_text(value), " (", hint, ")"}));
 }
 
 inline void
@@ -452,9 +453,9 @@ public:
     {
         const double lr = schedule_(epoch, control.learning_rate());
         if (!(lr >= 0.0) || !std::isfinite(static_cast<float>(lr)))
-            throw std::invalid_argument("tpudsl::LearningRateScheduler: the schedule returned learning rate " +
-                                        detail::number_text(lr) + " at epoch " + std::to_string(epoch) +
-                                        " (0-based); a learning rate must be a finite float >= 0");
+            throw std::invalid_argument(detail::concat({"tpudsl::LearningRateScheduler: the schedule returned learning rate ",
+                                                        detail::number_text(lr), " at epoch ", std::to_string(epoch),
+                                                        " (0-based); a learning rate must be a finite float >= 0"}));
         control.set_learning_rate(lr);
         if (verbose_ > 0) {
             char buf[128];
@@ -501,9 +502,9 @@ public:
         detail::unique_fd fd(::open(filename_.c_str(),
                                     O_WRONLY | O_CREAT | O_CLOEXEC | O_NONBLOCK | (append_ ? O_APPEND : O_TRUNC), 0666));
         if (!fd)
-            detail::throw_errno(errno, "tpudsl::CSVLogger: cannot open '" + filename_ + "' for writing");
+            detail::throw_errno(errno, detail::concat({"tpudsl::CSVLogger: cannot open '", filename_, "' for writing"}));
         if (::fstat(fd.get(), &st) != 0)
-            detail::throw_errno(errno, "tpudsl::CSVLogger: cannot examine '" + filename_ + "'");
+            detail::throw_errno(errno, detail::concat({"tpudsl::CSVLogger: cannot examine '", filename_, "'"}));
         detail::require_regular(st.st_mode, who, filename_, then);
         file_ = std::move(fd);
         keys_.clear();
@@ -541,9 +542,10 @@ public:
         }
         text += '\n';
         if (!file_)
-            throw std::logic_error("tpudsl::CSVLogger: '" + filename_ + "' is not open (on_train_begin opens it)");
+            throw std::logic_error(detail::concat({"tpudsl::CSVLogger: '", filename_,
+                                                   "' is not open (on_train_begin opens it)"}));
         if (!detail::write_all(file_.get(), text.data(), text.size()))
-            detail::throw_errno(errno, "tpudsl::CSVLogger: writing '" + filename_ + "' failed");
+            detail::throw_errno(errno, detail::concat({"tpudsl::CSVLogger: writing '", filename_, "' failed"}));
     }
 
     void
@@ -552,7 +554,7 @@ public:
         if (!writes_)
             return;
         if (const int err = file_.close())
-            detail::throw_errno(err, "tpudsl::CSVLogger: closing '" + filename_ + "' failed");
+            detail::throw_errno(err, detail::concat({"tpudsl::CSVLogger: closing '", filename_, "' failed"}));
     }
 
 private:
@@ -620,7 +622,8 @@ public:
                 return;
             }
             if (!std::isfinite(*current)) {
-                skip(epoch, path, monitor_.name + " is " + detail::number_text(*current) + ", which is never the best");
+                skip(epoch, path, detail::concat({monitor_.name, " is ", detail::number_text(*current),
+                                                  ", which is never the best"}));
                 return;
             }
             if (!monitor_.improved(*current)) {
@@ -637,8 +640,8 @@ public:
         const auto bad = std::find_if(weights.begin(), weights.end(), [](float w) { return !std::isfinite(w); });
         if (bad != weights.end()) {
             skip(epoch, path,
-                 "the weights hold " + detail::number_text(*bad) + " (parameter " +
-                     std::to_string(bad - weights.begin()) + ")");
+                 detail::concat({"the weights hold ", detail::number_text(*bad), " (parameter ",
+                                 std::to_string(bad - weights.begin()), ")"}));
             return;
         }
         if (current)
@@ -676,10 +679,10 @@ public:
                     std::size_t width = 0;
                     const auto r = std::from_chars(n.data(), n.data() + n.size(), width);
                     if (r.ec != std::errc{} || r.ptr != n.data() + n.size() || width < 1 || width > 255)
-                        throw std::invalid_argument("tpudsl::ModelCheckpoint: '{epoch:" + std::string(spec) +
-                                                    "}' in the file path '" + filepath_ +
-                                                    "': the width must be a number from 1 to 255 ({epoch:02d} "
-                                                    "pads the epoch to 2 digits)");
+                        throw std::invalid_argument(detail::concat({"tpudsl::ModelCheckpoint: '{epoch:", spec,
+                                                                    "}' in the file path '", filepath_,
+                                                                    "': the width must be a number from 1 to 255 ({epoch:02d} "
+                                                                    "pads the epoch to 2 digits)"}));
                     if (digits.size() < width)
                         digits.insert(0, width - digits.size(), '0');
                 }

@@ -4,6 +4,8 @@
 #ifndef TPUDSL_TRAIN_HISTORY_HPP
 #define TPUDSL_TRAIN_HISTORY_HPP
 
+#include <tpudsl/detail/text.hpp>
+
 #include <algorithm>
 #include <cstddef>
 #include <optional>
@@ -81,7 +83,8 @@ public:
         std::string known;
         for (const auto& n : names_)
             known += (known.empty() ? "" : ", ") + n;
-        throw std::out_of_range("tpudsl::Scores: no value named '" + std::string(name) + "' (there are: " + known + ")");
+        throw std::out_of_range(detail::concat({"tpudsl::Scores: no value named '", name, "' (there are: ", known,
+                                                ")"}));
     }
     [[nodiscard]] bool
     contains(std::string_view name) const noexcept
@@ -117,7 +120,7 @@ struct History {
         for (const auto& [k, v] : history)
             if (k == key)
                 return v;
-        throw std::out_of_range("tpudsl::History: no entry '" + std::string(key) + "'");
+        throw std::out_of_range(detail::concat({"tpudsl::History: no entry '", key, "'"}));
     }
     [[nodiscard]] bool
     contains(std::string_view key) const noexcept

@@ -26,6 +26,7 @@
 #include <tpudsl/train/backup.hpp>
 #include <tpudsl/train/callbacks.hpp>
 #include <tpudsl/data/array_ref.hpp>
+#include <tpudsl/detail/text.hpp>
 #include <tpudsl/train/history.hpp>
 #include <tpudsl/train/initializers.hpp>
 #include <tpudsl/train/losses.hpp>
@@ -151,8 +152,8 @@ public:
         require_compiled("fit");
         quiet_unless_chief(options);
         if (options.batch_size == 0u || options.validation_batch_size == 0u)
-            detail::bad_input(std::string("fit: ") + (options.batch_size == 0u ? "" : "validation_") +
-                              "batch_size must be at least 1");
+            detail::bad_input(detail::concat({"fit: ", (options.batch_size == 0u ? "" : "validation_"),
+                                              "batch_size must be at least 1"}));
         const detail::model_arrays<input_type> data(arrays, "x", "y", sparse_labels(), classes, vocabulary(), label_positions);
         check_data(data.ref(), "x", "y");
         const std::size_t samples = arrays.x.samples();
@@ -210,9 +211,9 @@ public:
         quiet_unless_chief(options);
         const std::size_t batch = data.batch_size();
         if (batch == 0 || batch % runner_.replicas_in_sync != 0)
-            detail::bad_input("evaluate(validation Dataset): its batch size (" + std::to_string(batch) +
-                              ") must be a multiple of the strategy's " + std::to_string(runner_.replicas_in_sync) +
-                              " replicas");
+            detail::bad_input(detail::concat({"evaluate(validation Dataset): its batch size (", std::to_string(batch),
+                                              ") must be a multiple of the strategy's ",
+                                              std::to_string(runner_.replicas_in_sync), " replicas"}));
         const bool check_values = !values_fit(data.values());
         Logs logs;
         reset_metrics(logs);
@@ -226,8 +227,8 @@ public:
             try {
                 check_data(*b, "validation x", "validation y", check_values);
             } catch (const std::invalid_argument& e) {
-                throw std::invalid_argument(std::string(e.what()) + " (in batch " + std::to_string(steps) +
-                                            " of the validation dataset)");
+                throw std::invalid_argument(detail::concat({std::string(e.what()), " (in batch ",
+                                                            std::to_string(steps), " of the validation dataset)"}));
             }
             const batch_view view = batch_view::of(*b, nullptr, b->x.samples());   // read in place
             ensure_capacity(view.n);   // sized by the batches that come: a batch size beyond the data costs nothing
@@ -352,8 +353,8 @@ public:
     void set_weights(const std::vector<float>& w) override
     {
         if (w.size() != Seq::param_buffer_size)
-            detail::bad_input("set_weights: expected " + std::to_string(Seq::param_buffer_size) + " floats, got " +
-                              std::to_string(w.size()));
+            detail::bad_input(detail::concat({"set_weights: expected ", std::to_string(Seq::param_buffer_size),
+                                              " floats, got ", std::to_string(w.size())}));
         std::copy(w.begin(), w.end(), params_.data());
         weights_version_ = detail::next_weights_version();
     }
@@ -436,9 +437,9 @@ private:
         require_compiled("fit");
         quiet_unless_chief(options);
         if (options.batch_size)
-            detail::bad_input("fit: batch_size must not be set with a Dataset: its batches are its own (Keras "
-                              "refuses both too); batch the dataset instead, dataset.batch<" +
-                              std::to_string(*options.batch_size) + ">()");
+            detail::bad_input(detail::concat({"fit: batch_size must not be set with a Dataset: its batches are its own (Keras "
+                                              "refuses both too); batch the dataset instead, dataset.batch<",
+                                              std::to_string(*options.batch_size), ">()"}));
         const std::size_t batch = detail::dataset_batch(data, runner_.replicas_in_sync);   // against the replicas
         if (data.cardinality() == 0)
             detail::bad_input("fit: the dataset holds no batch (its cardinality is 0)");
@@ -547,7 +548,7 @@ private:
                 const auto values = validate();
                 logs.set("val_loss", values[0]);
                 for (std::size_t m = 0; m < metrics_.size(); ++m)
-                    logs.set("val_" + metrics_[m].name, values[m + 1]);
+                    logs.set(detail::concat({"val_", metrics_[m].name}), values[m + 1]);
             }
             // Keras' order: the progress bar ends the line, then the callbacks, then History.
             bar.finish(done, logs);
@@ -573,8 +574,8 @@ private:
     require_compiled(const char* what) const
     {
         if (!compiled_)
-            throw std::logic_error(std::string("tpudsl::Trainable::") + what +
-                                   ": the model must be compiled first (call compile(optimizer, loss, metrics...))");
+            throw std::logic_error(detail::concat({"tpudsl::Trainable::", what,
+                                                   ": the model must be compiled first (call compile(optimizer, loss, metrics...))"}));
     }
 
     [[nodiscard]] bool
@@ -591,8 +592,10 @@ private:
         const bool sparse = sparse_labels();
         for (const auto& m : metrics_)
             if (m.sparse_labels != sparse)
-                detail::bad_input("the metric " + m.name + " reads " + (m.sparse_labels ? "sparse" : "one-hot") +
-                                  " labels, but the loss reads " + (sparse ? "sparse" : "one-hot") + " ones");
+                detail::bad_input(detail::concat({"the metric ", m.name, " reads ",
+                                                  (m.sparse_labels ? "sparse" : "one-hot"),
+                                                  " labels, but the loss reads ", (sparse ? "sparse" : "one-hot"),
+                                                  " ones"}));
         detail::check_labels(d.y, yname, d.x.samples(), sparse, sparse ? classes : output_size, values, label_positions);
     }
 

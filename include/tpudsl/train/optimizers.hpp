@@ -17,6 +17,7 @@
 #define TPUDSL_TRAIN_OPTIMIZERS_HPP
 
 #include <tpudsl/detail/simd.hpp>
+#include <tpudsl/detail/text.hpp>
 
 #include <algorithm>
 #include <charconv>
@@ -304,8 +305,8 @@ shortest(T v)
 out_of_domain(std::string_view where, std::string_view field, const std::string& value, std::string_view domain,
               std::string_view hint)
 {
-    throw std::invalid_argument(std::string(where) + ": " + std::string(field) + " must be " + std::string(domain) +
-                                ", got " + value + " (" + std::string(hint) + ")");
+    throw std::invalid_argument(tpudsl::detail::concat({where, ": ", field, " must be ", domain, ", got ", value,
+                                                        " (", hint, ")"}));
 }
 
 /// A learning rate: finite and >= 0, and finite once held as a float.
@@ -322,7 +323,8 @@ inline void
 check_unit_open(float v, std::string_view where, std::string_view field, std::string_view keras_default)
 {
     if (!(v >= 0.0f && v < 1.0f))
-        out_of_domain(where, field, shortest(v), "in [0, 1)", "Keras' default is " + std::string(keras_default));
+        out_of_domain(where, field, shortest(v), "in [0, 1)", tpudsl::detail::concat({"Keras' default is ",
+                                                                                      keras_default}));
 }
 
 /// 0 <= v <= 1.
@@ -330,7 +332,8 @@ inline void
 check_unit_closed(float v, std::string_view where, std::string_view field, std::string_view keras_default)
 {
     if (!(v >= 0.0f && v <= 1.0f))
-        out_of_domain(where, field, shortest(v), "in [0, 1]", "Keras' default is " + std::string(keras_default));
+        out_of_domain(where, field, shortest(v), "in [0, 1]", tpudsl::detail::concat({"Keras' default is ",
+                                                                                      keras_default}));
 }
 
 /// 0 < v < infinity.

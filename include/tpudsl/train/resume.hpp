@@ -5,6 +5,7 @@
 #ifndef TPUDSL_TRAIN_RESUME_HPP
 #define TPUDSL_TRAIN_RESUME_HPP
 
+#include <tpudsl/detail/text.hpp>
 #include <tpudsl/io/training_state.hpp>
 #include <tpudsl/train/buffers.hpp>
 #include <tpudsl/train/callbacks.hpp>
@@ -77,23 +78,25 @@ struct resume_access {
         const std::string who = "tpudsl::BackupAndRestore: the backup '" + path + "' ";
         const std::string start_over = "; remove it to start this fit from the beginning";
         if (s.fit != m.fit_signature_)
-            throw std::invalid_argument(who + "was written by a fit over " + s.fit.text() + "; this fit is over " +
-                                        m.fit_signature_.text() + start_over);
+            throw std::invalid_argument(detail::concat({who, "was written by a fit over ", s.fit.text(),
+                                                        "; this fit is over ", m.fit_signature_.text(), start_over}));
         const std::string_view optimizer =
             std::visit([](const auto& o) { return std::decay_t<decltype(o)>::name; }, m.optimizer_);
         if (s.optimizer != optimizer || s.slots.size() != m.slots_.size())
-            throw std::invalid_argument(who + "was written with the optimizer " + s.optimizer + " (" +
-                                        std::to_string(s.slots.size()) + " slot floats); this model is compiled with " +
-                                        std::string(optimizer) + " (" + std::to_string(m.slots_.size()) + ")" +
-                                        start_over);
+            throw std::invalid_argument(detail::concat({who, "was written with the optimizer ", s.optimizer, " (",
+                                                        std::to_string(s.slots.size()),
+                                                        " slot floats); this model is compiled with ", optimizer,
+                                                        " (", std::to_string(m.slots_.size()), ")", start_over}));
         if (s.position.step != 0 && s.hits.size() != m.metrics_.size())
-            throw std::invalid_argument(who + "holds " + std::to_string(s.hits.size()) + " metrics; this model is "
-                                        "compiled with " + std::to_string(m.metrics_.size()) + start_over);
+            throw std::invalid_argument(detail::concat({who, "holds ", std::to_string(s.hits.size()),
+                                                        " metrics; this model is compiled with ",
+                                                        std::to_string(m.metrics_.size()), start_over}));
         if (!(s.learning_rate >= 0.0f && std::isfinite(s.learning_rate)) ||
             !(s.momentum_product >= 0.0 && s.momentum_product <= 1.0))
-            throw std::runtime_error(who + "holds an optimizer state out of its domain (learning rate " +
-                                     number_text(s.learning_rate) + ", momentum product " +
-                                     number_text(s.momentum_product) + ")");
+            throw std::runtime_error(detail::concat({who,
+                                                     "holds an optimizer state out of its domain (learning rate ",
+                                                     number_text(s.learning_rate), ", momentum product ",
+                                                     number_text(s.momentum_product), ")"}));
         std::copy(s.params.begin(), s.params.end(), m.params_.data());
         std::copy(s.slots.begin(), s.slots.end(), m.slots_.data());
         m.weights_version_ = next_weights_version();
