@@ -85,7 +85,8 @@ number_text(T v)
 [[nodiscard]] inline std::string
 element_place(std::size_t i, std::size_t size)
 {
-    return "sample " + std::to_string(i / size) + (size > 1 ? ", position " + std::to_string(i % size) : "");
+    return concat({"sample ", std::to_string(i / size), size > 1 ? ", position " : "",
+                   size > 1 ? std::to_string(i % size) : ""});
 }
 
 /// Refuses an id (`value` as number_text prints it) at element i: not a whole number, or outside
@@ -367,7 +368,8 @@ check_labels(const array_ref& y, const char* name, std::size_t samples, bool spa
             if (v[i] < 0 || static_cast<std::size_t>(v[i]) >= width)
                 bad_input(detail::concat({"label ", std::to_string(v[i]), " at sample ",
                                           std::to_string(i / positions),
-                                          positions > 1 ? ", position " : "", positions > 1 ? std::to_string(i % positions) : "",
+                                          positions > 1 ? ", position " : "",
+                                          positions > 1 ? std::to_string(i % positions) : "",
                                           " of ", name, " is outside [0, ", std::to_string(width),
                                           ") (the model's classes)"}));
     } else {

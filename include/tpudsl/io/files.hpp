@@ -209,7 +209,7 @@ replace_file_with(std::string_view who, const std::string& path, void (*fill)(vo
     std::string tmp;
     unique_fd fd;
     for (int attempt = 0; !fd; ++attempt) {
-        tmp = target + ".tmp." + std::to_string(::getpid()) + "." + std::to_string(next_temporary_number());
+        tmp = concat({target, ".tmp.", std::to_string(::getpid()), ".", std::to_string(next_temporary_number())});
         fd = unique_fd(::open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666));
         if (!fd && (errno != EEXIST || attempt == 100))
             throw_errno(errno, detail::concat({w, ": cannot create the temporary file '", tmp, "' to write '", path,
@@ -226,7 +226,7 @@ replace_file_with(std::string_view who, const std::string& path, void (*fill)(vo
         }
     } guard{tmp};
 
-    const std::string writing = w + ": writing '" + tmp + "', the temporary file for '" + path + "', failed";
+    const std::string writing = concat({w, ": writing '", tmp, "', the temporary file for '", path, "', failed"});
     if (keep_mode && ::fchmod(fd.get(), mode) != 0)
         throw_errno(errno, writing);
     fill(context, file_sink(fd.get(), writing));

@@ -46,13 +46,14 @@ struct fit_signature {
     [[nodiscard]] std::string
     text() const
     {
-        std::string s = source == 0 ? "arrays of " + std::to_string(samples) + " samples in batches of " +
-                                          std::to_string(batch_size)
-                                    : "a Dataset of " + std::to_string(samples) + " batches";
-        s += steps_per_epoch ? ", steps_per_epoch=" + std::to_string(steps_per_epoch) : ", whole passes";
         if (source == 0)
-            s += shuffle ? ", shuffled" : ", in order";
-        return s;
+            return concat({"arrays of ", std::to_string(samples), " samples in batches of ",
+                           std::to_string(batch_size), steps_per_epoch ? ", steps_per_epoch=" : ", whole passes",
+                           steps_per_epoch ? std::to_string(steps_per_epoch) : "",
+                           shuffle ? ", shuffled" : ", in order"});
+        return concat({"a Dataset of ", std::to_string(samples), " batches",
+                       steps_per_epoch ? ", steps_per_epoch=" : ", whole passes",
+                       steps_per_epoch ? std::to_string(steps_per_epoch) : ""});
     }
 };
 
@@ -156,7 +157,7 @@ write_training_state(const std::string& path, const training_state& s, state_lay
 [[nodiscard]] inline training_state
 read_training_state(const std::string& path, state_layout layout, std::size_t max_slot_floats)
 {
-    const std::string who = "tpudsl::BackupAndRestore: the backup '" + path + "'";
+    const std::string who = concat({"tpudsl::BackupAndRestore: the backup '", path, "'"});
     unique_fd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK));
     if (!fd)
         throw_errno(errno, detail::concat({who, " cannot be opened"}));
@@ -217,8 +218,8 @@ read_training_state(const std::string& path, state_layout layout, std::size_t ma
 
     training_state s;
     if (u64("header") != layout.fingerprint || u64("header") != layout.param_floats)
-        throw std::runtime_error(who + " was written by a model of another layout (its layers or weight shapes "
-                                       "differ from this model's)");
+        throw std::runtime_error(concat({who, " was written by a model of another layout (its layers or weight "
+                                                "shapes differ from this model's)"}));
     s.seed = u64("header");
     s.iterations = u64("header");
     s.position = {u64("position"), u64("position"), u64("position"), u64("position")};

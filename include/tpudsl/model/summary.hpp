@@ -2,6 +2,7 @@
 #ifndef TPUDSL_MODEL_SUMMARY_HPP
 #define TPUDSL_MODEL_SUMMARY_HPP
 
+#include <tpudsl/detail/text.hpp>
 #include <tpudsl/model/sequential.hpp>
 
 #include <array>
@@ -48,12 +49,19 @@ with_thousands(std::size_t n)
 
 } // namespace detail
 
-/// Prints Keras' summary table of `Model` (tf.keras 2.x, as TF 2.0-2.6 print it: 65 columns,
-/// positions .45/.85/1, zero-based auto-names, counts with thousands separators in the footer).
-/// @tparam Model a `Sequential<...>`
-template <class Model>
-void
-summary(std::ostream& os = std::cout, std::string_view model_name = "sequential")
+namespace detail {
+
+/// One row of the summary table: what `summary<Model>` knows of a layer from its type.
+struct summary_layer {
+    std::string name;           // "lstm (LSTM)"
+    std::string output_shape;   // "(None, 64)"
+    std::size_t params;
+};
+
+/// The table, one function for every model: `summary<Model>` gathers the rows and the counts.
+inline void
+print_summary(std::ostream& os, std::string_view model_name, const summary_layer* layers, std::size_t count,
+              std::size_t total, std::size_t trainable, std::size_t non_trainable)
 {
     constexpr std::size_t line_length = 65;
     const std::array<std::size_t, 3> ends{29, 55, 65};
@@ -61,21 +69,32 @@ summary(std::ostream& os = std::cout, std::string_view model_name = "sequential"
     const std::string rule_thick(line_length, '=');
 
     os << "Model: \"" << model_name << "\"\n" << rule_thin << '\n';
-    os << detail::summary_row({"Layer (type)", "Output Shape", "Param #"}, ends) << '\n' << rule_thick << '\n';
-    [&]<std::size_t... I>(std::index_sequence<I...>) {
-        ((os << detail::summary_row({Model::template layer_name<I>() + " (" +
-                                         std::string(Model::template layer<I>::spec::class_name) + ")",
-                                     Model::template layer<I>::output_shape::keras_string(),
-                                     std::to_string(Model::template layer<I>::param_count)},
-                                    ends)
-             << '\n'
-             << (I + 1 == Model::layer_count ? rule_thick : rule_thin) << '\n'),
-         ...);
-    }(std::make_index_sequence<Model::layer_count>{});
-    os << "Total params: " << detail::with_thousands(Model::param_count) << '\n';
-    os << "Trainable params: " << detail::with_thousands(Model::trainable_param_count) << '\n';
-    os << "Non-trainable params: " << detail::with_thousands(Model::non_trainable_param_count) << '\n';
+    os << summary_row({"Layer (type)", "Output Shape", "Param #"}, ends) << '\n' << rule_thick << '\n';
+    for (std::size_t i = 0; i < count; ++i)
+        os << summary_row({layers[i].name, layers[i].output_shape, std::to_string(layers[i].params)}, ends) << '\n'
+           << (i + 1 == count ? rule_thick : rule_thin) << '\n';
+    os << "Total params: " << with_thousands(total) << '\n';
+    os << "Trainable params: " << with_thousands(trainable) << '\n';
+    os << "Non-trainable params: " << with_thousands(non_trainable) << '\n';
     os << rule_thin << '\n';
+}
+
+} // namespace detail
+
+/// Prints Keras' summary table of `Model` (tf.keras 2.x, as TF 2.0-2.6 print it: 65 columns,
+/// positions .45/.85/1, zero-based auto-names, counts with thousands separators in the footer).
+/// @tparam Model a `Sequential<...>`
+template <class Model>
+void
+summary(std::ostream& os = std::cout, std::string_view model_name = "sequential")
+{
+    const auto layers = []<std::size_t... I>(std::index_sequence<I...>) {
+        return std::array<detail::summary_layer, Model::layer_count>{detail::summary_layer{
+            detail::concat({Model::template layer_name<I>(), " (", Model::template layer<I>::spec::class_name, ")"}),
+            Model::template layer<I>::output_shape::keras_string(), Model::template layer<I>::param_count}...};
+    }(std::make_index_sequence<Model::layer_count>{});
+    detail::print_summary(os, model_name, layers.data(), layers.size(), Model::param_count,
+                          Model::trainable_param_count, Model::non_trainable_param_count);
 }
 
 } // namespace tpudsl

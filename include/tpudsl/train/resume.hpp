@@ -75,7 +75,7 @@ struct resume_access {
         if (!m.in_fit_)
             throw std::logic_error("tpudsl::Trainable::restore_training_state: call it from a callback's on_train_begin");
         training_state s = read_training_state(path, state_layout::of<Seq>(), 4 * Seq::param_buffer_size);
-        const std::string who = "tpudsl::BackupAndRestore: the backup '" + path + "' ";
+        const std::string who = concat({"tpudsl::BackupAndRestore: the backup '", path, "' "});
         const std::string start_over = "; remove it to start this fit from the beginning";
         if (s.fit != m.fit_signature_)
             throw std::invalid_argument(detail::concat({who, "was written by a fit over ", s.fit.text(),
