@@ -57,7 +57,6 @@ dtype_name(dtype t)
     return "an unsupported element type";
 }
 
-
 namespace detail {
 
 [[noreturn]] inline void
@@ -85,8 +84,8 @@ number_text(T v)
 [[nodiscard]] inline std::string
 element_place(std::size_t i, std::size_t size)
 {
-    return concat({"sample ", std::to_string(i / size), size > 1 ? ", position " : "",
-                   size > 1 ? std::to_string(i % size) : ""});
+    return detail::concat({"sample ", std::to_string(i / size), size > 1 ? ", position " : "",
+                           size > 1 ? std::to_string(i % size) : ""});
 }
 
 /// Refuses an id (`value` as number_text prints it) at element i: not a whole number, or outside
@@ -138,7 +137,9 @@ struct element_conversions {
 template <class T>
 inline constexpr element_conversions conversions_of{
     [](const void* v, std::size_t n, std::size_t size, std::size_t bound, std::int32_t* out, const char* what,
-       const char* name, const char* range) { convert_ids(static_cast<const T*>(v), n, size, bound, out, what, name, range); },
+       const char* name, const char* range) {
+        convert_ids(static_cast<const T*>(v), n, size, bound, out, what, name, range);
+    },
     [](const void* v, std::size_t n, float* out) {
         const T* t = static_cast<const T*>(v);
         for (std::size_t i = 0; i < n; ++i)

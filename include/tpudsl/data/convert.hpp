@@ -21,17 +21,17 @@ namespace tpudsl::detail {
 
 /// `a` as an array of U (int32 ids or float32): itself when it already holds U (or a type no
 /// conversion knows, for the checks to name), else its elements converted into `store` by
-/// `convert(conversions, n, out)`, with the conversions make_array_ref took for its element type.
+/// `convert(conversions, data, n, out)`, with the conversions make_array_ref took for its element type.
 template <class U, class Convert>
 [[nodiscard]] array_ref
 converted(const array_ref& a, const char* name, std::vector<U>& store, Convert&& convert)
 {
-    if (a.type == dtype_of<U> || a.type == dtype::other || a.conversions == nullptr)
+    if (a.type == dtype_of<U> || a.conversions == nullptr)   // null for dtype::other
         return a;
     check_layout(a, name);   // read row-major below
     const std::size_t n = a.samples() * a.sample_size();
     store.resize(n);
-    convert(*a.conversions, n, store.data());
+    convert(*a.conversions, a.data, n, store.data());
     array_ref r = a;
     r.data = store.data();
     r.type = dtype_of<U>;
@@ -46,11 +46,11 @@ template <class In>
 converted_inputs(const array_ref& x, const char* name, std::size_t vocabulary, std::vector<In>& store)
 {
     const std::size_t size = x.sample_size() ? x.sample_size() : 1;
-    return converted(x, name, store, [&](const element_conversions& c, std::size_t n, In* out) {
+    return converted(x, name, store, [&](const element_conversions& c, const void* v, std::size_t n, In* out) {
         if constexpr (std::is_integral_v<In>)
-            c.to_ids(x.data, n, size, vocabulary, out, "token id", name, "the Embedding's vocabulary");
+            c.to_ids(v, n, size, vocabulary, out, "token id", name, "the Embedding's vocabulary");
         else
-            c.to_floats(x.data, n, out);
+            c.to_floats(v, n, out);
     });
 }
 
@@ -67,12 +67,12 @@ public:
         if (sparse) {
             // One class id per sample, (n,) or (n, 1), or per timestep of a (T, classes) output, (n, T);
             // another shape is left to the checks to name.
-            ref_.y = d.y.sample_size() != positions ? d.y : converted(d.y, yname, ids_, [&](const element_conversions& c, std::size_t n, std::int32_t* out) {
-                c.to_ids(d.y.data, n, positions, classes, out, "label", yname, "the model's classes");
+            ref_.y = d.y.sample_size() != positions ? d.y : converted(d.y, yname, ids_, [&](const element_conversions& c, const void* v, std::size_t n, std::int32_t* out) {
+                c.to_ids(v, n, positions, classes, out, "label", yname, "the model's classes");
             });
         } else {
-            ref_.y = converted(d.y, yname, targets_, [&](const element_conversions& c, std::size_t n, float* out) {
-                c.to_floats(d.y.data, n, out);
+            ref_.y = converted(d.y, yname, targets_, [](const element_conversions& c, const void* v, std::size_t n, float* out) {
+                c.to_floats(v, n, out);
             });
         }
     }

@@ -95,7 +95,7 @@ mpi_check(int rc, const char* call)
     int length = 0;
     MPI_Error_string(rc, text, &length);
     throw std::runtime_error(detail::concat({"tpudsl::MultiWorkerStrategy: ", call, " failed: ",
-                                             std::string(text, length)}));
+                                             std::string_view(text, length)}));
 }
 
 /// MPI itself, once per process: initialised (MPI_THREAD_FUNNELED) unless the program did it, and then

@@ -102,7 +102,7 @@ inline void
 require_regular(mode_t mode, std::string_view who, const std::string& path, std::string_view then)
 {
     if (!S_ISREG(mode))
-        throw std::runtime_error(detail::concat({who, ": '", path, "' is ", std::string(file_kind(mode)),
+        throw std::runtime_error(detail::concat({who, ": '", path, "' is ", file_kind(mode),
                                                  ", not a regular file; ", then}));
 }
 

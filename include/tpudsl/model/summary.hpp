@@ -9,6 +9,7 @@
 #include <cstddef>
 #include <iostream>
 #include <ostream>
+#include <span>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -47,10 +48,6 @@ with_thousands(std::size_t n)
     return out;
 }
 
-} // namespace detail
-
-namespace detail {
-
 /// One row of the summary table: what `summary<Model>` knows of a layer from its type.
 struct summary_layer {
     std::string name;           // "lstm (LSTM)"
@@ -60,8 +57,8 @@ struct summary_layer {
 
 /// The table, one function for every model: `summary<Model>` gathers the rows and the counts.
 inline void
-print_summary(std::ostream& os, std::string_view model_name, const summary_layer* layers, std::size_t count,
-              std::size_t total, std::size_t trainable, std::size_t non_trainable)
+print_summary(std::ostream& os, std::string_view model_name, std::span<const summary_layer> layers, std::size_t total,
+              std::size_t trainable, std::size_t non_trainable)
 {
     constexpr std::size_t line_length = 65;
     const std::array<std::size_t, 3> ends{29, 55, 65};
@@ -70,9 +67,9 @@ print_summary(std::ostream& os, std::string_view model_name, const summary_layer
 
     os << "Model: \"" << model_name << "\"\n" << rule_thin << '\n';
     os << summary_row({"Layer (type)", "Output Shape", "Param #"}, ends) << '\n' << rule_thick << '\n';
-    for (std::size_t i = 0; i < count; ++i)
+    for (std::size_t i = 0; i < layers.size(); ++i)
         os << summary_row({layers[i].name, layers[i].output_shape, std::to_string(layers[i].params)}, ends) << '\n'
-           << (i + 1 == count ? rule_thick : rule_thin) << '\n';
+           << (i + 1 == layers.size() ? rule_thick : rule_thin) << '\n';
     os << "Total params: " << with_thousands(total) << '\n';
     os << "Trainable params: " << with_thousands(trainable) << '\n';
     os << "Non-trainable params: " << with_thousands(non_trainable) << '\n';
@@ -93,8 +90,8 @@ summary(std::ostream& os = std::cout, std::string_view model_name = "sequential"
             detail::concat({Model::template layer_name<I>(), " (", Model::template layer<I>::spec::class_name, ")"}),
             Model::template layer<I>::output_shape::keras_string(), Model::template layer<I>::param_count}...};
     }(std::make_index_sequence<Model::layer_count>{});
-    detail::print_summary(os, model_name, layers.data(), layers.size(), Model::param_count,
-                          Model::trainable_param_count, Model::non_trainable_param_count);
+    detail::print_summary(os, model_name, layers, Model::param_count, Model::trainable_param_count,
+                          Model::non_trainable_param_count);
 }
 
 } // namespace tpudsl

@@ -190,7 +190,7 @@ struct dataset_source {
             try {
                 model.check_data(batch_ref(batch.size), "x", "y", true);
             } catch (const std::invalid_argument& e) {
-                throw std::invalid_argument(detail::concat({std::string(e.what()), " (in batch ",
+                throw std::invalid_argument(detail::concat({e.what(), " (in batch ",
                                                             std::to_string(count), " of the dataset)"}));
             }
         }

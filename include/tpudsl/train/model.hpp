@@ -227,7 +227,7 @@ public:
             try {
                 check_data(*b, "validation x", "validation y", check_values);
             } catch (const std::invalid_argument& e) {
-                throw std::invalid_argument(detail::concat({std::string(e.what()), " (in batch ",
+                throw std::invalid_argument(detail::concat({e.what(), " (in batch ",
                                                             std::to_string(steps), " of the validation dataset)"}));
             }
             const batch_view view = batch_view::of(*b, nullptr, b->x.samples());   // read in place
