@@ -131,6 +131,50 @@ TEST_CASE("gemm kernels equal the scalar reference", "[kernels]")
     check_gemm<13, 70, 256>();
 }
 
+TEST_CASE("gemm row tiles: a row's bits do not depend on the rows beside it, in full tiles or in a remainder's "
+          "short tile",
+          "[kernels]")
+{
+    // The rows left under the last full tile run as one tile of a few fixed heights, its extra rows
+    // repeating the last real one (row_tiles): each row of C must still be the row computed alone (a
+    // one-row GEMM, itself such a tile), overwritten, accumulated and through the bias epilogue, with B
+    // read in place (under 64 rows) and packed. Widths of one to seven vectors: every tile shape of the
+    // plan (1, 2, 3 and 4 vectors with AVX-512; 1 and 2 with 16 registers).
+    auto check = []<std::size_t K, std::size_t N>(std::integral_constant<std::size_t, K>,
+                                                  std::integral_constant<std::size_t, N>) {
+        const auto b = random_vector(K * N, 7), bias = random_vector(N, 8);
+        std::vector<std::size_t> heights;
+        for (std::size_t m = 1; m <= 31; ++m)
+            heights.push_back(m);
+        for (std::size_t m : {64, 69, 70, 77})
+            heights.push_back(m);
+        for (const std::size_t m : heights) {
+            INFO("M=" << m << " K=" << K << " N=" << N << " simd=" << detail::simd::arch_name);
+            const auto a = random_vector(m * K, 9), c0 = random_vector(m * N, 10);
+            std::vector<float> nn(m * N), acc = c0, relu(m * N);
+            kernels::gemm_nn<K, N>(m, a.data(), b.data(), nn.data());
+            kernels::gemm_nn<K, N>(m, a.data(), b.data(), acc.data(), true);
+            kernels::gemm_nn_bias<K, N, Relu>(m, a.data(), b.data(), bias.data(), relu.data());
+            for (std::size_t i = 0; i < m; ++i) {
+                INFO("row " << i);
+                std::vector<float> one(N), one_acc(c0.begin() + i * N, c0.begin() + (i + 1) * N), one_relu(N);
+                kernels::gemm_nn<K, N>(1, a.data() + i * K, b.data(), one.data());
+                kernels::gemm_nn<K, N>(1, a.data() + i * K, b.data(), one_acc.data(), true);
+                kernels::gemm_nn_bias<K, N, Relu>(1, a.data() + i * K, b.data(), bias.data(), one_relu.data());
+                CHECK(std::equal(one.begin(), one.end(), nn.begin() + i * N));
+                CHECK(std::equal(one_acc.begin(), one_acc.end(), acc.begin() + i * N));
+                CHECK(std::equal(one_relu.begin(), one_relu.end(), relu.begin() + i * N));
+            }
+        }
+    };
+    using std::integral_constant;
+    check(integral_constant<std::size_t, 300>{}, integral_constant<std::size_t, 7>{});
+    check(integral_constant<std::size_t, 300>{}, integral_constant<std::size_t, 32>{});
+    check(integral_constant<std::size_t, 300>{}, integral_constant<std::size_t, 46>{});
+    check(integral_constant<std::size_t, 70>{}, integral_constant<std::size_t, 64>{});
+    check(integral_constant<std::size_t, 70>{}, integral_constant<std::size_t, 100>{});
+}
+
 TEST_CASE("gemm_tn_micro_batches: one chain over every part's rows in order, the bits of gemm_tn on them stacked",
           "[kernels]")
 {

@@ -254,25 +254,26 @@ struct window_runs {
 /// panel's column `col`; B's and C's rows ldb and ldc floats apart.
 template <std::size_t T, std::size_t V, std::size_t Last, class Epi>
 inline void
-window_runs_tile(const window_runs& g, std::size_t i0, std::size_t i1, const float* x, std::size_t p0, const float* b,
-                 std::size_t ldb, float* c, std::size_t ldc, bool load_c, bool finish, const Epi& epi,
+window_runs_tile(const window_runs& g, std::size_t i0, std::size_t i1, const float* x, std::size_t p0, std::size_t n,
+                 const float* b, std::size_t ldb, float* c, std::size_t ldc, bool load_c, bool finish, const Epi& epi,
                  std::size_t col) noexcept
 {
     pointer_rows<T> t;
 #pragma GCC unroll 16
     for (std::size_t r = 0; r < T; ++r) {
-        t.a[r] = g.start(x, p0 + r) + i0 * g.run_step;
-        t.c[r] = c + (p0 + r) * ldc;
+        const std::size_t p = p0 + (r < n ? r : n - 1);
+        t.a[r] = g.start(x, p) + i0 * g.run_step;
+        t.c[r] = c + p * ldc;
     }
     vfloat acc[T][V];
-    tile_start<T, V, Last>(acc, t, load_c);
+    tile_start<T, V, Last>(acc, t, load_c, n);
     for (std::size_t i = i0; i < i1; ++i) {
-        tile_steps<T, V, Last, false>(acc, g.run, t, b + i * g.run * ldb, ldb);
+        tile_steps<T, V, Last, false>(acc, g.run, t, b + i * g.run * ldb, ldb, n);
 #pragma GCC unroll 16
         for (std::size_t r = 0; r < T; ++r)
             t.a[r] += g.run_step;
     }
-    tile_store<T, V, Last>(acc, t, finish, epi, col, false);
+    tile_store<T, V, Last>(acc, t, finish, epi, col, false, n);
 }
 
 /// True when window_runs_gemm reads a B of N columns well in place: its rows at most four column
@@ -302,8 +303,8 @@ window_runs_gemm(const window_runs& g, std::size_t m, const float* x, const floa
         const std::size_t block = std::max<std::size_t>(1, 16384 / (g.run * V * W * sizeof(float)));
         for (std::size_t i0 = 0; i0 < g.runs; i0 += block) {
             const std::size_t i1 = std::min(g.runs, i0 + block);
-            row_tiles<mr>(m, [&]<std::size_t T>(std::size_t p) {
-                window_runs_tile<T, V, Last>(g, i0, i1, x, p, b + col, N, c + col, N, i0 > 0, i1 == g.runs, epi, col);
+            row_tiles<mr, latency_rows<V>>(m, [&]<std::size_t T>(std::size_t p, std::size_t n) {
+                window_runs_tile<T, V, Last>(g, i0, i1, x, p, n, b + col, N, c + col, N, i0 > 0, i1 == g.runs, epi, col);
             });
         }
     });
@@ -360,17 +361,17 @@ rows_kernel_gradient(const float* x, const float* dz, float* dw, bool accumulate
         for (std::size_t kh = 0; kh < G.k_h; ++kh)
             for_each_panel_unrolled<F>([&]<std::size_t V, std::size_t Last>(std::size_t col) {
                 constexpr std::size_t mr = V == P::nv ? P::mr : P::rest_mr;
-                row_tiles<mr>(R, [&]<std::size_t T>(std::size_t i) {
+                row_tiles<mr, latency_rows<V>>(R, [&]<std::size_t T>(std::size_t i, std::size_t n) {
                     vfloat acc[T][V];
                     const strided_rows out{nullptr, 0, 0, dw + (kh * R + i) * F + col, F};
-                    tile_start<T, V, Last>(acc, out, accumulate || oh0 > 0);
+                    tile_start<T, V, Last>(acc, out, accumulate || oh0 > 0, n);
                     for (std::size_t oh = oh0; oh < oh1; ++oh) {
                         const float* xrow = x + (oh * G.s_h + kh) * G.in_w * G.channels + i;
                         tile_steps<T, V, Last, false>(acc, G.out_w,
                                                       strided_rows{xrow, 1, G.s_w * G.channels, nullptr, 0},
-                                                      dz + oh * G.out_w * F + col, F);
+                                                      dz + oh * G.out_w * F + col, F, n);
                     }
-                    tile_store<T, V, Last>(acc, out, false, plain{}, col, false);
+                    tile_store<T, V, Last>(acc, out, false, plain{}, col, false, n);
                 });
             });
     }

@@ -42,11 +42,12 @@ struct dot_plan {
 /// multiple of W but at K's end). Each element's vector of partial sums goes on from `sums` (laid out
 /// (row, column) over all of C's rows, W floats each), or from zero when k0 = 0; at K's end the lanes
 /// are added (reduce_add) to the bias and the epilogue's activation, and C's element is written. K and
-/// N are run-time values: every Dense layer with tiles of R x J shares the code.
+/// N are run-time values: every Dense layer with tiles of R x J shares the code. `n`: the tile's real
+/// rows (row_tiles); the rows from n on repeat row n - 1's sums and are not stored.
 template <std::size_t R, std::size_t J, bool Relu>
 inline void
-dot_tile(const row_ref* rows, std::size_t i, std::size_t j0, std::size_t k0, std::size_t kc, std::size_t K,
-         std::size_t N, const float* b, const float* bias, float* sums) noexcept
+dot_tile(const row_ref* rows, std::size_t i, std::size_t n, std::size_t j0, std::size_t k0, std::size_t kc,
+         std::size_t K, std::size_t N, const float* b, const float* bias, float* sums) noexcept
 {
     vfloat acc[R][J];
     const bool first = k0 == 0, last = k0 + kc == K;
@@ -54,11 +55,11 @@ dot_tile(const row_ref* rows, std::size_t i, std::size_t j0, std::size_t k0, std
     for (std::size_t r = 0; r < R; ++r)
 #pragma GCC unroll 8
         for (std::size_t j = 0; j < J; ++j)
-            acc[r][j] = first ? vfloat::broadcast(0.0f) : vfloat::load(sums + ((i + r) * N + j0 + j) * W);
+            acc[r][j] = first || r >= n ? vfloat::broadcast(0.0f) : vfloat::load(sums + ((i + r) * N + j0 + j) * W);
     const float* a[R];
 #pragma GCC unroll 8
     for (std::size_t r = 0; r < R; ++r)
-        a[r] = rows[i + r].a + k0;
+        a[r] = rows[i + (r < n ? r : n - 1)].a + k0;
     b += j0 * K + k0;
     const std::size_t full = kc / W * W;
     for (std::size_t k = 0; k < full; k += W) {
@@ -92,6 +93,8 @@ dot_tile(const row_ref* rows, std::size_t i, std::size_t j0, std::size_t k0, std
     for (std::size_t r = 0; r < R; ++r)
 #pragma GCC unroll 8
         for (std::size_t j = 0; j < J; ++j) {
+            if (r >= n)
+                continue;
             if (!last) {
                 acc[r][j].store(sums + ((i + r) * N + j0 + j) * W);
                 continue;
@@ -114,12 +117,13 @@ dot_rows(const row_ref* rows, std::size_t m, const float* b, const float* bias) 
     float* sums = K > P::kc ? scratch_buffer(m * N * W, scratch::dot_sums) : nullptr;
     for (std::size_t k0 = 0; k0 < K; k0 += P::kc) {
         const std::size_t kc = std::min(P::kc, K - k0);
-        row_tiles<P::rb>(m, [&]<std::size_t R>(std::size_t i) {
+        // Two rows of 3 to 5 columns keep 6 to 10 chains going: a remainder of one row runs as two.
+        row_tiles<P::rb, 2>(m, [&]<std::size_t R>(std::size_t i, std::size_t n) {
             if constexpr (P::wide > 0)
                 for (std::size_t g = 0; g < P::wide; ++g)
-                    dot_tile<R, P::jb + 1, Relu>(rows, i, g * (P::jb + 1), k0, kc, K, N, b, bias, sums);
+                    dot_tile<R, P::jb + 1, Relu>(rows, i, n, g * (P::jb + 1), k0, kc, K, N, b, bias, sums);
             for (std::size_t g = P::wide; g < P::groups; ++g)
-                dot_tile<R, P::jb, Relu>(rows, i, P::wide + g * P::jb, k0, kc, K, N, b, bias, sums);
+                dot_tile<R, P::jb, Relu>(rows, i, n, P::wide + g * P::jb, k0, kc, K, N, b, bias, sums);
         });
     }
 }

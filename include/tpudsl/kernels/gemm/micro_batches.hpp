@@ -30,25 +30,26 @@ namespace detail {
 /// A C tile (R rows from i, V vectors at col) of gemm_tn_micro_batches: one chain per element over every micro-batch's
 /// rows in order, from zero (from C when `load_c`), in registers. B's panels are read packed one after another (`Packed`:
 /// `packed` holds each micro-batch's panel in turn, rows V W floats apart) or in place (rows n floats apart). C's rows
-/// are n floats apart.
+/// are n floats apart. `real`: the tile's real rows (row_tiles).
 template <std::size_t R, std::size_t V, std::size_t Last, bool Packed>
 inline void
-micro_batches_tile(std::size_t i, std::size_t lda, const gemm_micro_batch* batches, std::size_t count, const float* packed,
-                   std::size_t n, float* c, std::size_t col, bool load_c) noexcept
+micro_batches_tile(std::size_t i, std::size_t real, std::size_t lda, const gemm_micro_batch* batches, std::size_t count,
+                   const float* packed, std::size_t n, float* c, std::size_t col, bool load_c) noexcept
 {
     vfloat acc[R][V];
     const strided_rows out{nullptr, 0, 0, c, n};
-    tile_start<R, V, Last>(acc, out, load_c);
+    tile_start<R, V, Last>(acc, out, load_c, real);
     const float* b = packed;
     for (std::size_t p = 0; p < count; ++p) {
         const gemm_micro_batch mb = batches[p];
         if constexpr (!Packed)
             b = mb.b + col;
-        tile_steps<R, V, Last, Packed>(acc, mb.k, strided_rows{mb.a + i, 1, lda, nullptr, 0}, b, Packed ? V * W : n);
+        tile_steps<R, V, Last, Packed>(acc, mb.k, strided_rows{mb.a + i, 1, lda, nullptr, 0}, b, Packed ? V * W : n,
+                                       real);
         if constexpr (Packed)
             b += mb.k * V * W;
     }
-    tile_store<R, V, Last>(acc, out, false, plain{}, col, false);
+    tile_store<R, V, Last>(acc, out, false, plain{}, col, false, real);
 }
 
 /// Rows [0, m) of one column panel of gemm_tn_micro_batches' C (micro_batches_tile), `rows` the micro-batches' rows in all. Each
@@ -70,12 +71,12 @@ micro_batches_panel(std::size_t m, std::size_t lda, const gemm_micro_batch* batc
             pack_panel<V>(mb.k, mb.b, n, col, to);
             to += mb.k * LD;
         }
-        row_tiles<MR>(m, [&]<std::size_t R>(std::size_t i) {
-            micro_batches_tile<R, V, Last, true>(i, lda, batches, count, packed, n, c + i * n + col, col, load_c);
+        row_tiles<MR, latency_rows<V>>(m, [&]<std::size_t R>(std::size_t i, std::size_t real) {
+            micro_batches_tile<R, V, Last, true>(i, real, lda, batches, count, packed, n, c + i * n + col, col, load_c);
         });
     } else {
-        row_tiles<MR>(m, [&]<std::size_t R>(std::size_t i) {
-            micro_batches_tile<R, V, Last, false>(i, lda, batches, count, nullptr, n, c + i * n + col, col, load_c);
+        row_tiles<MR, latency_rows<V>>(m, [&]<std::size_t R>(std::size_t i, std::size_t real) {
+            micro_batches_tile<R, V, Last, false>(i, real, lda, batches, count, nullptr, n, c + i * n + col, col, load_c);
         });
     }
 }
@@ -128,8 +129,8 @@ packed_micro_batches(std::size_t m, std::size_t lda, const gemm_micro_batch* bat
                 pack_panel<V>(mb.k, mb.b, N, col, to);
                 to += mb.k * V * W;
             }
-            row_tiles<MR>(block, [&]<std::size_t R>(std::size_t i) {
-                tile<R, V, Last, true>(rows, pa + i / MR * ps + i % MR, 1, MR, pb, V * W, cm + i * N + col, N, load_c,
+            row_tiles<MR, latency_rows<V>>(block, [&]<std::size_t R>(std::size_t i, std::size_t real) {
+                tile<R, V, Last, true>(real, rows, pa + i / MR * ps + i % MR, 1, MR, pb, V * W, cm + i * N + col, N, load_c,
                                        true, plain{}, col);
             });
         };

@@ -58,14 +58,15 @@ inline void
 pointer_panel(const row_ref* rows, std::size_t m, std::size_t kc, std::size_t k0, const float* b, std::size_t ldb,
               bool load_c, bool finish, const Epi& epi, std::size_t col) noexcept
 {
-    row_tiles<MR>(m, [&]<std::size_t R>(std::size_t i) {
+    row_tiles<MR, latency_rows<V>>(m, [&]<std::size_t R>(std::size_t i, std::size_t n) {
         pointer_rows<R> t;
 #pragma GCC unroll 16
         for (std::size_t r = 0; r < R; ++r) {
-            t.a[r] = rows[i + r].a + k0;
-            t.c[r] = rows[i + r].c + col;
+            const row_ref& row = rows[i + (r < n ? r : n - 1)];
+            t.a[r] = row.a + k0;
+            t.c[r] = row.c + col;
         }
-        tile_on<R, V, Last, Padded>(kc, t, b, ldb, load_c, finish, epi, col);
+        tile_on<R, V, Last, Padded>(n, kc, t, b, ldb, load_c, finish, epi, col);
     });
 }
 

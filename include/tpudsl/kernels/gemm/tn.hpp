@@ -81,8 +81,8 @@ blocked_tn(std::size_t M, std::size_t K, const float* a, const float* b, float* 
             }
             float* cm = c + m0 * N;
             for_panels<N>(kc, pb, [&]<std::size_t V, std::size_t Last>(const float* panel_b, std::size_t col) {
-                row_tiles<MR>(m, [&]<std::size_t R>(std::size_t i) {
-                    tile<R, V, Last, true>(kc, pa + i / MR * PS + i % MR, 1, MR, panel_b, V * W, cm + i * N + col, N,
+                row_tiles<MR, latency_rows<V>>(m, [&]<std::size_t R>(std::size_t i, std::size_t n) {
+                    tile<R, V, Last, true>(n, kc, pa + i / MR * PS + i % MR, 1, MR, panel_b, V * W, cm + i * N + col, N,
                                            load_c, true, plain{}, col);
                 });
             });
@@ -114,7 +114,7 @@ blocked_tn_in_place(std::size_t M, std::size_t K, const float* a, const float* b
             panels = pb;
         }
         const float* ak = a + k0 * M;
-        row_tiles<P::mr>(M, [&]<std::size_t R>(std::size_t i) {
+        row_tiles<P::mr, latency_rows<P::nv>>(M, [&]<std::size_t R>(std::size_t i, std::size_t n) {
             // The first tile to reach a new line of A^T's rows two lines ahead asks for all kc of them:
             // the strided misses otherwise stall a tile when A^T is too big for L3.
             constexpr std::size_t line = 64 / sizeof(float), ahead = 2 * line;
@@ -122,7 +122,7 @@ blocked_tn_in_place(std::size_t M, std::size_t K, const float* a, const float* b
                 for (std::size_t k = 0; k < kc; ++k)
                     __builtin_prefetch(ak + k * M + i + ahead);
             for_panels<N>(kc, panels, [&]<std::size_t V, std::size_t Last>(const float* panel_b, std::size_t col) {
-                tile<R, V, Last, true>(kc, ak + i, 1, M, panel_b, V * W, c + i * N + col, N, load_c, true, plain{}, col);
+                tile<R, V, Last, true>(n, kc, ak + i, 1, M, panel_b, V * W, c + i * N + col, N, load_c, true, plain{}, col);
             });
         });
     }

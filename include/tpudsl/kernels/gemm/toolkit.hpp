@@ -117,15 +117,16 @@ struct pointer_rows {
 };
 
 /// A tile's R x V accumulators: zero, or C's rows (`rows.c_row`, the last vector's `Last` lanes).
+/// `n`: the tile's real rows (row_tiles' remainder); the rows from n on start from zero.
 template <std::size_t R, std::size_t V, std::size_t Last, class Rows>
 [[gnu::always_inline]] inline void
-tile_start(vfloat (&acc)[R][V], const Rows& rows, bool load_c) noexcept
+tile_start(vfloat (&acc)[R][V], const Rows& rows, bool load_c, std::size_t n = R) noexcept
 {
 #pragma GCC unroll 16
     for (std::size_t r = 0; r < R; ++r)
 #pragma GCC unroll 4
         for (std::size_t v = 0; v < V; ++v) {
-            if (!load_c)
+            if (!load_c || r >= n)
                 acc[r][v] = vfloat::broadcast(0.0f);
             else if (v + 1 < V || Last == W)
                 acc[r][v] = vfloat::load(rows.c_row(r) + v * W);
@@ -136,9 +137,11 @@ tile_start(vfloat (&acc)[R][V], const Rows& rows, bool load_c) noexcept
 
 /// kc steps of a tile's chains: acc(r, .) = fma(A(r, k), B's row k, acc(r, .)), A from `rows` (.at),
 /// B's rows ldb floats apart (N in place; V W when `Padded`: packed, its last vector padded with zeros).
+/// `n`: the tile's real rows; the rows from n on repeat row n - 1's chains (A is read only where it is).
 template <std::size_t R, std::size_t V, std::size_t Last, bool Padded, class Rows>
 [[gnu::always_inline]] inline void
-tile_steps(vfloat (&acc)[R][V], std::size_t kc, const Rows& rows, const float* b, std::size_t ldb) noexcept
+tile_steps(vfloat (&acc)[R][V], std::size_t kc, const Rows& rows, const float* b, std::size_t ldb,
+           std::size_t n = R) noexcept
 {
     for (std::size_t k = 0; k < kc; ++k) {
         vfloat bv[V];
@@ -148,7 +151,7 @@ tile_steps(vfloat (&acc)[R][V], std::size_t kc, const Rows& rows, const float* b
                                                       : vfloat::load_n(b + k * ldb + v * W, Last);
 #pragma GCC unroll 16
         for (std::size_t r = 0; r < R; ++r) {
-            const vfloat av = vfloat::broadcast(rows.at(r, k));
+            const vfloat av = vfloat::broadcast(rows.at(r < n ? r : n - 1, k));
 #pragma GCC unroll 4
             for (std::size_t v = 0; v < V; ++v)
                 acc[r][v] = fma(av, bv[v], acc[r][v]);
@@ -156,15 +159,19 @@ tile_steps(vfloat (&acc)[R][V], std::size_t kc, const Rows& rows, const float* b
     }
 }
 
-/// Stores a tile's accumulators to C's rows: C + acc when `add_c`, the epilogue when `finish`.
+/// Stores a tile's accumulators to C's rows: C + acc when `add_c`, the epilogue when `finish`. Only
+/// the real rows (`n`) are stored.
 template <std::size_t R, std::size_t V, std::size_t Last, class Epi, class Rows>
 [[gnu::always_inline]] inline void
-tile_store(vfloat (&acc)[R][V], const Rows& rows, bool finish, const Epi& epi, std::size_t col, bool add_c) noexcept
+tile_store(vfloat (&acc)[R][V], const Rows& rows, bool finish, const Epi& epi, std::size_t col, bool add_c,
+           std::size_t n = R) noexcept
 {
 #pragma GCC unroll 16
     for (std::size_t r = 0; r < R; ++r)
 #pragma GCC unroll 4
         for (std::size_t v = 0; v < V; ++v) {
+            if (r >= n)   // in the loop's body: bounds in the loop's test would keep it from unrolling
+                continue;
             const std::size_t lanes = v + 1 < V ? W : Last;
             float* c = rows.c_row(r) + v * W;
             if (add_c)
@@ -182,60 +189,65 @@ tile_store(vfloat (&acc)[R][V], const Rows& rows, bool finish, const Epi& epi, s
 /// C tile (R rows x V vectors, the last with `Last` lanes) over kc steps, its rows of A and C given by
 /// `rows` (strided_rows or pointer_rows), B's rows ldb floats apart (N in place; V W, `Padded`, when
 /// packed). `load_c`: the chains go on from C; `finish`: this is the last block of K; `add_c`: the
-/// chains start from zero and C + chain is stored.
+/// chains start from zero and C + chain is stored. `n`: the real rows, R but in row_tiles' remainder.
 template <std::size_t R, std::size_t V, std::size_t Last, bool Padded, class Epi, class Rows>
 inline void
-tile_on(std::size_t kc, const Rows& rows, const float* b, std::size_t ldb, bool load_c, bool finish, const Epi& epi,
-        std::size_t col, bool add_c = false) noexcept
+tile_on(std::size_t n, std::size_t kc, const Rows& rows, const float* b, std::size_t ldb, bool load_c, bool finish,
+        const Epi& epi, std::size_t col, bool add_c = false) noexcept
 {
     vfloat acc[R][V];
-    tile_start<R, V, Last>(acc, rows, load_c);
-    tile_steps<R, V, Last, Padded>(acc, kc, rows, b, ldb);
-    tile_store<R, V, Last>(acc, rows, finish, epi, col, add_c);
+    tile_start<R, V, Last>(acc, rows, load_c, n);
+    tile_steps<R, V, Last, Padded>(acc, kc, rows, b, ldb, n);
+    tile_store<R, V, Last>(acc, rows, finish, epi, col, add_c, n);
 }
 
 /// tile_on with A(i, k) = a[i rs + k cs] and C's rows ldc floats apart from c.
 template <std::size_t R, std::size_t V, std::size_t Last, bool Padded, class Epi>
 inline void
-tile(std::size_t kc, const float* a, std::size_t rs, std::size_t cs, const float* b, std::size_t ldb, float* c,
-     std::size_t ldc, bool load_c, bool finish, const Epi& epi, std::size_t col, bool add_c = false) noexcept
+tile(std::size_t n, std::size_t kc, const float* a, std::size_t rs, std::size_t cs, const float* b, std::size_t ldb,
+     float* c, std::size_t ldc, bool load_c, bool finish, const Epi& epi, std::size_t col, bool add_c = false) noexcept
 {
-    tile_on<R, V, Last, Padded>(kc, strided_rows{a, rs, cs, c, ldc}, b, ldb, load_c, finish, epi, col, add_c);
+    tile_on<R, V, Last, Padded>(n, kc, strided_rows{a, rs, cs, c, ldc}, b, ldb, load_c, finish, epi, col, add_c);
 }
 
-/// Calls f.template operator()<R>(i) for tiles covering rows [0, m): R = MR, then the remainder in one
-/// tile of its own height when MR <= 8 (in 8, 4, 2 and 1 rows otherwise). A one-row tile's chains
-/// wait on the FMA's latency (2 chains of 4 cycles where 6 x 2 keep both pipes busy), so 35 rows run
-/// as 5 x 6 + 5, not 5 x 6 + 4 + 1, and 9 rows as 6 + 3, not 6 + 2 + 1.
-template <std::size_t MR, class F>
+/// The fewest rows of a tile of V vectors whose chains (rows x V) keep both FMA pipes busy through the
+/// FMA's latency (4 cycles x 2 pipes on the cores tpudsl targets: 8 chains; 6 for three vectors): a
+/// tile of fewer rows takes as many cycles per step of k.
+template <std::size_t V>
+inline constexpr std::size_t latency_rows = V == 1 ? 8 : V == 2 ? 4 : 2;
+
+/// row_tiles' remainder: the `left` rows from i (fewer than MR) as one tile of height H if they fit,
+/// else of the next height (2 H, or MR).
+template <std::size_t H, std::size_t MR, class F>
+inline void
+remainder_tile(std::size_t i, std::size_t left, F& f)
+{
+    if constexpr (H >= MR)
+        f.template operator()<MR>(i, left);
+    else if (left <= H)
+        f.template operator()<H>(i, left);
+    else
+        remainder_tile<2 * H, MR>(i, left, f);
+}
+
+/// Calls f.template operator()<R>(i, n) for tiles covering rows [0, m), n of the R rows from i real:
+/// R = n = MR while MR rows are left, then the remainder (1 to MR - 1 rows) as one tile of the least
+/// height that holds it among Hmin, 2 Hmin, 4 Hmin, ... and MR. A tile's rows from n on repeat its last
+/// real row (tile_start, tile_steps and tile_store take n): the same bits for the real rows, since a
+/// row's chains do not depend on the rows beside it. With Hmin = latency_rows<V> the short tile takes
+/// no longer than one of the remainder's own height (6 x 2 vectors with 16 registers: 1 to 4 rows left
+/// run as a tile of 4, 5 as a tile of 6, one cycle a step more), and a program compiles two or three
+/// tile heights per panel kind instead of MR.
+template <std::size_t MR, std::size_t Hmin, class F>
 inline void
 row_tiles(std::size_t m, F&& f)
 {
+    static_assert(Hmin >= 1, "row_tiles: the least tile height is at least one row");
     std::size_t i = 0;
     for (; i + MR <= m; i += MR)
-        f.template operator()<MR>(i);
-    if (i == m)
-        return;
-    if constexpr (MR <= 8) {
-        [&]<std::size_t... R>(std::index_sequence<R...>) {   // R + 1 = the rows left, 1 to MR - 1
-            ((m - i == R + 1 ? (f.template operator()<R + 1>(i), 0) : 0), ...);
-        }(std::make_index_sequence<MR - 1>{});
-    } else {   // 8, 4, 2 and 1 rows
-        if (i + 8 <= m) {
-            f.template operator()<8>(i);
-            i += 8;
-        }
-        if (i + 4 <= m) {
-            f.template operator()<4>(i);
-            i += 4;
-        }
-        if (i + 2 <= m) {
-            f.template operator()<2>(i);
-            i += 2;
-        }
-        if (i < m)
-            f.template operator()<1>(i);
-    }
+        f.template operator()<MR>(i, MR);
+    if (i < m)
+        remainder_tile<Hmin, MR>(i, m - i, f);
 }
 
 /// Rows [0, m) of one column panel, in tiles of MR rows (row_tiles); C's rows ldc floats apart.
@@ -244,8 +256,8 @@ inline void
 panel(std::size_t m, std::size_t kc, const float* a, std::size_t rs, std::size_t cs, const float* b, std::size_t ldb,
       float* c, std::size_t ldc, bool load_c, bool finish, const Epi& epi, std::size_t col) noexcept
 {
-    row_tiles<MR>(m, [&]<std::size_t R>(std::size_t i) {
-        tile<R, V, Last, Padded>(kc, a + i * rs, rs, cs, b, ldb, c + i * ldc, ldc, load_c, finish, epi, col);
+    row_tiles<MR, latency_rows<V>>(m, [&]<std::size_t R>(std::size_t i, std::size_t n) {
+        tile<R, V, Last, Padded>(n, kc, a + i * rs, rs, cs, b, ldb, c + i * ldc, ldc, load_c, finish, epi, col);
     });
 }
 
