@@ -304,7 +304,8 @@ window_runs_gemm(const window_runs& g, std::size_t m, const float* x, const floa
         for (std::size_t i0 = 0; i0 < g.runs; i0 += block) {
             const std::size_t i1 = std::min(g.runs, i0 + block);
             row_tiles<mr, latency_rows<V>>(m, [&]<std::size_t T>(std::size_t p, std::size_t n) {
-                window_runs_tile<T, V, Last>(g, i0, i1, x, p, n, b + col, N, c + col, N, i0 > 0, i1 == g.runs, epi, col);
+                window_runs_tile<T, V, Last>(g, i0, i1, x, p, n, b + col, N, c + col, N, i0 > 0, i1 == g.runs, epi,
+                                             col);
             });
         }
     });

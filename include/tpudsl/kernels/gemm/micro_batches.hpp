@@ -72,11 +72,13 @@ micro_batches_panel(std::size_t m, std::size_t lda, const gemm_micro_batch* batc
             to += mb.k * LD;
         }
         row_tiles<MR, latency_rows<V>>(m, [&]<std::size_t R>(std::size_t i, std::size_t real) {
-            micro_batches_tile<R, V, Last, true>(i, real, lda, batches, count, packed, n, c + i * n + col, col, load_c);
+            micro_batches_tile<R, V, Last, true>(i, real, lda, batches, count, packed, n, c + i * n + col, col,
+                                                 load_c);
         });
     } else {
         row_tiles<MR, latency_rows<V>>(m, [&]<std::size_t R>(std::size_t i, std::size_t real) {
-            micro_batches_tile<R, V, Last, false>(i, real, lda, batches, count, nullptr, n, c + i * n + col, col, load_c);
+            micro_batches_tile<R, V, Last, false>(i, real, lda, batches, count, nullptr, n, c + i * n + col, col,
+                                                  load_c);
         });
     }
 }
@@ -130,8 +132,8 @@ packed_micro_batches(std::size_t m, std::size_t lda, const gemm_micro_batch* bat
                 to += mb.k * V * W;
             }
             row_tiles<MR, latency_rows<V>>(block, [&]<std::size_t R>(std::size_t i, std::size_t real) {
-                tile<R, V, Last, true>(real, rows, pa + i / MR * ps + i % MR, 1, MR, pb, V * W, cm + i * N + col, N, load_c,
-                                       true, plain{}, col);
+                tile<R, V, Last, true>(real, rows, pa + i / MR * ps + i % MR, 1, MR, pb, V * W, cm + i * N + col, N,
+                                       load_c, true, plain{}, col);
             });
         };
         for_each_panel<N>(panel);
