@@ -252,9 +252,9 @@ struct window_runs {
 /// (window_runs): each element's chain goes on from C (`load_c`) or starts from zero, in registers
 /// through those runs; then C is stored, through the epilogue when `finish`. b and c start at the
 /// panel's column `col`; B's and C's rows ldb and ldc floats apart.
-template <std::size_t T, std::size_t V, std::size_t Last, class Epi>
+template <std::size_t T, std::size_t V, std::size_t Last, class Epi, class Count>
 inline void
-window_runs_tile(const window_runs& g, std::size_t i0, std::size_t i1, const float* x, std::size_t p0, std::size_t n,
+window_runs_tile(const window_runs& g, std::size_t i0, std::size_t i1, const float* x, std::size_t p0, Count n,
                  const float* b, std::size_t ldb, float* c, std::size_t ldc, bool load_c, bool finish, const Epi& epi,
                  std::size_t col) noexcept
 {
@@ -303,7 +303,7 @@ window_runs_gemm(const window_runs& g, std::size_t m, const float* x, const floa
         const std::size_t block = std::max<std::size_t>(1, 16384 / (g.run * V * W * sizeof(float)));
         for (std::size_t i0 = 0; i0 < g.runs; i0 += block) {
             const std::size_t i1 = std::min(g.runs, i0 + block);
-            row_tiles<mr, latency_rows<V>>(m, [&]<std::size_t T>(std::size_t p, std::size_t n) {
+            row_tiles<mr, latency_rows<V>>(m, [&]<std::size_t T>(std::size_t p, auto n) {
                 window_runs_tile<T, V, Last>(g, i0, i1, x, p, n, b + col, N, c + col, N, i0 > 0, i1 == g.runs, epi,
                                              col);
             });
@@ -362,7 +362,7 @@ rows_kernel_gradient(const float* x, const float* dz, float* dw, bool accumulate
         for (std::size_t kh = 0; kh < G.k_h; ++kh)
             for_each_panel_unrolled<F>([&]<std::size_t V, std::size_t Last>(std::size_t col) {
                 constexpr std::size_t mr = V == P::nv ? P::mr : P::rest_mr;
-                row_tiles<mr, latency_rows<V>>(R, [&]<std::size_t T>(std::size_t i, std::size_t n) {
+                row_tiles<mr, latency_rows<V>>(R, [&]<std::size_t T>(std::size_t i, auto n) {
                     vfloat acc[T][V];
                     const strided_rows out{nullptr, 0, 0, dw + (kh * R + i) * F + col, F};
                     tile_start<T, V, Last>(acc, out, accumulate || oh0 > 0, n);

@@ -44,9 +44,9 @@ struct dot_plan {
 /// are added (reduce_add) to the bias and the epilogue's activation, and C's element is written. K and
 /// N are run-time values: every Dense layer with tiles of R x J shares the code. `n`: the tile's real
 /// rows (row_tiles); the rows from n on repeat row n - 1's sums and are not stored.
-template <std::size_t R, std::size_t J, bool Relu>
+template <std::size_t R, std::size_t J, bool Relu, class Count>
 inline void
-dot_tile(const row_ref* rows, std::size_t i, std::size_t n, std::size_t j0, std::size_t k0, std::size_t kc,
+dot_tile(const row_ref* rows, std::size_t i, Count n, std::size_t j0, std::size_t k0, std::size_t kc,
          std::size_t K, std::size_t N, const float* b, const float* bias, float* sums) noexcept
 {
     vfloat acc[R][J];
@@ -118,7 +118,7 @@ dot_rows(const row_ref* rows, std::size_t m, const float* b, const float* bias) 
     for (std::size_t k0 = 0; k0 < K; k0 += P::kc) {
         const std::size_t kc = std::min(P::kc, K - k0);
         // Two rows of 3 to 5 columns keep 6 to 10 chains going: a remainder of one row runs as two.
-        row_tiles<P::rb, 2>(m, [&]<std::size_t R>(std::size_t i, std::size_t n) {
+        row_tiles<P::rb, 2>(m, [&]<std::size_t R>(std::size_t i, auto n) {
             if constexpr (P::wide > 0)
                 for (std::size_t g = 0; g < P::wide; ++g)
                     dot_tile<R, P::jb + 1, Relu>(rows, i, n, g * (P::jb + 1), k0, kc, K, N, b, bias, sums);

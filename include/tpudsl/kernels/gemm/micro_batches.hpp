@@ -31,9 +31,9 @@ namespace detail {
 /// rows in order, from zero (from C when `load_c`), in registers. B's panels are read packed one after another (`Packed`:
 /// `packed` holds each micro-batch's panel in turn, rows V W floats apart) or in place (rows n floats apart). C's rows
 /// are n floats apart. `real`: the tile's real rows (row_tiles).
-template <std::size_t R, std::size_t V, std::size_t Last, bool Packed>
+template <std::size_t R, std::size_t V, std::size_t Last, bool Packed, class Count>
 inline void
-micro_batches_tile(std::size_t i, std::size_t real, std::size_t lda, const gemm_micro_batch* batches, std::size_t count,
+micro_batches_tile(std::size_t i, Count real, std::size_t lda, const gemm_micro_batch* batches, std::size_t count,
                    const float* packed, std::size_t n, float* c, std::size_t col, bool load_c) noexcept
 {
     vfloat acc[R][V];
@@ -71,12 +71,12 @@ micro_batches_panel(std::size_t m, std::size_t lda, const gemm_micro_batch* batc
             pack_panel<V>(mb.k, mb.b, n, col, to);
             to += mb.k * LD;
         }
-        row_tiles<MR, latency_rows<V>>(m, [&]<std::size_t R>(std::size_t i, std::size_t real) {
+        row_tiles<MR, latency_rows<V>>(m, [&]<std::size_t R>(std::size_t i, auto real) {
             micro_batches_tile<R, V, Last, true>(i, real, lda, batches, count, packed, n, c + i * n + col, col,
                                                  load_c);
         });
     } else {
-        row_tiles<MR, latency_rows<V>>(m, [&]<std::size_t R>(std::size_t i, std::size_t real) {
+        row_tiles<MR, latency_rows<V>>(m, [&]<std::size_t R>(std::size_t i, auto real) {
             micro_batches_tile<R, V, Last, false>(i, real, lda, batches, count, nullptr, n, c + i * n + col, col,
                                                   load_c);
         });
@@ -131,7 +131,7 @@ packed_micro_batches(std::size_t m, std::size_t lda, const gemm_micro_batch* bat
                 pack_panel<V>(mb.k, mb.b, N, col, to);
                 to += mb.k * V * W;
             }
-            row_tiles<MR, latency_rows<V>>(block, [&]<std::size_t R>(std::size_t i, std::size_t real) {
+            row_tiles<MR, latency_rows<V>>(block, [&]<std::size_t R>(std::size_t i, auto real) {
                 tile<R, V, Last, true>(real, rows, pa + i / MR * ps + i % MR, 1, MR, pb, V * W, cm + i * N + col, N,
                                        load_c, true, plain{}, col);
             });

@@ -58,7 +58,7 @@ inline void
 pointer_panel(const row_ref* rows, std::size_t m, std::size_t kc, std::size_t k0, const float* b, std::size_t ldb,
               bool load_c, bool finish, const Epi& epi, std::size_t col) noexcept
 {
-    row_tiles<MR, latency_rows<V>>(m, [&]<std::size_t R>(std::size_t i, std::size_t n) {
+    row_tiles<MR, latency_rows<V>>(m, [&]<std::size_t R>(std::size_t i, auto n) {
         pointer_rows<R> t;
 #pragma GCC unroll 16
         for (std::size_t r = 0; r < R; ++r) {

@@ -81,7 +81,7 @@ blocked_tn(std::size_t M, std::size_t K, const float* a, const float* b, float* 
             }
             float* cm = c + m0 * N;
             for_panels<N>(kc, pb, [&]<std::size_t V, std::size_t Last>(const float* panel_b, std::size_t col) {
-                row_tiles<MR, latency_rows<V>>(m, [&]<std::size_t R>(std::size_t i, std::size_t n) {
+                row_tiles<MR, latency_rows<V>>(m, [&]<std::size_t R>(std::size_t i, auto n) {
                     tile<R, V, Last, true>(n, kc, pa + i / MR * PS + i % MR, 1, MR, panel_b, V * W, cm + i * N + col, N,
                                            load_c, true, plain{}, col);
                 });
@@ -114,7 +114,7 @@ blocked_tn_in_place(std::size_t M, std::size_t K, const float* a, const float* b
             panels = pb;
         }
         const float* ak = a + k0 * M;
-        row_tiles<P::mr, latency_rows<P::nv>>(M, [&]<std::size_t R>(std::size_t i, std::size_t n) {
+        row_tiles<P::mr, latency_rows<P::nv>>(M, [&]<std::size_t R>(std::size_t i, auto n) {
             // The first tile to reach a new line of A^T's rows two lines ahead asks for all kc of them:
             // the strided misses otherwise stall a tile when A^T is too big for L3.
             constexpr std::size_t line = 64 / sizeof(float), ahead = 2 * line;

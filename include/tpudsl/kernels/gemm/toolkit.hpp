@@ -16,6 +16,7 @@
 
 #include <algorithm>
 #include <cstddef>
+#include <type_traits>
 #include <utility>
 
 // GCC 12 at -O3 reports "iteration N invokes undefined behavior" inside these loops once it has
@@ -99,6 +100,7 @@ struct bias_epilogue {
 /// vector's lanes and whether B is packed are template arguments): the code of a tile does not depend on
 /// the GEMM's N, so the layers of a model (and of every model in a program) share its instances.
 struct strided_rows {
+    static constexpr bool repeats_rows = false;   // a short tile's rows from n on are clamped by tile_steps
     const float* a;
     std::size_t rs, cs;
     float* c;
@@ -108,8 +110,11 @@ struct strided_rows {
 };
 
 /// A tile's R rows anywhere (gemm_nn_rows' rows from several blocks): A(r, k) = a[r][k], C's row r at c[r].
+/// Its callers fill all R rows, a short tile's from n on with its last real row: tile_steps reads them
+/// as they are, with constant indices that keep the pointers in registers.
 template <std::size_t R>
 struct pointer_rows {
+    static constexpr bool repeats_rows = true;
     const float* a[R];
     float* c[R];
     float at(std::size_t r, std::size_t k) const noexcept { return a[r][k]; }
@@ -151,7 +156,7 @@ tile_steps(vfloat (&acc)[R][V], std::size_t kc, const Rows& rows, const float* b
                                                       : vfloat::load_n(b + k * ldb + v * W, Last);
 #pragma GCC unroll 16
         for (std::size_t r = 0; r < R; ++r) {
-            const vfloat av = vfloat::broadcast(rows.at(r < n ? r : n - 1, k));
+            const vfloat av = vfloat::broadcast(rows.at(Rows::repeats_rows || r < n ? r : n - 1, k));
 #pragma GCC unroll 4
             for (std::size_t v = 0; v < V; ++v)
                 acc[r][v] = fma(av, bv[v], acc[r][v]);
@@ -190,9 +195,9 @@ tile_store(vfloat (&acc)[R][V], const Rows& rows, bool finish, const Epi& epi, s
 /// `rows` (strided_rows or pointer_rows), B's rows ldb floats apart (N in place; V W, `Padded`, when
 /// packed). `load_c`: the chains go on from C; `finish`: this is the last block of K; `add_c`: the
 /// chains start from zero and C + chain is stored. `n`: the real rows, R but in row_tiles' remainder.
-template <std::size_t R, std::size_t V, std::size_t Last, bool Padded, class Epi, class Rows>
+template <std::size_t R, std::size_t V, std::size_t Last, bool Padded, class Epi, class Rows, class Count>
 inline void
-tile_on(std::size_t n, std::size_t kc, const Rows& rows, const float* b, std::size_t ldb, bool load_c, bool finish,
+tile_on(Count n, std::size_t kc, const Rows& rows, const float* b, std::size_t ldb, bool load_c, bool finish,
         const Epi& epi, std::size_t col, bool add_c = false) noexcept
 {
     vfloat acc[R][V];
@@ -202,9 +207,9 @@ tile_on(std::size_t n, std::size_t kc, const Rows& rows, const float* b, std::si
 }
 
 /// tile_on with A(i, k) = a[i rs + k cs] and C's rows ldc floats apart from c.
-template <std::size_t R, std::size_t V, std::size_t Last, bool Padded, class Epi>
+template <std::size_t R, std::size_t V, std::size_t Last, bool Padded, class Epi, class Count>
 inline void
-tile(std::size_t n, std::size_t kc, const float* a, std::size_t rs, std::size_t cs, const float* b, std::size_t ldb,
+tile(Count n, std::size_t kc, const float* a, std::size_t rs, std::size_t cs, const float* b, std::size_t ldb,
      float* c, std::size_t ldc, bool load_c, bool finish, const Epi& epi, std::size_t col, bool add_c = false) noexcept
 {
     tile_on<R, V, Last, Padded>(n, kc, strided_rows{a, rs, cs, c, ldc}, b, ldb, load_c, finish, epi, col, add_c);
@@ -231,7 +236,8 @@ remainder_tile(std::size_t i, std::size_t left, F& f)
 }
 
 /// Calls f.template operator()<R>(i, n) for tiles covering rows [0, m), n of the R rows from i real:
-/// R = n = MR while MR rows are left, then the remainder (1 to MR - 1 rows) as one tile of the least
+/// R = n = MR while MR rows are left (n a std::integral_constant, so that a full tile's code is that of
+/// its height alone), then the remainder (1 to MR - 1 rows, n a std::size_t) as one tile of the least
 /// height that holds it among Hmin, 2 Hmin, 4 Hmin, ... and MR. A tile's rows from n on repeat its last
 /// real row (tile_start, tile_steps and tile_store take n): the same bits for the real rows, since a
 /// row's chains do not depend on the rows beside it. With Hmin = latency_rows<V> the short tile takes
@@ -245,7 +251,7 @@ row_tiles(std::size_t m, F&& f)
     static_assert(Hmin >= 1, "row_tiles: the least tile height is at least one row");
     std::size_t i = 0;
     for (; i + MR <= m; i += MR)
-        f.template operator()<MR>(i, MR);
+        f.template operator()<MR>(i, std::integral_constant<std::size_t, MR>{});
     if (i < m)
         remainder_tile<Hmin, MR>(i, m - i, f);
 }
@@ -256,7 +262,7 @@ inline void
 panel(std::size_t m, std::size_t kc, const float* a, std::size_t rs, std::size_t cs, const float* b, std::size_t ldb,
       float* c, std::size_t ldc, bool load_c, bool finish, const Epi& epi, std::size_t col) noexcept
 {
-    row_tiles<MR, latency_rows<V>>(m, [&]<std::size_t R>(std::size_t i, std::size_t n) {
+    row_tiles<MR, latency_rows<V>>(m, [&]<std::size_t R>(std::size_t i, auto n) {
         tile<R, V, Last, Padded>(n, kc, a + i * rs, rs, cs, b, ldb, c + i * ldc, ldc, load_c, finish, epi, col);
     });
 }
