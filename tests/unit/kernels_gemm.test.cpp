@@ -340,9 +340,9 @@ TEST_CASE("gemm_nt_bias_rows: an element's bits depend on its row of A and of B 
 
 TEST_CASE("transpose_strided moves every element, in and out of its register blocks", "[kernels]")
 {
-    // Whole 16-row strips with a column remainder, a row remainder under 16 and under 8, leading
-    // dimensions wider than the matrix (the rest of each row must stay as it was), a 512 x 512 matrix
-    // (rows 2 KB apart), and shapes too small for a block.
+    // Strips of 16 columns, one of 8 and a column remainder; a row remainder under 8; leading
+    // dimensions wider than the matrix (the rest of each row must stay as it was); a 512 x 512 matrix
+    // (rows 2 KB apart); and shapes too small for a block.
     const auto check = [](std::size_t rows, std::size_t cols, std::size_t in_ld, std::size_t out_ld) {
         INFO(rows << " x " << cols << ", in_ld " << in_ld << ", out_ld " << out_ld);
         const auto in = random_vector(rows * in_ld, 21);
@@ -355,6 +355,8 @@ TEST_CASE("transpose_strided moves every element, in and out of its register blo
     };
     check(37, 21, 23, 40);
     check(16, 8, 8, 16);
+    check(19, 24, 30, 20);
+    check(8, 40, 40, 8);
     check(45, 70, 77, 45);
     check(512, 512, 512, 512);
     check(7, 5, 5, 7);

@@ -36,28 +36,32 @@ transpose_scalar(const float* in, std::size_t r0, std::size_t r1, std::size_t c0
 }
 
 /// out(c, r) = in(r, c) for r < rows, c < cols, rows `in_ld` and `out_ld` floats apart. With AVX2,
-/// 8 x 8 blocks in registers, two blocks of rows per block of columns, so that each row of `out`
-/// receives 16 consecutive floats (a whole line when aligned) before the walk moves on: the rows of a
-/// wide matrix (2 KB apart for 512 columns) fall into a few L1 sets, and element by element each line
-/// would be fetched twice.
+/// 8 x 8 blocks in registers, walked down the rows for each strip of 16 columns: each line of `in`
+/// (16 floats when aligned) is read once, and each of the strip's 16 rows of `out` is written from
+/// start to end, a stream the hardware prefetches. The fused pass writes the shared transposed kernels
+/// this way into lines that the rest of the step has evicted; walked across the columns instead, each
+/// 8 x 8 block stored into 8 lines 2 KB apart (a 512-wide kernel) that had to be fetched first: a
+/// 512 x 512 kernel took 590-800 us where this takes 200-220 (docs/benchmarks.md).
 inline void
 transpose_strided(const float* in, std::size_t rows, std::size_t cols, std::size_t in_ld, float* out,
                   std::size_t out_ld) noexcept
 {
     using tpudsl::detail::simd::transpose_8x8;
-    std::size_t r0 = 0;
+    std::size_t full_rows = 0, c0 = 0;
     if constexpr (tpudsl::detail::simd::transposes_8x8_in_registers) {
         constexpr std::size_t T = 8;
-        const std::size_t full_cols = cols / T * T;
-        for (; r0 + 2 * T <= rows; r0 += 2 * T) {
-            for (std::size_t c0 = 0; c0 < full_cols; c0 += T) {
+        full_rows = rows / T * T;
+        for (; c0 + 2 * T <= cols; c0 += 2 * T)
+            for (std::size_t r0 = 0; r0 < full_rows; r0 += T) {
                 transpose_8x8(in + r0 * in_ld + c0, in_ld, out + c0 * out_ld + r0, out_ld);
-                transpose_8x8(in + (r0 + T) * in_ld + c0, in_ld, out + c0 * out_ld + r0 + T, out_ld);
+                transpose_8x8(in + r0 * in_ld + c0 + T, in_ld, out + (c0 + T) * out_ld + r0, out_ld);
             }
-            transpose_scalar(in, r0, r0 + 2 * T, full_cols, cols, in_ld, out, out_ld);
-        }
+        for (; c0 + T <= cols; c0 += T)
+            for (std::size_t r0 = 0; r0 < full_rows; r0 += T)
+                transpose_8x8(in + r0 * in_ld + c0, in_ld, out + c0 * out_ld + r0, out_ld);
+        transpose_scalar(in, 0, full_rows, c0, cols, in_ld, out, out_ld);
     }
-    transpose_scalar(in, r0, rows, 0, cols, in_ld, out, out_ld);
+    transpose_scalar(in, full_rows, rows, 0, cols, in_ld, out, out_ld);
 }
 
 } // namespace detail
