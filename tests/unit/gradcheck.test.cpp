@@ -577,15 +577,17 @@ TEST_CASE("deferred Dense kernels: over every micro-batch at once, the bits of o
 
 namespace {
 
-/// A dense network's micro-batches of sizes `sizes` (capacity cap) through forward_micro_batches, their losses'
-/// gradients, and backward_micro_batches, against forward and backward on each part alone: every output,
-/// every workspace float backward leaves for the deferred kernels and every arena, bit for bit.
+/// A model's micro-batches of sizes `sizes` (capacity cap) through forward_micro_batches, their losses'
+/// gradients, and backward_micro_batches (a dense network layer by layer; a model with row layers on
+/// top, graph::rows_from, those layer by layer and the others micro-batch by micro-batch), against
+/// forward and backward on each part alone: every output, every workspace float backward leaves for the
+/// deferred kernels and every arena, bit for bit.
 template <class M>
 void
 check_rows(const std::vector<std::size_t>& sizes, bool logit_grad, bool defer)
 {
     using G = ops::graph<M>;
-    STATIC_REQUIRE(G::rows_only);
+    STATIC_REQUIRE(G::rows_from < G::layers);
     constexpr std::size_t P = M::param_buffer_size;
     const std::size_t cap = *std::max_element(sizes.begin(), sizes.end());
     const std::size_t parts = sizes.size();
@@ -649,4 +651,26 @@ TEST_CASE("a dense network's micro-batches layer by layer: the bits of each one 
     check_rows<Chain>({3, 3, 1}, false, true);
     check_rows<Chain>({2, 9}, true, false);
     STATIC_REQUIRE_FALSE(ops::graph<seeds::FashionCnn>::rows_only);
+}
+
+TEST_CASE("a wide Dense on top of convolutions runs its micro-batches layer by layer: the bits of each one alone",
+          "[gradcheck][rows]")
+{
+    // The CIFAR-10 pattern, smaller: a Same convolution, a convolution fused with its pooling, Dropout,
+    // Flatten, a Dense whose kernel (256 x 1024) is rows_kernel_floats, Dropout, Dense<10>. The layers
+    // from the first Dropout up run layer by layer, the convolutions micro-batch by micro-batch.
+    using Wide = Sequential<Input<Shape<10, 10, 1>>, Conv2D<4, 3, Relu, Same>, Conv2D<16, 3, Relu>, MaxPool2D<2>,
+                            Dropout<0.25f>, Flatten, Dense<1024, Relu>, Dropout<0.5f>, Dense<10, Softmax>>;
+    using G = ops::graph<Wide>;
+    STATIC_REQUIRE(G::rows_from == 3);
+    STATIC_REQUIRE(G::plan.nodes[1].kind == ops::node_kind::fused_conv);
+    check_rows<Wide>({16, 16, 16, 16}, true, true);
+    check_rows<Wide>({5, 0, 3, 4}, false, true);
+    check_rows<Wide>({7, 2}, true, false);
+    // A narrower kernel, or one whose input gradient the fused pair below computes (Fashion-MNIST's
+    // Dense<10> through a Flatten): every micro-batch through the whole model in turn.
+    using Narrow = Sequential<Input<Shape<10, 10, 1>>, Conv2D<4, 3, Relu, Same>, Conv2D<16, 3, Relu>, MaxPool2D<2>,
+                              Dropout<0.25f>, Flatten, Dense<1023, Relu>, Dropout<0.5f>, Dense<10, Softmax>>;
+    STATIC_REQUIRE(ops::graph<Narrow>::rows_from == ops::graph<Narrow>::layers);
+    STATIC_REQUIRE(ops::graph<seeds::FashionCnn>::rows_from == ops::graph<seeds::FashionCnn>::layers);
 }

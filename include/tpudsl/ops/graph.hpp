@@ -241,6 +241,28 @@ public:
     /// runs its micro-batches layer by layer (forward_micro_batches, backward_micro_batches), and each Dense reads its
     /// kernel once for all of them instead of once per micro-batch.
     static constexpr bool rows_only = plan.rows_only;
+    /// Floats of a Dense kernel from which a model whose lower layers are not row layers runs its top
+    /// ones layer by layer too (rows_from): 1 MB, more than stays in cache from one micro-batch to the
+    /// next, so that each micro-batch read it from memory again (CIFAR-10's 2304 x 512).
+    static constexpr std::size_t rows_kernel_floats = std::size_t{1} << 18;
+    /// The first of the layers that a replica runs layer by layer over its micro-batches
+    /// (forward_micro_batches, backward_micro_batches): 0 for a dense network (rows_only); otherwise the
+    /// first of the row layers at the top of the model when a Dense among them has a kernel of at least
+    /// rows_kernel_floats (the layers below run micro-batch by micro-batch, as `forward` and `backward`
+    /// run them); `layers` when the replica runs every micro-batch through the whole model in turn.
+    static constexpr std::size_t rows_from = [] {
+        if (rows_only)
+            return std::size_t{0};
+        std::size_t from = layers;
+        while (from > 1 && facts[from - 1].row_wise && !plan.nodes[from - 1].dx_left_to_pair)
+            --from;
+        const bool wide = [&]<std::size_t... I>(std::index_sequence<I...>) {
+            return ((I >= from && spec<I>::defers_kernel_gradient &&
+                     layer<I>::input_shape::size * layer<I>::output_shape::size >= rows_kernel_floats) ||
+                    ...);
+        }(std::make_index_sequence<layers>{});
+        return wide ? from : layers;
+    }();
 
     /// The parameter ranges [begin, end) whose gradients layers add into (rather than write): the
     /// arena must be cleared there between steps.
@@ -473,30 +495,49 @@ public:
         }(std::make_index_sequence<layers>{});
     }
 
-    /// `forward` on several micro-batches of one replica (rows_only models), layer by layer: micro-batch p's
+    /// `forward` on several micro-batches of one replica (models with rows_from < layers): the layers
+    /// below rows_from micro-batch by micro-batch, then the others layer by layer. Micro-batch p's
     /// workspace gets the bits `forward` gives it alone with ctx.first_sample = batches[p].first. Parts
     /// without samples are skipped.
     static void
     forward_micro_batches(const float* params, const micro_batch* batches, std::size_t count, std::size_t cap,
                   const step_context& ctx) noexcept
     {
-        static_assert(rows_only, "graph::forward_micro_batches: row layers only (graph::rows_only)");
+        static_assert(rows_from < layers, "graph::forward_micro_batches: no row layers to run together (rows_from)");
+        if constexpr (rows_from > 0) {
+            step_context c = ctx;
+            for (std::size_t p = 0; p < count; ++p)
+                if (batches[p].n > 0) {
+                    c.first_sample = batches[p].first;
+                    [&]<std::size_t... I>(std::index_sequence<I...>) {
+                        (forward_layer<I>(params, batches[p].x, batches[p].ws, cap, batches[p].n, c), ...);
+                    }(std::make_index_sequence<rows_from>{});
+                }
+        }
         [&]<std::size_t... I>(std::index_sequence<I...>) {
-            (forward_layer_micro_batches<I>(params, batches, count, cap, ctx), ...);
-        }(std::make_index_sequence<layers>{});
+            (forward_layer_micro_batches<rows_from + I>(params, batches, count, cap, ctx), ...);
+        }(std::make_index_sequence<layers - rows_from>{});
     }
 
     /// `backward` (kernels deferred or not, no input gradient) on the batches after forward_micro_batches and their
-    /// losses, layer by layer from the top, each micro-batch's gradients into batches[p].grads: the bits of
-    /// `backward` on each micro-batch alone.
+    /// losses: from the top down to rows_from layer by layer, then micro-batch by micro-batch; each
+    /// micro-batch's gradients into batches[p].grads, the bits of `backward` on each micro-batch alone.
     static void
     backward_micro_batches(const float* params, const micro_batch* batches, std::size_t count, std::size_t cap, bool logit_grad,
                    bool defer_kernels) noexcept
     {
-        static_assert(rows_only, "graph::backward_micro_batches: row layers only (graph::rows_only)");
+        static_assert(rows_from < layers, "graph::backward_micro_batches: no row layers to run together (rows_from)");
         [&]<std::size_t... I>(std::index_sequence<I...>) {
             (backward_layer_micro_batches<layers - 1 - I>(params, batches, count, cap, logit_grad, defer_kernels), ...);
-        }(std::make_index_sequence<layers>{});
+        }(std::make_index_sequence<layers - rows_from>{});
+        if constexpr (rows_from > 0)
+            for (std::size_t p = 0; p < count; ++p)
+                if (batches[p].n > 0)
+                    [&]<std::size_t... I>(std::index_sequence<I...>) {
+                        (backward_layer<rows_from - 1 - I>(params, batches[p].x, batches[p].ws, cap, batches[p].n,
+                                                           batches[p].grads, logit_grad, nullptr, defer_kernels),
+                         ...);
+                    }(std::make_index_sequence<rows_from>{});
     }
 
 private:

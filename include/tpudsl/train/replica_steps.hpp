@@ -317,9 +317,10 @@ protected:
                             logit_grad, nullptr, /*defer_kernels*/ true);
     }
 
-    /// run_micro_batch on every micro-batch of replica r, for a dense network (graph::rows_only) layer by layer
-    /// over them all: each Dense reads its kernel once per replica, not once per micro-batch. The same
-    /// bits as run_micro_batch on each.
+    /// run_micro_batch on every micro-batch of replica r, the row layers at the top of the model
+    /// (graph::rows_from: every layer of a dense network) layer by layer over them all: each of those
+    /// Dense layers reads its kernel once per replica, not once per micro-batch. The same bits as
+    /// run_micro_batch on each.
     void
     run_replica_rows(std::size_t r, const batch_view* data, std::size_t global_n, bool training) noexcept
     {
@@ -365,7 +366,7 @@ protected:
     run_thread(std::size_t t, const batch_view* data, std::size_t global_n, bool training) noexcept
     {
         const kernels::scratch_scope scratch(arenas_[t]);
-        if constexpr (graph::rows_only) {
+        if constexpr (graph::rows_from < graph::layers) {
             runner_.for_each_replica_of(t, [&](std::size_t r) { run_replica_rows(r, data, global_n, training); });
         } else {
             for_each_micro_batch_of(t, [&](std::size_t c) { run_micro_batch(micro_batches_[c], data, global_n, training); });
