@@ -674,3 +674,20 @@ TEST_CASE("a wide Dense on top of convolutions runs its micro-batches layer by l
     STATIC_REQUIRE(ops::graph<Narrow>::rows_from == ops::graph<Narrow>::layers);
     STATIC_REQUIRE(ops::graph<seeds::FashionCnn>::rows_from == ops::graph<seeds::FashionCnn>::layers);
 }
+
+TEST_CASE("layers below a wide Dense keep nothing between a micro-batch's forward and its backward but its workspace",
+          "[gradcheck][rows]")
+{
+    // Below rows_from every micro-batch's forward runs before any backward: recurrent layers, batch
+    // statistics and a fused pair must find what their backward needs in the micro-batch's workspace.
+    using Lstm = Sequential<Input<Shape<5, 6>>, LSTM<16>, Dense<16384, Relu>, Dense<10, Softmax>>;
+    STATIC_REQUIRE(ops::graph<Lstm>::rows_from == 1);
+    check_rows<Lstm>({4, 3, 0, 4}, true, true);
+    using Gru = Sequential<Input<Shape<5, 6>>, GRU<16>, Dense<16384, Relu>, Dense<10, Softmax>>;
+    STATIC_REQUIRE(ops::graph<Gru>::rows_from == 1);
+    check_rows<Gru>({4, 3, 4}, false, true);
+    using Bn = Sequential<Input<Shape<6, 6, 2>>, Conv2D<8, 3>, BatchNormalization<>, Activation<Relu>, Flatten,
+                          Dense<2048, Relu>, Dense<10, Softmax>>;
+    STATIC_REQUIRE(ops::graph<Bn>::rows_from == 2);
+    check_rows<Bn>({5, 2, 5}, true, true);
+}
