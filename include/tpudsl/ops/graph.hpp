@@ -475,9 +475,7 @@ public:
     forward(const float* params, const input_type* x, float* ws, std::size_t cap, std::size_t n,
             const step_context& ctx) noexcept
     {
-        [&]<std::size_t... I>(std::index_sequence<I...>) {
-            (forward_layer<I>(params, x, ws, cap, n, ctx), ...);
-        }(std::make_index_sequence<layers>{});
+        forward_below<layers>(params, x, ws, cap, n, ctx);
     }
 
     /// Backward pass after `forward` and after the loss filled loss_gradient(): adds every weight's
@@ -489,10 +487,7 @@ public:
     backward(const float* params, const input_type* x, float* ws, std::size_t cap, std::size_t n, float* grads,
              bool logit_grad, float* input_grad = nullptr, bool defer_kernels = false) noexcept
     {
-        [&]<std::size_t... I>(std::index_sequence<I...>) {
-            (backward_layer<layers - 1 - I>(params, x, ws, cap, n, grads, logit_grad, input_grad, defer_kernels),
-             ...);
-        }(std::make_index_sequence<layers>{});
+        backward_below<layers>(params, x, ws, cap, n, grads, logit_grad, input_grad, defer_kernels);
     }
 
     /// `forward` on several micro-batches of one replica (models with rows_from < layers): the layers
@@ -509,9 +504,7 @@ public:
             for (std::size_t p = 0; p < count; ++p)
                 if (batches[p].n > 0) {
                     c.first_sample = batches[p].first;
-                    [&]<std::size_t... I>(std::index_sequence<I...>) {
-                        (forward_layer<I>(params, batches[p].x, batches[p].ws, cap, batches[p].n, c), ...);
-                    }(std::make_index_sequence<rows_from>{});
+                    forward_below<rows_from>(params, batches[p].x, batches[p].ws, cap, batches[p].n, c);
                 }
         }
         [&]<std::size_t... I>(std::index_sequence<I...>) {
@@ -533,14 +526,34 @@ public:
         if constexpr (rows_from > 0)
             for (std::size_t p = 0; p < count; ++p)
                 if (batches[p].n > 0)
-                    [&]<std::size_t... I>(std::index_sequence<I...>) {
-                        (backward_layer<rows_from - 1 - I>(params, batches[p].x, batches[p].ws, cap, batches[p].n,
-                                                           batches[p].grads, logit_grad, nullptr, defer_kernels),
-                         ...);
-                    }(std::make_index_sequence<rows_from>{});
+                    backward_below<rows_from>(params, batches[p].x, batches[p].ws, cap, batches[p].n, batches[p].grads,
+                                              logit_grad, nullptr, defer_kernels);
     }
 
 private:
+    /// `forward` through layers [0, Top): the whole model, or the layers under rows_from.
+    template <std::size_t Top>
+    static void
+    forward_below(const float* params, const input_type* x, float* ws, std::size_t cap, std::size_t n,
+                  const step_context& ctx) noexcept
+    {
+        [&]<std::size_t... I>(std::index_sequence<I...>) {
+            (forward_layer<I>(params, x, ws, cap, n, ctx), ...);
+        }(std::make_index_sequence<Top>{});
+    }
+
+    /// `backward` through layers Top - 1 down to 0, after the layers above have left dL/d(output of
+    /// Top - 1) in its delta.
+    template <std::size_t Top>
+    static void
+    backward_below(const float* params, const input_type* x, float* ws, std::size_t cap, std::size_t n, float* grads,
+                   bool logit_grad, float* input_grad, bool defer_kernels) noexcept
+    {
+        [&]<std::size_t... I>(std::index_sequence<I...>) {
+            (backward_layer<Top - 1 - I>(params, x, ws, cap, n, grads, logit_grad, input_grad, defer_kernels), ...);
+        }(std::make_index_sequence<Top>{});
+    }
+
     /// Micro-batches a Dense passes to one call of its rows kernel: a replica's micro-batches (8 at most with
     /// the default strategies); more are taken in groups.
     static constexpr std::size_t rows_group = 16;
