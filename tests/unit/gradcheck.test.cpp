@@ -172,6 +172,21 @@ TEST_CASE("gradients: Conv2D valid, stride 1", "[gradcheck]")
     check_model<Sequential<Input<Shape<6, 5, 2>>, Conv2D<3, 3, Tanh>, Flatten, Dense<2>>>();
 }
 
+TEST_CASE("gradients: Winograd convolutions, alone and fused with their pooling, Valid and Same", "[gradcheck][winograd]")
+{
+    // 16 channels in: F(2 x 2, 3 x 3) over odd outputs (tiles past the input's edge), the first
+    // layer Same (its tiles read the padding as zeros) with its input gradient, the second fused with
+    // its pooling (the pair's backward).
+    using M = Sequential<Input<Shape<5, 6, 16>>, Conv2D<16, 3, Linear, Same>, Conv2D<16, 3>, MaxPool2D<2>, Flatten,
+                         Dense<2, Tanh>>;
+    using G = ops::graph<M>;
+    STATIC_REQUIRE(G::plan.nodes[1].kind == ops::node_kind::fused_conv);
+    STATIC_REQUIRE(G::ops<0>::core<G::layer<0>>::winograd);
+    STATIC_REQUIRE(G::conv_pool<1>::conv_type::winograd);
+    check_model<M>();
+    check_model<Sequential<Input<Shape<7, 5, 16>>, Conv2D<32, 3>, Flatten, Dense<2, Tanh>>>();
+}
+
 TEST_CASE("gradients: a convolution's input gradient as the convolution of dZ's zero frame, Valid and Same", "[gradcheck]")
 {
     // 16 channels into a 3 x 3 (a 1-D 3) convolution of stride 1: its input gradient runs over dZ in a

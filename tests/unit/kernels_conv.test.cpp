@@ -115,6 +115,36 @@ TEST_CASE("convolutions equal the direct reference", "[kernels]")
     check_conv<Sequential<Input<Shape<8, 8, 4>>, Conv2D<8, 3>>>(2);
 }
 
+TEST_CASE("Winograd convolutions equal the direct reference", "[kernels][winograd]")
+{
+    // Valid with an odd output (8 x 7: the last tiles pass the input's edge), Same over odd rows and
+    // a width of 1, two blocks of tiles (CIFAR-10's fourth convolution: 49 tiles), Relu in the
+    // epilogue (the reference has none: a Linear layer above Relu's would not differ), and 48 filters
+    // (a panel narrower than the register tile's with AVX-512).
+    using one = Sequential<Input<Shape<10, 9, 16>>, Conv2D<32, 3>>;
+    using same = Sequential<Input<Shape<7, 1, 32>>, Conv2D<16, 3, Linear, Same>>;
+    using blocks = Sequential<Input<Shape<15, 15, 64>>, Conv2D<64, 3>>;
+    using wide = Sequential<Input<Shape<6, 5, 16>>, Conv2D<48, 3, Linear, Same>>;
+    auto winograd = []<class M>(M) {
+        using B = typename M::template layer<0>;
+        return B::spec::ops::template core<B>::winograd;
+    };
+    STATIC_REQUIRE(winograd(one{}));
+    STATIC_REQUIRE(winograd(same{}));
+    STATIC_REQUIRE(winograd(blocks{}));
+    STATIC_REQUIRE(winograd(wide{}));
+    STATIC_REQUIRE(kernels::winograd_plan<kernels::window_geometry{15, 15, 64, 3, 3, 1, 1, 13, 13, 0, 0}, 64>::blocks == 2);
+    check_conv<one>(2);
+    check_conv<same>(3);
+    check_conv<blocks>(2);
+    check_conv<wide>(2);
+    // Not Winograd: 8 channels, a stride of 2, a 5 x 5 window, 24 filters.
+    STATIC_REQUIRE(!winograd(Sequential<Input<Shape<8, 8, 8>>, Conv2D<16, 3>>{}));
+    STATIC_REQUIRE(!winograd(Sequential<Input<Shape<9, 9, 16>>, Conv2D<16, 3, Linear, Valid, 2>>{}));
+    STATIC_REQUIRE(!winograd(Sequential<Input<Shape<9, 9, 16>>, Conv2D<16, 5>>{}));
+    STATIC_REQUIRE(!winograd(Sequential<Input<Shape<9, 9, 16>>, Conv2D<24, 3>>{}));
+}
+
 TEST_CASE("the convolution path is chosen from the shapes", "[kernels]")
 {
     using kernels::conv_path;

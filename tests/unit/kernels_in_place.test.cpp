@@ -64,6 +64,7 @@ check_framed_bits(std::size_t samples)
     using core = tpudsl::detail::conv_core<G, F, Relu>;
     STATIC_REQUIRE(!G.windows_inside());
     STATIC_REQUIRE(core::framed);
+    STATIC_REQUIRE(!core::winograd);   // whose bits are not im2col's
     constexpr std::size_t P = G.positions(), K = G.patch();
     constexpr kernels::window_geometry FG = kernels::frame_geometry<G>;
     STATIC_REQUIRE(FG.windows_inside());
@@ -127,6 +128,7 @@ check_framed_pair_bits(std::size_t n, bool with_dx)
     using core = tpudsl::detail::conv_core<G, F, Relu>;
     using pair = tpudsl::detail::conv_pool_pair<core, tpudsl::detail::pool_core<PG>>;
     STATIC_REQUIRE(core::framed);
+    STATIC_REQUIRE(!core::winograd);   // whose bits are not im2col's
     constexpr std::size_t P = G.positions(), K = G.patch(), out = PG.positions() * F, Q = PG.positions();
     const auto x = random_vector(n * G.in_size(), 41);
     const auto w = random_vector(K * F, 42);
@@ -477,11 +479,13 @@ TEST_CASE("convolutions read in place give im2col's bits", "[kernels]")
 TEST_CASE("padded convolutions read from their zero frames give im2col's bits", "[kernels]")
 {
     using kernels::window_geometry;
-    // The CIFAR-10 model's Same convolutions: 3 channels (the frame's patch of 27 takes the direct
-    // tiles) and 32 (window rows); Same with a stride of 2 (one row and column of padding before, the
-    // last window passing the input's end); a Same 1-D convolution (the strided path).
+    // The CIFAR-10 model's first Same convolution: 3 channels (the frame's patch of 27 takes the direct
+    // tiles); 24 channels (window rows: with 16 or 32, as CIFAR-10's third, it would run as Winograd);
+    // Same with a stride of 2 (one row and column of padding before, the last window passing the
+    // input's end); a Same 1-D convolution (the strided path).
     check_framed_bits<window_geometry{32, 32, 3, 3, 3, 1, 1, 32, 32, 1, 1}, 32>(2);
-    check_framed_bits<window_geometry{15, 15, 32, 3, 3, 1, 1, 15, 15, 1, 1}, 64>(2);
+    check_framed_bits<window_geometry{15, 15, 24, 3, 3, 1, 1, 15, 15, 1, 1}, 64>(2);
+    STATIC_REQUIRE(!tpudsl::detail::conv_core<window_geometry{15, 15, 24, 3, 3, 1, 1, 15, 15, 1, 1}, 64, Relu>::winograd);
     check_framed_bits<window_geometry{9, 8, 6, 3, 3, 2, 2, 5, 4, 1, 0}, 10>(3);
     check_framed_bits<window_geometry{1, 20, 5, 1, 3, 1, 1, 1, 20, 0, 1}, 12>(2);
     // A stride wider than the window along the columns (the frame crops the input's last column),

@@ -51,6 +51,10 @@ enum class scratch {
     /// dot_rows' partial sums (gemm/dot.hpp), a vector per element of C when K takes several passes:
     /// m x N x W floats.
     dot_sums,
+    /// A Winograd convolution's workspace (winograd.hpp): its transformed kernel, its kernel gradient's
+    /// sums and a block of tiles' transforms, winograd_plan::floats. One user: a convolution's pass
+    /// fills it and reads it through its samples, calling no other kernel that asks for it.
+    winograd,
     count   ///< not a buffer: how many there are
 };
 

@@ -122,7 +122,7 @@ public:
         [&]<std::size_t... I>(std::index_sequence<I...>) {
             ([&] {
                 if constexpr (fusion.nodes[I].kind == node_kind::fused_conv) {
-                    f[I].pair_in_place = conv_pool<I>::conv_type::in_place;
+                    f[I].pair_in_place = conv_pool<I>::one_sample_scratch;
                     f[I].pair_dx_scratch = conv_pool<I>::dx_scratch;
                 }
             }(),

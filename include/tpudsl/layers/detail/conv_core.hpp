@@ -10,6 +10,7 @@
 #include <tpudsl/kernels/gemm.hpp>
 #include <tpudsl/kernels/im2col.hpp>
 #include <tpudsl/kernels/window_geometry.hpp>
+#include <tpudsl/kernels/winograd.hpp>
 #include <tpudsl/layers/detail/linear.hpp>
 #include <tpudsl/layers/step_context.hpp>
 
@@ -54,6 +55,12 @@ struct conv_core {
     /// The activation applied in the GEMM's epilogue (the others run as a pass after it).
     static constexpr bool epilogue_activation = std::is_same_v<Act, Relu> || std::is_same_v<Act, Linear>;
     using epilogue = std::conditional_t<epilogue_activation, Act, Linear>;
+    /// A 3 x 3 convolution of stride 1 over at least 16 channels runs as Winograd F(2 x 2, 3 x 3)
+    /// (kernels::winograd_fits): 16 products per 2 x 2 outputs and channel where the other paths take
+    /// 36, padding read as zeros where a tile passes the input's edge (no frame, no im2col). Its bits
+    /// are not im2col's: within float rounding of the direct sum.
+    static constexpr bool winograd = !softmax && epilogue_activation && kernels::winograd_fits<G, F>;
+    using winograd_epilogue = kernels::detail::bias_epilogue<std::is_same_v<Act, Relu>>;
 
     /// Where sample s's windows are read (reads_in_place): in x, or in the frame forward left in the
     /// scratch.
@@ -73,7 +80,9 @@ struct conv_core {
     static constexpr kernels::scratch_sizes
     kernel_scratch(std::size_t samples) noexcept
     {
-        if constexpr (dx_as_conv)
+        if constexpr (winograd)
+            return kernels::winograd_scratch<G, F>();
+        else if constexpr (dx_as_conv)
             return kernels::conv_in_place_scratch<read_geometry, F>() | kernels::flipped_kernel_scratch_sizes<G, F>();
         else if constexpr (in_place)
             return kernels::conv_in_place_scratch<G, F>() | kernels::gemm_nt_scratch<F, K>(samples * P, false);
@@ -97,7 +106,12 @@ struct conv_core {
     static void
     forward(const float* w, const float* b, const float* x, float* y, float* scratch, std::size_t n) noexcept
     {
-        if constexpr (reads_in_place) {
+        if constexpr (winograd) {
+            float* ws = kernels::winograd_workspace<G, F>();
+            kernels::winograd_prepare_forward<G, F>(w, ws);
+            for (std::size_t s = 0; s < n; ++s)
+                kernels::winograd_forward<G, F>(x + s * G.in_size(), ws, y + s * P * F, winograd_epilogue{b});
+        } else if constexpr (reads_in_place) {
             for (std::size_t s = 0; s < n; ++s) {
                 if constexpr (framed)
                     kernels::to_frame<G>(x + s * G.in_size(), scratch + s * frame.in_size());
@@ -110,12 +124,32 @@ struct conv_core {
         }
     }
 
+    /// dW of the n samples winograd_backward took in the workspace ws (zeros when n is 0).
+    static void
+    winograd_kernel_gradient(const float* ws, float* dw, std::size_t n) noexcept
+    {
+        if (n > 0)
+            kernels::winograd_kernel_gradient<G, F>(ws, dw, false);
+        else
+            std::fill_n(dw, K * F, 0.0f);
+    }
+
     static void
     backward(const float* w, const float* x, const float* y, float* dy, float* dx, float* dw, float* db,
              float* scratch, std::size_t n, bool dy_is_logit_grad) noexcept
     {
         if (!dy_is_logit_grad)
             kernels::activation_backward<Act, F>(y, dy, dy, n * P);
+        if constexpr (winograd) {   // dx and dy are the graph's two deltas: never the same memory
+            float* ws = kernels::winograd_workspace<G, F>();
+            kernels::winograd_prepare_backward<G, F>(w, ws, dx != nullptr);
+            for (std::size_t s = 0; s < n; ++s)
+                kernels::winograd_backward<G, F>(x + s * G.in_size(), dy + s * P * F, ws,
+                                                 dx ? dx + s * G.in_size() : nullptr, s == 0);
+            winograd_kernel_gradient(ws, dw, n);
+            column_sums<F>(dy, db, n * P);
+            return;
+        }
         if constexpr (reads_in_place) {
             for (std::size_t s = 0; s < n; ++s)   // dW (K, F) += windows^T . dZ, sample by sample
                 kernels::conv_kernel_gradient_in_place<read_geometry, F>(windows(x, scratch, s), dy + s * P * F, dw,

@@ -74,6 +74,15 @@ struct conv_pool_pair {
     forward(const float* w, const float* b, const float* x, float* z1, float* cols, float* y, float* argmax,
             std::size_t n) noexcept
     {
+        if constexpr (Conv::winograd) {   // the convolution into z1 from x itself, then the pooling
+            float* ws = kernels::winograd_workspace<CG, F>();
+            kernels::winograd_prepare_forward<CG, F>(w, ws);
+            for (std::size_t s = 0; s < n; ++s) {
+                kernels::winograd_forward<CG, F>(x + s * CG.in_size(), ws, z1, typename Conv::winograd_epilogue{b});
+                kernels::max_pool_forward<PG>(z1, y + s * Pool::out, argmax + s * Pool::out);
+            }
+            return;
+        }
         for (std::size_t s = 0; s < n; ++s) {
             const float* xs = x + s * CG.in_size();
             float* ys = y + s * Pool::out;
@@ -111,7 +120,9 @@ struct conv_pool_pair {
     static constexpr bool dx_as_conv = Conv::in_place && kernels::input_gradient_as_conv<CG>;
     static constexpr bool dz_in_frame = dx_as_conv && CG.out_h == 1 && CG.k_h == 1;
     /// Floats of the one-sample scratch backward needs when it computes dx (an in-place convolution).
-    static constexpr std::size_t dx_scratch = dx_as_conv ? kernels::dz_frame_size<CG, F> : P * K;
+    static constexpr std::size_t dx_scratch = Conv::winograd ? 0 : dx_as_conv ? kernels::dz_frame_size<CG, F> : P * K;
+    /// Its scratch is one sample's (dx_scratch floats) rather than a block per sample.
+    static constexpr bool one_sample_scratch = Conv::in_place || Conv::winograd;
 
     /// Without an input gradient to compute, backward writes dZ one band of pooling windows at a time and
     /// takes the kernel gradient of each band while it is in L1 (kernels::conv_pool_kernel_gradient).
@@ -136,6 +147,8 @@ struct conv_pool_pair {
     static constexpr kernels::scratch_sizes
     kernel_scratch() noexcept
     {
+        if constexpr (Conv::winograd)
+            return kernels::winograd_scratch<CG, F>();
         kernels::scratch_sizes s = kernels::gemm_nn_scratch<F, K>(P);
         if constexpr (Conv::reads_in_place)
             s |= kernels::conv_in_place_scratch<RG, F>();
@@ -148,12 +161,48 @@ struct conv_pool_pair {
         return s;
     }
 
+    /// backward of a Winograd convolution (Conv::winograd): per sample, dZ from the pooled gradient
+    /// into z1, then its share of dU and its input gradient from x and z1; dW from dU at the end.
+    template <class Pooled>
+    static void
+    backward_winograd(const float* w, const float* x, const float* y, const Pooled& pooled, float* dx, float* dw,
+                      float* db, float* z1, const float* argmax, std::size_t n) noexcept
+    {
+        float* ws = kernels::winograd_workspace<CG, F>();
+        kernels::winograd_prepare_backward<CG, F>(w, ws, dx != nullptr);
+        float* from = nullptr;   // sample s0's pooled gradient
+        std::size_t s0 = 0;
+        for (std::size_t i = 0; i < n; ++i) {
+            const std::size_t s = reverse ? n - 1 - i : i;
+            if (i % group == 0) {
+                const std::size_t count = std::min(group, n - i);
+                s0 = reverse ? n - i - count : i;
+                from = pooled(s0, count);
+            }
+            float* dys = from + (s - s0) * Pool::out;
+            if constexpr (kernels::pool_backward_through_act<PG, Act>) {
+                kernels::max_pool_backward_through<PG, Act>(y + s * Pool::out, dys, argmax + s * Pool::out, z1, db,
+                                                            i > 0);
+            } else {
+                kernels::activation_backward<Act, F>(y + s * Pool::out, dys, dys, Pool::out / F);
+                column_sums<F>(dys, db, Pool::out / F, i > 0);
+                kernels::max_pool_backward<PG>(dys, argmax + s * Pool::out, z1);
+            }
+            kernels::winograd_backward<CG, F>(x + s * CG.in_size(), z1, ws, dx ? dx + s * CG.in_size() : nullptr, i == 0);
+        }
+        Conv::winograd_kernel_gradient(ws, dw, n);
+    }
+
     template <class Pooled>
     static void
     backward(const float* w, const float* x, const float* y, const Pooled& pooled, float* dx, float* dw, float* db,
              float* cols, float* z1, const float* argmax, std::size_t n) noexcept
     {
         constexpr std::size_t Q = Pool::out / F;   // pooled positions
+        if constexpr (Conv::winograd) {
+            backward_winograd(w, x, y, pooled, dx, dw, db, z1, argmax, n);
+            return;
+        }
         // W^T (F, K), or the flipped kernel (k_w F, C), once per pass.
         const float* wt = !dx          ? nullptr
                           : dx_as_conv ? kernels::flipped_kernel_scratch<CG, F>(w)
