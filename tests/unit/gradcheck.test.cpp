@@ -184,7 +184,11 @@ TEST_CASE("gradients: Winograd convolutions, alone and fused with their pooling,
     STATIC_REQUIRE(G::ops<0>::core<G::layer<0>>::winograd);
     STATIC_REQUIRE(G::conv_pool<1>::conv_type::winograd);
     check_model<M>();
-    check_model<Sequential<Input<Shape<7, 5, 16>>, Conv2D<32, 3>, Flatten, Dense<2, Tanh>>>();
+    using One = Sequential<Input<Shape<7, 5, 16>>, Conv2D<32, 3>, Flatten, Dense<2, Tanh>>;
+    check_model<One>();
+    // It keeps no per-sample block (its workspace is the thread's scratch): the next layer's starts
+    // where its own would.
+    STATIC_REQUIRE(ops::graph<One>::plan.nodes[1].scratch == ops::graph<One>::plan.nodes[0].scratch);
 }
 
 TEST_CASE("gradients: a convolution's input gradient as the convolution of dZ's zero frame, Valid and Same", "[gradcheck]")

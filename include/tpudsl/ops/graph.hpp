@@ -89,6 +89,9 @@ public:
         f.absorbable = !std::is_void_v<typename S::absorbable_activation>;
         f.output_size = layer<I>::output_shape::size;
         f.scratch_size = layer<I>::scratch_size;
+        if constexpr (requires { ops<I>::template core<layer<I>>::winograd; })
+            if constexpr (ops<I>::template core<layer<I>>::winograd)
+                f.scratch_size = 0;   // a Winograd convolution keeps nothing: its block is in the thread's scratch
         return f;
     }
 
