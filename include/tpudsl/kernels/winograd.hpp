@@ -51,7 +51,7 @@ namespace tpudsl::kernels {
 /// the transforms).
 template <window_geometry G, std::size_t F>
 inline constexpr bool winograd_fits = G.k_h == 3 && G.k_w == 3 && G.s_h == 1 && G.s_w == 1 && G.channels >= 16 &&
-                                      G.channels % 16 == 0 && F % 16 == 0 && G.out_h >= 1 && G.out_w >= 1;
+                                      G.channels % 16 == 0 && F % 16 == 0;
 
 /// The tiles of a Winograd convolution of geometry G with F filters, and how they are blocked.
 template <window_geometry G, std::size_t F>
@@ -254,14 +254,16 @@ winograd_input_gradient_transform(const float* dv, std::size_t t0, std::size_t c
 } // namespace detail
 
 /// This thread's workspace for the Winograd passes of G and F (winograd_plan<G, F>::floats, in
-/// scratch::winograd), its vector of zeros written. Valid until the thread's next call.
+/// scratch::winograd), its vector of zeros and its sink cleared (a pass adds into the sink what
+/// falls in the padding; cleared, it never grows past one pass's sums). Valid until the thread's
+/// next call.
 template <window_geometry G, std::size_t F>
 [[nodiscard]] inline float*
 winograd_workspace()
 {
     using WP = winograd_plan<G, F>;
     float* ws = detail::scratch_buffer(WP::floats, detail::scratch::winograd);
-    std::fill_n(ws + WP::zeros_at, WP::edge, 0.0f);
+    std::fill_n(ws + WP::zeros_at, 2 * WP::edge, 0.0f);   // zeros, then the sink
     return ws;
 }
 
