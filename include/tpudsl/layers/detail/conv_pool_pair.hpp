@@ -161,15 +161,13 @@ struct conv_pool_pair {
         return s;
     }
 
-    /// backward of a Winograd convolution (Conv::winograd): per sample, dZ from the pooled gradient
-    /// into z1, then its share of dU and its input gradient from x and z1; dW from dU at the end.
-    template <class Pooled>
+    /// Calls fn(i, s, dy) for the i-th sample backward takes, s, and its pooled gradient dy (in `reverse`
+    /// order when the shapes ask), asking `pooled` for each group of `group` samples as the pass
+    /// reaches it.
+    template <class Pooled, class Fn>
     static void
-    backward_winograd(const float* w, const float* x, const float* y, const Pooled& pooled, float* dx, float* dw,
-                      float* db, float* z1, const float* argmax, std::size_t n) noexcept
+    for_each_pooled(std::size_t n, const Pooled& pooled, Fn&& fn) noexcept
     {
-        float* ws = kernels::winograd_workspace<CG, F>();
-        kernels::winograd_prepare_backward<CG, F>(w, ws, dx != nullptr);
         float* from = nullptr;   // sample s0's pooled gradient
         std::size_t s0 = 0;
         for (std::size_t i = 0; i < n; ++i) {
@@ -179,17 +177,41 @@ struct conv_pool_pair {
                 s0 = reverse ? n - i - count : i;
                 from = pooled(s0, count);
             }
-            float* dys = from + (s - s0) * Pool::out;
-            if constexpr (kernels::pool_backward_through_act<PG, Act>) {
-                kernels::max_pool_backward_through<PG, Act>(y + s * Pool::out, dys, argmax + s * Pool::out, z1, db,
-                                                            i > 0);
-            } else {
-                kernels::activation_backward<Act, F>(y + s * Pool::out, dys, dys, Pool::out / F);
-                column_sums<F>(dys, db, Pool::out / F, i > 0);
-                kernels::max_pool_backward<PG>(dys, argmax + s * Pool::out, z1);
-            }
-            kernels::winograd_backward<CG, F>(x + s * CG.in_size(), z1, ws, dx ? dx + s * CG.in_size() : nullptr, i == 0);
+            fn(i, s, from + (s - s0) * Pool::out);
         }
+    }
+
+    /// While sample s's pooled gradient dys is in cache: act'(z) at each argmax (from the pooled value),
+    /// the bias gradient (each pooled gradient lands on one z: the same sums; `accumulate`: a later
+    /// sample), dZ (P, F).
+    static void
+    pooled_to_dz(const float* y, float* dys, const float* argmax, float* dz, float* db, std::size_t s,
+                 bool accumulate) noexcept
+    {
+        if constexpr (kernels::pool_backward_through_act<PG, Act>) {
+            kernels::max_pool_backward_through<PG, Act>(y + s * Pool::out, dys, argmax + s * Pool::out, dz, db,
+                                                        accumulate);
+        } else {
+            constexpr std::size_t Q = Pool::out / F;   // pooled positions
+            kernels::activation_backward<Act, F>(y + s * Pool::out, dys, dys, Q);
+            column_sums<F>(dys, db, Q, accumulate);
+            kernels::max_pool_backward<PG>(dys, argmax + s * Pool::out, dz);
+        }
+    }
+
+    /// backward of a Winograd convolution (Conv::winograd): per sample, dZ from the pooled gradient
+    /// into z1, then its share of dU and its input gradient from x and z1; dW from dU at the end.
+    template <class Pooled>
+    static void
+    backward_winograd(const float* w, const float* x, const float* y, const Pooled& pooled, float* dx, float* dw,
+                      float* db, float* z1, const float* argmax, std::size_t n) noexcept
+    {
+        float* ws = kernels::winograd_workspace<CG, F>();
+        kernels::winograd_prepare_backward<CG, F>(w, ws, dx != nullptr);
+        for_each_pooled(n, pooled, [&](std::size_t i, std::size_t s, float* dys) {
+            pooled_to_dz(y, dys, argmax, z1, db, s, i > 0);
+            kernels::winograd_backward<CG, F>(x + s * CG.in_size(), z1, ws, dx ? dx + s * CG.in_size() : nullptr, i == 0);
+        });
         Conv::winograd_kernel_gradient(ws, dw, n);
     }
 
@@ -198,7 +220,6 @@ struct conv_pool_pair {
     backward(const float* w, const float* x, const float* y, const Pooled& pooled, float* dx, float* dw, float* db,
              float* cols, float* z1, const float* argmax, std::size_t n) noexcept
     {
-        constexpr std::size_t Q = Pool::out / F;   // pooled positions
         if constexpr (Conv::winograd) {
             backward_winograd(w, x, y, pooled, dx, dw, db, z1, argmax, n);
             return;
@@ -214,34 +235,16 @@ struct conv_pool_pair {
                 if constexpr (dz_in_frame)
                     dz = cols + (CG.k_w - 1) * F;
             }
-        float* from = nullptr;                     // sample s0's pooled gradient
-        std::size_t s0 = 0;
-        for (std::size_t i = 0; i < n; ++i) {
-            const std::size_t s = reverse ? n - 1 - i : i;
-            if (i % group == 0) {
-                const std::size_t count = std::min(group, n - i);
-                s0 = reverse ? n - i - count : i;
-                from = pooled(s0, count);
-            }
+        for_each_pooled(n, pooled, [&](std::size_t i, std::size_t s, float* dys) {
             float* cs = Conv::in_place ? cols : cols + s * P * K;   // in place: cols is dcols' buffer
-            float* dys = from + (s - s0) * Pool::out;
             // No input gradient (a first layer): dZ one band of pooling windows at a time, in L1.
             if constexpr (in_bands)
                 if (!dx) {
                     kernels::conv_pool_kernel_gradient<RG, PG, F, Act>(windows(x, cols, s), y + s * Pool::out, dys,
                                                                        argmax + s * Pool::out, z1, dw, db, i > 0);
-                    continue;
+                    return;
                 }
-            // While the sample's pooled gradient is in cache: act'(z) at each argmax (from the pooled
-            // value), the bias gradient (each pooled gradient lands on one z: the same sums), dZ (P, F).
-            if constexpr (kernels::pool_backward_through_act<PG, Act>) {
-                kernels::max_pool_backward_through<PG, Act>(y + s * Pool::out, dys, argmax + s * Pool::out, dz, db,
-                                                            i > 0);
-            } else {
-                kernels::activation_backward<Act, F>(y + s * Pool::out, dys, dys, Q);
-                column_sums<F>(dys, db, Q, i > 0);
-                kernels::max_pool_backward<PG>(dys, argmax + s * Pool::out, dz);
-            }
+            pooled_to_dz(y, dys, argmax, dz, db, s, i > 0);
             if constexpr (Conv::reads_in_place)
                 kernels::conv_kernel_gradient_in_place<RG, F>(windows(x, cols, s), dz, dw, i > 0);
             else
@@ -256,7 +259,7 @@ struct conv_pool_pair {
                     kernels::col2im<CG>(cs, dx + s * CG.in_size());
                 }
             }
-        }
+        });
     }
 };
 
