@@ -174,18 +174,22 @@ TEST_CASE("gradients: Conv2D valid, stride 1", "[gradcheck]")
 
 TEST_CASE("gradients: Winograd convolutions, alone and fused with their pooling, Valid and Same", "[gradcheck][winograd]")
 {
-    // 16 channels in: F(2 x 2, 3 x 3) over odd outputs (tiles past the input's edge), the first
-    // layer Same (its tiles read the padding as zeros) with its input gradient, the second fused with
-    // its pooling (the pair's backward).
+    // 16 channels in, over odd outputs (tiles past the input's edge): the first layer Same (its
+    // tiles read the padding as zeros) with its input gradient, F(2 x 2, 3 x 3); the second
+    // F(4 x 4, 3 x 3) fused with its pooling (the pair's backward); then a Relu layer alone, F(4 x 4)
+    // (Relu's derivative and the bias gradient taken as its tiles read dY).
     using M = Sequential<Input<Shape<5, 6, 16>>, Conv2D<16, 3, Linear, Same>, Conv2D<16, 3>, MaxPool2D<2>, Flatten,
                          Dense<2, Tanh>>;
     using G = ops::graph<M>;
     STATIC_REQUIRE(G::plan.nodes[1].kind == ops::node_kind::fused_conv);
     STATIC_REQUIRE(G::ops<0>::core<G::layer<0>>::winograd);
     STATIC_REQUIRE(G::conv_pool<1>::conv_type::winograd);
+    STATIC_REQUIRE(kernels::winograd_tile<G::ops<0>::core<G::layer<0>>::geometry> == 2);
+    STATIC_REQUIRE(kernels::winograd_tile<G::conv_pool<1>::conv_type::geometry> == 4);
     check_model<M>();
-    using One = Sequential<Input<Shape<7, 5, 16>>, Conv2D<32, 3>, Flatten, Dense<2, Tanh>>;
-    check_model<One>();
+    using One = Sequential<Input<Shape<6, 6, 16>>, Conv2D<32, 3, Relu>, Flatten, Dense<2, Tanh>>;
+    STATIC_REQUIRE(kernels::winograd_tile<ops::graph<One>::ops<0>::core<ops::graph<One>::layer<0>>::geometry> == 4);
+    check_model<One>(1e-3);
     // It keeps no per-sample block (its workspace is the thread's scratch): the next layer's starts
     // where its own would.
     STATIC_REQUIRE(ops::graph<One>::plan.nodes[1].scratch == ops::graph<One>::plan.nodes[0].scratch);

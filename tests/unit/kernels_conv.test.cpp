@@ -12,6 +12,8 @@
 
 #include <catch2/catch.hpp>
 
+#include <algorithm>
+#include <type_traits>
 #include <vector>
 
 using namespace tpudsl;
@@ -40,16 +42,26 @@ check_conv(std::size_t n)
     std::vector<float> want(n * out), got(G::output(ws.data(), n), G::output(ws.data(), n) + n * out);
     for (std::size_t s = 0; s < n; ++s)
         kernels::reference::conv2d_forward(geo, F, x.data() + s * geo.in_size(), w, bias, want.data() + s * out);
+    // A Relu layer: the reference's outputs through Relu, and the output gradient through its
+    // derivative at the layer's own outputs (the reference's next step takes it as given).
+    constexpr bool relu = std::is_same_v<typename B::spec::activation, Relu>;
+    if constexpr (relu)
+        for (float& v : want)
+            v = std::max(v, 0.0f);
     check_close(got, want, std::vector<double>(want.size(), geo.patch() + 1.0));
 
     const auto dy = random_vector(n * out, 8);
     std::copy(dy.begin(), dy.end(), G::loss_gradient(ws.data(), n));
+    auto ref_dy = dy;
+    if constexpr (relu)
+        for (std::size_t i = 0; i < ref_dy.size(); ++i)
+            ref_dy[i] = got[i] > 0.0f ? ref_dy[i] : 0.0f;
     std::vector<float> grads(M::param_buffer_size, 0.0f), dx(x.size());
     G::backward(params.data(), x.data(), ws.data(), n, n, grads.data(), false, dx.data());
 
     std::vector<float> ref_grads(M::param_buffer_size, 0.0f), ref_dx(x.size());
     for (std::size_t s = 0; s < n; ++s)
-        kernels::reference::conv2d_backward(geo, F, x.data() + s * geo.in_size(), w, dy.data() + s * out,
+        kernels::reference::conv2d_backward(geo, F, x.data() + s * geo.in_size(), w, ref_dy.data() + s * out,
                                             ref_grads.data() + B::template weight<0>::offset,
                                             ref_grads.data() + B::template weight<1>::offset,
                                             ref_dx.data() + s * geo.in_size());
@@ -117,26 +129,37 @@ TEST_CASE("convolutions equal the direct reference", "[kernels]")
 
 TEST_CASE("Winograd convolutions equal the direct reference", "[kernels][winograd]")
 {
-    // Valid with an odd output (8 x 7: the last tiles pass the input's edge), Same over odd rows and
-    // a width of 1, two blocks of tiles (CIFAR-10's fourth convolution: 49 tiles), Relu in the
-    // epilogue (the reference has none: a Linear layer above Relu's would not differ), and 48 filters
-    // (a panel narrower than the register tile's with AVX-512).
+    // F(4 x 4, 3 x 3): Valid with an odd output (8 x 7: the last tiles pass the input's edge), three
+    // blocks of tiles (CIFAR-10's second convolution: 64 tiles), Relu over a Same layer (in the
+    // epilogue, and its derivative and the bias gradient taken as the tiles read dY). F(2 x 2,
+    // 3 x 3): two blocks (CIFAR-10's fourth convolution, 49 tiles), Same over odd rows and a width of
+    // 1, and 48 filters (a panel narrower than the register tile's with AVX-512), where 4 x 4 tiles
+    // would not save 30% of the products.
     using one = Sequential<Input<Shape<10, 9, 16>>, Conv2D<32, 3>>;
-    using same = Sequential<Input<Shape<7, 1, 32>>, Conv2D<16, 3, Linear, Same>>;
+    using blocks4 = Sequential<Input<Shape<32, 32, 32>>, Conv2D<32, 3>>;
+    using relu = Sequential<Input<Shape<8, 8, 16>>, Conv2D<32, 3, Relu, Same>>;
     using blocks = Sequential<Input<Shape<15, 15, 64>>, Conv2D<64, 3>>;
+    using same = Sequential<Input<Shape<7, 1, 32>>, Conv2D<16, 3, Linear, Same>>;
     using wide = Sequential<Input<Shape<6, 5, 16>>, Conv2D<48, 3, Linear, Same>>;
     auto winograd = []<class M>(M) {
         using B = typename M::template layer<0>;
         return B::spec::ops::template core<B>::winograd;
     };
-    STATIC_REQUIRE(winograd(one{}));
-    STATIC_REQUIRE(winograd(same{}));
-    STATIC_REQUIRE(winograd(blocks{}));
-    STATIC_REQUIRE(winograd(wide{}));
+    auto tile = []<class M>(M) {
+        using B = typename M::template layer<0>;
+        return kernels::winograd_tile<B::spec::ops::template core<B>::geometry>;
+    };
+    STATIC_REQUIRE((winograd(one{}) && winograd(blocks4{}) && winograd(relu{})));
+    STATIC_REQUIRE((winograd(blocks{}) && winograd(same{}) && winograd(wide{})));
+    STATIC_REQUIRE((tile(one{}) == 4 && tile(blocks4{}) == 4 && tile(relu{}) == 4));
+    STATIC_REQUIRE((tile(blocks{}) == 2 && tile(same{}) == 2 && tile(wide{}) == 2));
+    STATIC_REQUIRE(kernels::winograd_plan<kernels::window_geometry{32, 32, 32, 3, 3, 1, 1, 30, 30, 0, 0}, 32>::blocks == 3);
     STATIC_REQUIRE(kernels::winograd_plan<kernels::window_geometry{15, 15, 64, 3, 3, 1, 1, 13, 13, 0, 0}, 64>::blocks == 2);
     check_conv<one>(2);
-    check_conv<same>(3);
+    check_conv<blocks4>(1);
+    check_conv<relu>(3);
     check_conv<blocks>(2);
+    check_conv<same>(3);
     check_conv<wide>(2);
     // Not Winograd: 8 channels, a stride of 2, a 5 x 5 window, 24 filters.
     STATIC_REQUIRE(!winograd(Sequential<Input<Shape<8, 8, 8>>, Conv2D<16, 3>>{}));

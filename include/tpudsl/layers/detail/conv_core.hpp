@@ -55,10 +55,11 @@ struct conv_core {
     /// The activation applied in the GEMM's epilogue (the others run as a pass after it).
     static constexpr bool epilogue_activation = std::is_same_v<Act, Relu> || std::is_same_v<Act, Linear>;
     using epilogue = std::conditional_t<epilogue_activation, Act, Linear>;
-    /// A 3 x 3 convolution of stride 1 over at least 16 channels runs as Winograd F(2 x 2, 3 x 3)
-    /// (kernels::winograd_fits): 16 products per 2 x 2 outputs and channel where the other paths take
-    /// 36, padding read as zeros where a tile passes the input's edge (no frame, no im2col). Its bits
-    /// are not im2col's: within float rounding of the direct sum.
+    /// A 3 x 3 convolution of stride 1 over at least 16 channels runs as Winograd F(m x m, 3 x 3)
+    /// (kernels::winograd_fits, kernels::winograd_tile): 36 products per 4 x 4 outputs and channel
+    /// (or 16 per 2 x 2) where the other paths take 144 (36), padding read as zeros where a tile
+    /// passes the input's edge (no frame, no im2col). Its bits are not im2col's: within float
+    /// rounding of the direct sum.
     static constexpr bool winograd = !softmax && epilogue_activation && kernels::winograd_fits<G, F>;
     using winograd_epilogue = kernels::detail::bias_epilogue<std::is_same_v<Act, Relu>>;
 
@@ -138,18 +139,21 @@ struct conv_core {
     backward(const float* w, const float* x, const float* y, float* dy, float* dx, float* dw, float* db,
              float* scratch, std::size_t n, bool dy_is_logit_grad) noexcept
     {
-        if (!dy_is_logit_grad)
-            kernels::activation_backward<Act, F>(y, dy, dy, n * P);
         if constexpr (winograd) {   // dx and dy are the graph's two deltas: never the same memory
+            // Relu's derivative and the bias gradient as the tiles read dy (Linear's is 1).
+            const float* relu = std::is_same_v<Act, Relu> && !dy_is_logit_grad ? y : nullptr;
             float* ws = kernels::winograd_workspace<G, F>();
             kernels::winograd_prepare_backward<G, F>(w, ws, dx != nullptr);
+            std::fill_n(db, F, 0.0f);
             for (std::size_t s = 0; s < n; ++s)
                 kernels::winograd_backward<G, F>(x + s * G.in_size(), dy + s * P * F, ws,
-                                                 dx ? dx + s * G.in_size() : nullptr, s == 0);
+                                                 dx ? dx + s * G.in_size() : nullptr, s == 0,
+                                                 relu ? relu + s * P * F : nullptr, db);
             winograd_kernel_gradient(ws, dw, n);
-            column_sums<F>(dy, db, n * P);
             return;
         }
+        if (!dy_is_logit_grad)
+            kernels::activation_backward<Act, F>(y, dy, dy, n * P);
         if constexpr (reads_in_place) {
             for (std::size_t s = 0; s < n; ++s)   // dW (K, F) += windows^T . dZ, sample by sample
                 kernels::conv_kernel_gradient_in_place<read_geometry, F>(windows(x, scratch, s), dy + s * P * F, dw,
