@@ -42,9 +42,10 @@
 /// the double-precision reference); F(4 x 4) rounds a little more than F(2 x 2) (its transforms
 /// multiply by up to 8).
 ///
-/// A layer takes m = 4 where that saves at least 30% of the products (winograd_tile: CIFAR-10's
-/// 30 x 30 and 15 x 15 outputs), m = 2 otherwise (its 13 x 13 output, where 4 x 4 tiles compute
-/// 16 x 16 positions, and small outputs). Tiles run in blocks (`winograd_plan::block`) whose transforms
+/// A layer takes m = 4 where that saves at least 30% of the products, counting the positions a
+/// last tile computes past the output's edge (winograd_tile: CIFAR-10's 30 x 30 and 15 x 15
+/// outputs, and 3 x 3, 4 x 4, 7 x 7 or 8 x 8 ones), m = 2 otherwise (its 13 x 13 output, where 4 x 4
+/// tiles compute 16 x 16 positions, or 5 x 5, 6 x 6, 9 x 9 and 10 x 10 ones). Tiles run in blocks (`winograd_plan::block`) whose transforms
 /// (a^2 x block x (2 C + F) floats) stay in L2 between the transform that writes them and the GEMMs
 /// that read them. A layer's pass asks for one workspace (winograd_workspace) and transforms its
 /// kernel into it once (winograd_prepare_forward, winograd_prepare_backward), then runs each sample
