@@ -42,14 +42,14 @@
 /// the double-precision reference); F(4 x 4) rounds a little more than F(2 x 2) (its transforms
 /// multiply by up to 8).
 ///
-/// A layer takes m = 4 where that saves at least 30% of the products, counting the positions a
-/// last tile computes past the output's edge (winograd_tile: CIFAR-10's 30 x 30 and 15 x 15
-/// outputs, and 3 x 3, 4 x 4, 7 x 7 or 8 x 8 ones), m = 2 otherwise (its 13 x 13 output, where 4 x 4
-/// tiles compute 16 x 16 positions, or 5 x 5, 6 x 6, 9 x 9 and 10 x 10 ones). Tiles run in blocks (`winograd_plan::block`) whose transforms
-/// (a^2 x block x (2 C + F) floats) stay in L2 between the transform that writes them and the GEMMs
-/// that read them. A layer's pass asks for one workspace (winograd_workspace) and transforms its
-/// kernel into it once (winograd_prepare_forward, winograd_prepare_backward), then runs each sample
-/// through it.
+/// A layer takes m = 4 where that saves at least 30% of the products, counting the positions a last
+/// tile computes past the output's edge (winograd_tile: CIFAR-10's 30 x 30 and 15 x 15 outputs, and
+/// 3 x 3, 4 x 4, 7 x 7 or 8 x 8 ones), m = 2 otherwise (its 13 x 13 output, where 4 x 4 tiles
+/// compute 16 x 16 positions, or 5 x 5, 6 x 6, 9 x 9 and 10 x 10 ones). Tiles run in blocks
+/// (`winograd_plan::block`) whose transforms (a^2 x block x (2 C + F) floats) stay in L2 between
+/// the transform that writes them and the GEMMs that read them. A layer's pass asks for one
+/// workspace (winograd_workspace) and transforms its kernel into it once (winograd_prepare_forward,
+/// winograd_prepare_backward), then runs each sample through it.
 #ifndef TPUDSL_KERNELS_WINOGRAD_HPP
 #define TPUDSL_KERNELS_WINOGRAD_HPP
 
@@ -246,6 +246,35 @@ struct winograd_transforms<4> {
     }
 };
 
+/// A two-dimensional transform of an In x In grid of vectors into an Out x Out one: f (a
+/// one-dimensional transform, In values to Out) along each column of load(i, j), then along each row
+/// of what that gives; put(i, j, v) takes each result.
+template <std::size_t In, std::size_t Out, class Load, class Fn, class Put>
+inline void
+transform_2d(const Load& load, const Fn& f, const Put& put) noexcept
+{
+    vfloat t[Out][In];
+#pragma GCC unroll 6
+    for (std::size_t j = 0; j < In; ++j) {   // along the columns
+        vfloat v[In], o[Out];
+#pragma GCC unroll 6
+        for (std::size_t i = 0; i < In; ++i)
+            v[i] = load(i, j);
+        f(v, o);
+#pragma GCC unroll 6
+        for (std::size_t i = 0; i < Out; ++i)
+            t[i][j] = o[i];
+    }
+#pragma GCC unroll 6
+    for (std::size_t i = 0; i < Out; ++i) {   // then along the rows
+        vfloat o[Out];
+        f(t[i], o);
+#pragma GCC unroll 6
+        for (std::size_t j = 0; j < Out; ++j)
+            put(i, j, o[j]);
+    }
+}
+
 /// Where the a x a input window of tile t lies: pointers into one sample x (in_h, in_w, C), or to
 /// `outside` (C floats: zeros to read, a sink to write) where the window passes the input's edge.
 template <window_geometry G, std::size_t M, class T>
@@ -288,28 +317,11 @@ winograd_input_transform(const float* x, std::size_t t0, std::size_t count, floa
         const float* at[a][a];
         tile_window<G, WP::m>(t0 + n, WP::tiles_w, x, zeros, at);
         float* out = v + n * C;
-        for (std::size_t c = 0; c < C; c += W) {
-            vfloat t[a][a];
-#pragma GCC unroll 6
-            for (std::size_t j = 0; j < a; ++j) {   // B^T d: along the window's columns
-                vfloat d[a], o[a];
-#pragma GCC unroll 6
-                for (std::size_t i = 0; i < a; ++i)
-                    d[i] = vfloat::load(at[i][j] + c);
-                T::input(d, o);
-#pragma GCC unroll 6
-                for (std::size_t i = 0; i < a; ++i)
-                    t[i][j] = o[i];
-            }
-#pragma GCC unroll 6
-            for (std::size_t i = 0; i < a; ++i) {   // (B^T d) B: along its rows
-                vfloat o[a];
-                T::input(t[i], o);
-#pragma GCC unroll 6
-                for (std::size_t j = 0; j < a; ++j)
-                    o[j].store(out + (i * a + j) * stride + c);
-            }
-        }
+        for (std::size_t c = 0; c < C; c += W)
+            transform_2d<a, a>(
+                [&](std::size_t i, std::size_t j) { return vfloat::load(at[i][j] + c); },
+                [](const vfloat(&d)[a], vfloat(&o)[a]) { T::input(d, o); },
+                [&](std::size_t i, std::size_t j, vfloat y) { y.store(out + (i * a + j) * stride + c); });
     }
 }
 
@@ -326,30 +338,14 @@ winograd_output_transform(const float* m, std::size_t t0, std::size_t count, flo
         float* at[r][r];
         tile_outputs<G, F, r>(t0 + n, WP::tiles_w, z, sink, at);
         const float* in = m + n * F;
-        for (std::size_t f = 0; f < F; f += W) {
-            vfloat s[r][a];
-#pragma GCC unroll 6
-            for (std::size_t j = 0; j < a; ++j) {   // A^T M: along the columns
-                vfloat v[a], o[r];
-#pragma GCC unroll 6
-                for (std::size_t i = 0; i < a; ++i)
-                    v[i] = vfloat::load(in + (i * a + j) * stride + f);
-                T::output(v, o);
-#pragma GCC unroll 4
-                for (std::size_t i = 0; i < r; ++i)
-                    s[i][j] = o[i];
-            }
-#pragma GCC unroll 4
-            for (std::size_t i = 0; i < r; ++i) {   // (A^T M) A along the rows, the bias and the activation
-                vfloat y[r];
-                T::output(s[i], y);
-#pragma GCC unroll 4
-                for (std::size_t j = 0; j < r; ++j) {
-                    epi.apply(y[j], f, W);
-                    y[j].store(at[i][j] + f);
-                }
-            }
-        }
+        for (std::size_t f = 0; f < F; f += W)
+            transform_2d<a, r>(
+                [&](std::size_t i, std::size_t j) { return vfloat::load(in + (i * a + j) * stride + f); },
+                [](const vfloat(&v)[a], vfloat(&o)[r]) { T::output(v, o); },
+                [&](std::size_t i, std::size_t j, vfloat y) {   // the bias and the activation
+                    epi.apply(y, f, W);
+                    y.store(at[i][j] + f);
+                });
     }
 }
 
@@ -388,26 +384,10 @@ winograd_gradient_transform(const float* dz, const float* z, float* db, std::siz
                         sum = sum + dy[i][j];
                 sum.store(db + f);
             }
-            vfloat g[a][r];
-#pragma GCC unroll 4
-            for (std::size_t j = 0; j < r; ++j) {   // A dY: along the columns
-                vfloat d[r], o[a];
-#pragma GCC unroll 4
-                for (std::size_t i = 0; i < r; ++i)
-                    d[i] = dy[i][j];
-                T::gradient(d, o);
-#pragma GCC unroll 6
-                for (std::size_t i = 0; i < a; ++i)
-                    g[i][j] = o[i];
-            }
-#pragma GCC unroll 6
-            for (std::size_t i = 0; i < a; ++i) {   // (A dY) A^T: along the rows
-                vfloat o[a];
-                T::gradient(g[i], o);
-#pragma GCC unroll 6
-                for (std::size_t j = 0; j < a; ++j)
-                    o[j].store(out + (i * a + j) * stride + f);
-            }
+            transform_2d<r, a>(
+                [&](std::size_t i, std::size_t j) { return dy[i][j]; },
+                [](const vfloat(&d)[r], vfloat(&o)[a]) { T::gradient(d, o); },
+                [&](std::size_t i, std::size_t j, vfloat g) { g.store(out + (i * a + j) * stride + f); });
         }
     }
 }
@@ -425,28 +405,13 @@ winograd_input_gradient_transform(const float* dv, std::size_t t0, std::size_t c
         float* at[a][a];
         tile_window<G, WP::m>(t0 + n, WP::tiles_w, dx, sink, at);
         const float* in = dv + n * C;
-        for (std::size_t c = 0; c < C; c += W) {
-            vfloat t[a][a];
-#pragma GCC unroll 6
-            for (std::size_t j = 0; j < a; ++j) {   // B dV: along the columns
-                vfloat v[a], o[a];
-#pragma GCC unroll 6
-                for (std::size_t i = 0; i < a; ++i)
-                    v[i] = vfloat::load(in + (i * a + j) * stride + c);
-                T::input_gradient(v, o);
-#pragma GCC unroll 6
-                for (std::size_t i = 0; i < a; ++i)
-                    t[i][j] = o[i];
-            }
-#pragma GCC unroll 6
-            for (std::size_t i = 0; i < a; ++i) {   // (B dV) B^T: along the rows, added into dX
-                vfloat g[a];
-                T::input_gradient(t[i], g);
-#pragma GCC unroll 6
-                for (std::size_t j = 0; j < a; ++j)
-                    (vfloat::load(at[i][j] + c) + g[j]).store(at[i][j] + c);
-            }
-        }
+        for (std::size_t c = 0; c < C; c += W)
+            transform_2d<a, a>(
+                [&](std::size_t i, std::size_t j) { return vfloat::load(in + (i * a + j) * stride + c); },
+                [](const vfloat(&v)[a], vfloat(&o)[a]) { T::input_gradient(v, o); },
+                [&](std::size_t i, std::size_t j, vfloat g) {   // added into dX
+                    (vfloat::load(at[i][j] + c) + g).store(at[i][j] + c);
+                });
     }
 }
 
@@ -478,26 +443,11 @@ winograd_kernel_transform(const float* w, float* u) noexcept
     for (std::size_t c = 0; c < C; ++c)
         for (std::size_t f = 0; f < F; f += detail::W) {
             const float* g = w + c * F + f;   // tap (kh, kw) at g + (kh 3 + kw) C F
-            vfloat t[a][3];
-#pragma GCC unroll 3
-            for (std::size_t kw = 0; kw < 3; ++kw) {   // G g: along the kernel's columns
-                const vfloat col[3] = {vfloat::load(g + (0 * 3 + kw) * CF), vfloat::load(g + (1 * 3 + kw) * CF),
-                                       vfloat::load(g + (2 * 3 + kw) * CF)};
-                vfloat o[a];
-                T::kernel(col, o);
-#pragma GCC unroll 6
-                for (std::size_t i = 0; i < a; ++i)
-                    t[i][kw] = o[i];
-            }
             float* out = u + c * F + f;
-#pragma GCC unroll 6
-            for (std::size_t i = 0; i < a; ++i) {   // (G g) G^T: along its rows
-                vfloat o[a];
-                T::kernel(t[i], o);
-#pragma GCC unroll 6
-                for (std::size_t j = 0; j < a; ++j)
-                    o[j].store(out + (i * a + j) * CF);
-            }
+            detail::transform_2d<3, a>(
+                [&](std::size_t kh, std::size_t kw) { return vfloat::load(g + (kh * 3 + kw) * CF); },
+                [](const vfloat(&k)[3], vfloat(&o)[a]) { T::kernel(k, o); },
+                [&](std::size_t i, std::size_t j, vfloat v) { v.store(out + (i * a + j) * CF); });
         }
 }
 
@@ -587,29 +537,14 @@ winograd_kernel_gradient(const float* ws, float* dw, bool accumulate) noexcept
     for (std::size_t c = 0; c < C; ++c)
         for (std::size_t f = 0; f < F; f += detail::W) {
             const float* in = du + c * F + f;
-            vfloat t[3][a];
-#pragma GCC unroll 6
-            for (std::size_t j = 0; j < a; ++j) {   // G^T dU: along its columns
-                vfloat col[a], o[3];
-#pragma GCC unroll 6
-                for (std::size_t i = 0; i < a; ++i)
-                    col[i] = vfloat::load(in + (i * a + j) * CF);
-                T::kernel_gradient(col, o);
-#pragma GCC unroll 3
-                for (std::size_t k = 0; k < 3; ++k)
-                    t[k][j] = o[k];
-            }
             float* g = dw + c * F + f;
-#pragma GCC unroll 3
-            for (std::size_t k = 0; k < 3; ++k) {   // (G^T dU) G: along its rows
-                vfloat r[3];
-                T::kernel_gradient(t[k], r);
-#pragma GCC unroll 3
-                for (std::size_t j = 0; j < 3; ++j) {
-                    float* p = g + (k * 3 + j) * CF;
-                    (accumulate ? vfloat::load(p) + r[j] : r[j]).store(p);
-                }
-            }
+            detail::transform_2d<a, 3>(
+                [&](std::size_t i, std::size_t j) { return vfloat::load(in + (i * a + j) * CF); },
+                [](const vfloat(&v)[a], vfloat(&o)[3]) { T::kernel_gradient(v, o); },
+                [&](std::size_t kh, std::size_t kw, vfloat r) {
+                    float* p = g + (kh * 3 + kw) * CF;
+                    (accumulate ? vfloat::load(p) + r : r).store(p);
+                });
         }
 }
 
