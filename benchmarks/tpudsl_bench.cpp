@@ -2,7 +2,7 @@
 // OpenBLAS at the same shapes. Figures, never assertions.
 //
 //   tpudsl_bench [--model all|fashion|reuters|mnist|cifar|cifar_bn|reuters_lstm] [--batch 32,128,512] [--strategy one,tpu2,tpu4,tpu8]
-//                [--seconds 2] [--rounds 2] [--kernels on|off] [--csv F] [--json F] [--svg F]
+//                [--seconds 2] [--rounds 2] [--kernels on|off] [--phases on|off] [--csv F] [--json F] [--svg F]
 //
 // The FMA peak is measured here, with a loop of independent vector FMAs on one core and on every
 // thread a strategy uses at once. A model's FLOPs are counted from its type: per sample, 2 x the
@@ -14,6 +14,12 @@
 //   tpudsl_bench model=<name> batch=<b> strategy=<s> samples_per_s=<x> gflops=<y> peak_pct=<z> ...
 // and each GEMM shape one line:
 //   tpudsl_bench_kernel model=<name> op=<nn|tn|nt> m=<M> n=<N> k=<K> gflops=<x> peak_pct=<y> openblas_gflops=<z>
+// With --phases on, each round of a configuration also prints a line a thread, from the steady steps:
+//   tpudsl_phases model=<name> batch=<b> strategy=<s> round=<r> thread=<t> steps=<n> replicas_ms_p10=... p50 p90
+//                 wait_ms_mean=<w> reduce_ms_p50=<u> step_ms_p50=<v>
+// replicas: its replicas' forward and backward passes; wait: at the barrier after them (the other
+// threads' lateness); reduce: its shard of the fused reduce-and-update (TPUDSL_STEP_PHASES, set for
+// this program: four clock reads a thread and step).
 #include "cifar10_bn/model.hpp"
 #include "cifar10_cnn/model.hpp"
 #include "fashion_mnist_cnn/model.hpp"
@@ -149,6 +155,7 @@ struct Args {
     double seconds = 2.0;
     int rounds = 2;
     bool kernels = true;
+    bool phases = false;
     std::string csv, json, svg;
 };
 
@@ -170,7 +177,42 @@ struct Measured {
     double samples_per_s = 0;
     double first_epoch_ratio = 0;
     std::size_t threads = 0;
+    std::vector<std::string> phases;   // a line's fields a thread (--phases)
 };
+
+/// The recorded steps' phases, a line's fields for each thread (distribute::step_phases).
+std::vector<std::string>
+phase_fields(std::size_t threads)
+{
+    std::vector<std::string> lines;
+#ifdef TPUDSL_STEP_PHASES
+    const auto& p = tpudsl::distribute::recorded_step_phases;
+    const auto at = [](std::vector<float> v, double q) {
+        std::sort(v.begin(), v.end());
+        return v.empty() ? 0.0 : v[static_cast<std::size_t>(q * static_cast<double>(v.size() - 1))] / 1000.0;
+    };
+    for (std::size_t t = 0; t < threads && t < p.threads; ++t) {
+        const std::size_t n = p.count[t];
+        const std::vector<float> rep(p.replicas[t], p.replicas[t] + n), red(p.reduce[t], p.reduce[t] + n);
+        std::vector<float> step(n);
+        double wait = 0;
+        for (std::size_t i = 0; i < n; ++i) {
+            step[i] = p.replicas[t][i] + p.wait[t][i] + p.reduce[t][i];
+            wait += p.wait[t][i];
+        }
+        char line[320];
+        std::snprintf(line, sizeof line,
+                      "thread=%zu steps=%zu replicas_ms_p10=%.3f replicas_ms_p50=%.3f replicas_ms_p90=%.3f "
+                      "wait_ms_mean=%.3f reduce_ms_p50=%.3f step_ms_p50=%.3f",
+                      t, n, at(rep, 0.1), at(rep, 0.5), at(rep, 0.9), n ? wait / 1000.0 / static_cast<double>(n) : 0.0,
+                      at(red, 0.5), at(step, 0.5));
+        lines.emplace_back(line);
+    }
+#else
+    (void)threads;
+#endif
+    return lines;
+}
 
 /// Trains a fresh model on synthetic data of its shapes (throughput does not depend on the values):
 /// one timed epoch of `steps` steps from a cold start, a second one, then steady steps for `seconds`.
@@ -206,6 +248,9 @@ train(std::size_t batch, double seconds)
     out.first_epoch_ratio = first / seconds_since(start);
 
     std::size_t done = 0;
+#ifdef TPUDSL_STEP_PHASES
+    tpudsl::distribute::recorded_step_phases.clear();
+#endif
     start = clock_type::now();
     double elapsed = 0;
     while (elapsed < seconds) {
@@ -214,6 +259,7 @@ train(std::size_t batch, double seconds)
         elapsed = seconds_since(start);
     }
     out.samples_per_s = static_cast<double>(done) / elapsed;
+    out.phases = phase_fields(out.threads);
     return out;
 }
 
@@ -562,6 +608,10 @@ bench_model(const char* name, const Args& a, double peak1, double peak2, std::ve
             Measured best;
             for (int round = 0; round < a.rounds; ++round) {
                 const Measured m = train_with<M>(s, batch, a.seconds);
+                if (a.phases)
+                    for (const auto& fields : m.phases)
+                        std::printf("tpudsl_phases model=%s batch=%zu strategy=%s round=%d %s\n", name, batch, s.c_str(),
+                                    round, fields.c_str());
                 if (m.samples_per_s > best.samples_per_s)
                     best = m;
             }
@@ -608,6 +658,8 @@ main(int argc, char** argv)
             a.rounds = std::stoi(v);
         else if (flag == "--kernels")
             a.kernels = v != "off";
+        else if (flag == "--phases")
+            a.phases = v != "off";
         else if (flag == "--csv")
             a.csv = v;
         else if (flag == "--json")
@@ -616,7 +668,7 @@ main(int argc, char** argv)
             a.svg = v;
         else {
             std::cerr << "tpudsl_bench: unknown flag " << flag
-                      << " (--model --batch --strategy --seconds --rounds --kernels --csv --json --svg)\n";
+                      << " (--model --batch --strategy --seconds --rounds --kernels --phases --csv --json --svg)\n";
             return 2;
         }
     }

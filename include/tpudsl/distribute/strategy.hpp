@@ -17,6 +17,7 @@
 #include <tpudsl/distribute/thread_pool.hpp>
 
 #include <algorithm>
+#include <chrono>
 #include <cstddef>
 #include <cstdint>
 #include <iostream>
@@ -59,6 +60,24 @@ public:
     virtual void share_rows(float* base, const std::size_t* sizes, std::size_t width) const = 0;
 };
 
+#ifdef TPUDSL_STEP_PHASES
+/// Opt-in timing of the training step's phases, for benchmarks (`tpudsl_bench --phases`): what each
+/// thread spends in every replica_runner::step on its replicas' forward and backward passes, at the
+/// barrier after them, and on its shard of the fused reduce-and-update, in microseconds, the first
+/// `steps` steps after clear(). Compiled in only where TPUDSL_STEP_PHASES is defined, in every
+/// translation unit of the program alike; four clock reads a thread and step when it is.
+struct step_phases {
+    static constexpr std::size_t threads = 64, steps = 4096;
+    float replicas[threads][steps], wait[threads][steps], reduce[threads][steps];
+    std::size_t count[threads];
+
+    void clear() noexcept { std::fill(std::begin(count), std::end(count), std::size_t{0}); }
+};
+
+/// The program's record (3 MB, static).
+inline step_phases recorded_step_phases{};
+#endif
+
 /// What a model's training and inference ask of its strategy at run time, whatever the strategy's
 /// type: the threads, which replicas run here and how many micro-batches each computes, and the other
 /// processes (multi-worker only). One model engine per (model, micro-batches) serves every strategy
@@ -100,11 +119,31 @@ struct replica_runner {
     void
     step(Replicas&& replicas, Reduce&& reduce) const
     {
+#ifdef TPUDSL_STEP_PHASES
+        auto work = [&](std::size_t t) {
+            using clock = std::chrono::steady_clock;
+            const auto t0 = clock::now();
+            replicas(t);
+            const auto t1 = clock::now();
+            pool->sync();
+            const auto t2 = clock::now();
+            reduce(t, pool->size());
+            const auto t3 = clock::now();
+            auto& p = recorded_step_phases;
+            if (t < p.threads && p.count[t] < p.steps) {
+                const auto us = [](auto d) { return std::chrono::duration<float, std::micro>(d).count(); };
+                p.replicas[t][p.count[t]] = us(t1 - t0);
+                p.wait[t][p.count[t]] = us(t2 - t1);
+                p.reduce[t][p.count[t]++] = us(t3 - t2);
+            }
+        };
+#else
         auto work = [&](std::size_t t) {
             replicas(t);
             pool->sync();
             reduce(t, pool->size());
         };
+#endif
         pool->run(work);
     }
 };
