@@ -16,7 +16,8 @@
 //   tpudsl_bench_kernel model=<name> op=<nn|tn|nt> m=<M> n=<N> k=<K> gflops=<x> peak_pct=<y> openblas_gflops=<z>
 // With --phases on, each round of a configuration also prints a line a thread, from the steady steps:
 //   tpudsl_phases model=<name> batch=<b> strategy=<s> round=<r> thread=<t> steps=<n> replicas_ms_p10=... p50 p90
-//                 wait_ms_mean=<w> reduce_ms_p50=<u> step_ms_p50=<v>
+//                 wait_ms_mean=<w> wait_ms_p90 reduce_ms_p50=<u> step_ms_p50=<v> step_ms_mean
+// (the mean step beside the median: how much of a step's time the slow steps take)
 // replicas: its replicas' forward and backward passes; wait: at the barrier after them (the other
 // threads' lateness); reduce: its shard of the fused reduce-and-update (TPUDSL_STEP_PHASES, set for
 // this program: four clock reads a thread and step).
@@ -193,19 +194,22 @@ phase_fields(std::size_t threads)
     };
     for (std::size_t t = 0; t < threads && t < p.threads; ++t) {
         const std::size_t n = p.count[t];
-        const std::vector<float> rep(p.replicas[t], p.replicas[t] + n), red(p.reduce[t], p.reduce[t] + n);
+        const std::vector<float> rep(p.replicas[t], p.replicas[t] + n), red(p.reduce[t], p.reduce[t] + n),
+            waits(p.wait[t], p.wait[t] + n);
         std::vector<float> step(n);
-        double wait = 0;
+        double wait = 0, total = 0;
         for (std::size_t i = 0; i < n; ++i) {
             step[i] = p.replicas[t][i] + p.wait[t][i] + p.reduce[t][i];
             wait += p.wait[t][i];
+            total += step[i];
         }
-        char line[320];
+        const double per_step = n ? 1.0 / 1000.0 / static_cast<double>(n) : 0.0;
+        char line[384];
         std::snprintf(line, sizeof line,
                       "thread=%zu steps=%zu replicas_ms_p10=%.3f replicas_ms_p50=%.3f replicas_ms_p90=%.3f "
-                      "wait_ms_mean=%.3f reduce_ms_p50=%.3f step_ms_p50=%.3f",
-                      t, n, at(rep, 0.1), at(rep, 0.5), at(rep, 0.9), n ? wait / 1000.0 / static_cast<double>(n) : 0.0,
-                      at(red, 0.5), at(step, 0.5));
+                      "wait_ms_mean=%.3f wait_ms_p90=%.3f reduce_ms_p50=%.3f step_ms_p50=%.3f step_ms_mean=%.3f",
+                      t, n, at(rep, 0.1), at(rep, 0.5), at(rep, 0.9), wait * per_step, at(waits, 0.9), at(red, 0.5),
+                      at(step, 0.5), total * per_step);
         lines.emplace_back(line);
     }
 #else
