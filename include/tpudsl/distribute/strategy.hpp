@@ -76,6 +76,34 @@ struct step_phases {
 
 /// The program's record (3 MB, static).
 inline step_phases recorded_step_phases{};
+
+/// One thread's step: the times at its four marks, recorded into recorded_step_phases.
+class step_timer {
+public:
+    void mark(std::size_t i) noexcept { marks_[i] = std::chrono::steady_clock::now(); }
+    void
+    record(std::size_t t) const noexcept
+    {
+        auto& p = recorded_step_phases;
+        if (t >= p.threads || p.count[t] >= p.steps)
+            return;
+        const auto us = [&](std::size_t i) {
+            return std::chrono::duration<float, std::micro>(marks_[i + 1] - marks_[i]).count();
+        };
+        p.replicas[t][p.count[t]] = us(0);
+        p.wait[t][p.count[t]] = us(1);
+        p.reduce[t][p.count[t]++] = us(2);
+    }
+
+private:
+    std::chrono::steady_clock::time_point marks_[4];
+};
+#else
+/// Without TPUDSL_STEP_PHASES a step is not timed: these calls compile to nothing.
+struct step_timer {
+    void mark(std::size_t) noexcept {}
+    void record(std::size_t) const noexcept {}
+};
 #endif
 
 /// What a model's training and inference ask of its strategy at run time, whatever the strategy's
@@ -119,31 +147,17 @@ struct replica_runner {
     void
     step(Replicas&& replicas, Reduce&& reduce) const
     {
-#ifdef TPUDSL_STEP_PHASES
         auto work = [&](std::size_t t) {
-            using clock = std::chrono::steady_clock;
-            const auto t0 = clock::now();
+            step_timer timer;
+            timer.mark(0);
             replicas(t);
-            const auto t1 = clock::now();
+            timer.mark(1);
             pool->sync();
-            const auto t2 = clock::now();
+            timer.mark(2);
             reduce(t, pool->size());
-            const auto t3 = clock::now();
-            auto& p = recorded_step_phases;
-            if (t < p.threads && p.count[t] < p.steps) {
-                const auto us = [](auto d) { return std::chrono::duration<float, std::micro>(d).count(); };
-                p.replicas[t][p.count[t]] = us(t1 - t0);
-                p.wait[t][p.count[t]] = us(t2 - t1);
-                p.reduce[t][p.count[t]++] = us(t3 - t2);
-            }
+            timer.mark(3);
+            timer.record(t);
         };
-#else
-        auto work = [&](std::size_t t) {
-            replicas(t);
-            pool->sync();
-            reduce(t, pool->size());
-        };
-#endif
         pool->run(work);
     }
 };
