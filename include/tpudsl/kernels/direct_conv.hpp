@@ -575,6 +575,107 @@ flipped_kernel_scratch_sizes() noexcept
     return scratch_sizes::of(detail::scratch::transposed_b, G.patch() * F);
 }
 
+/// True when conv_input_gradient_in_place runs a 1-D convolution's input gradient with positions
+/// along the vectors: where C channels fill under 80% of a vector's lanes (detail::narrow_columns),
+/// such as the Reuters model's embedding of 7 channels, 7 of AVX-512's 16 lanes. dX^T (C, in_w) is
+/// then a GEMM of C rows whose B rows are dZ^T's rows, each shifted by a tap: C x 3 or 4 vector tiles
+/// of full lanes instead of 14 x 1 tiles of C lanes.
+template <window_geometry G>
+inline constexpr bool input_gradient_by_positions = G.in_h == 1 && G.k_h == 1 && detail::narrow_columns<G.channels>;
+
+namespace detail {
+
+/// Position vectors a tile of the by-positions input gradient holds: C accumulators for each, its
+/// vector of dZ^T and a spare register within the instruction set's registers; at most 4.
+template <std::size_t C>
+inline constexpr std::size_t position_vectors = [] {
+    for (std::size_t v = 4; v > 1; --v)
+        if (C * v + v + 1 <= tpudsl::detail::simd::registers)
+            return v;
+    return std::size_t{1};
+}();
+
+/// The by-positions layout of one sample's framed dZ: its transpose dZ^T (F rows of `ld` floats), each
+/// row the frame's columns, then zeros, as far as the last tile's windows read.
+template <window_geometry G, std::size_t F>
+struct positions_frame {
+    static constexpr std::size_t columns = G.out_w + 2 * (G.k_w - 1);   // the frame's
+    static constexpr std::size_t vectors = (G.in_w + W - 1) / W;         // dX's positions, in vectors
+    static constexpr std::size_t ld = (vectors * W + G.pad_left + G.k_w - 1 + W - 1) / W * W;
+    static constexpr std::size_t floats = F * ld;
+};
+
+/// Rows [0, C) x NV vectors of dX^T from position t0 (a multiple of W), into `out` (C rows of NV W
+/// floats): out(c, t) = sum over taps q, then filters f, of Wf(q F + f, c) dZ^T(f, t0 + t + pad_left + q),
+/// one chain per element in the order of Wf's rows (the per-position GEMM's order: the same bits).
+template <std::size_t C, std::size_t NV>
+inline void
+positions_tile(const float* dzt, std::size_t ld, std::size_t F, std::size_t taps, const float* wf,
+               float* out) noexcept
+{
+    vfloat acc[C][NV];
+#pragma GCC unroll 16
+    for (std::size_t c = 0; c < C; ++c)
+#pragma GCC unroll 4
+        for (std::size_t v = 0; v < NV; ++v)
+            acc[c][v] = vfloat::broadcast(0.0f);
+    for (std::size_t q = 0; q < taps; ++q)
+        for (std::size_t f = 0; f < F; ++f) {
+            const float* row = dzt + f * ld + q;
+            const float* wk = wf + (q * F + f) * C;
+            vfloat b[NV];
+#pragma GCC unroll 4
+            for (std::size_t v = 0; v < NV; ++v)
+                b[v] = vfloat::load(row + v * W);
+#pragma GCC unroll 16
+            for (std::size_t c = 0; c < C; ++c) {
+                const vfloat a = vfloat::broadcast(wk[c]);
+#pragma GCC unroll 4
+                for (std::size_t v = 0; v < NV; ++v)
+                    acc[c][v] = fma(a, b[v], acc[c][v]);
+            }
+        }
+#pragma GCC unroll 16
+    for (std::size_t c = 0; c < C; ++c)
+#pragma GCC unroll 4
+        for (std::size_t v = 0; v < NV; ++v)
+            acc[c][v].store(out + (c * NV + v) * W);
+}
+
+/// dX (in_w, C) of a 1-D convolution by positions (input_gradient_by_positions): dZ^T in the scratch
+/// (scratch::packed_b), then tiles of position_vectors<C> vectors, the last one narrower, each tile's
+/// C x NV W block transposed into dX's rows.
+template <window_geometry G, std::size_t F>
+inline void
+input_gradient_by_positions(const float* dzp, const float* wf, float* dx) noexcept
+{
+    constexpr std::size_t C = G.channels, NV = position_vectors<C>;
+    using frame = positions_frame<G, F>;
+    float* dzt = scratch_buffer(frame::floats, scratch::packed_b);
+    transpose_strided(dzp, frame::columns, F, F, dzt, frame::ld);
+    for (std::size_t f = 0; f < F; ++f)
+        std::fill(dzt + f * frame::ld + frame::columns, dzt + (f + 1) * frame::ld, 0.0f);
+    const float* from = dzt + G.pad_left;   // dZ^T's column of input position 0's first tap
+    alignas(64) float tile[C * NV * W];
+    auto put = [&](std::size_t t0, std::size_t width) {   // the tile's width positions into dX
+        const std::size_t count = std::min(width, G.in_w - t0);
+        for (std::size_t t = 0; t < count; ++t)
+            for (std::size_t c = 0; c < C; ++c)
+                dx[(t0 + t) * C + c] = tile[c * width + t];
+    };
+    constexpr std::size_t full = frame::vectors / NV, rest = frame::vectors % NV;
+    for (std::size_t i = 0; i < full; ++i) {
+        positions_tile<C, NV>(from + i * NV * W, frame::ld, F, G.k_w, wf, tile);
+        put(i * NV * W, NV * W);
+    }
+    if constexpr (rest > 0) {
+        positions_tile<C, rest>(from + full * NV * W, frame::ld, F, G.k_w, wf, tile);
+        put(full * NV * W, rest * W);
+    }
+}
+
+} // namespace detail
+
 /// What the in-place convolution kernels of G and F (forward, kernel gradient, input gradient, each
 /// a few `blocked` GEMMs) ask of the scratch.
 template <window_geometry G, std::size_t F>
@@ -583,6 +684,18 @@ conv_in_place_scratch() noexcept
 {
     return detail::blocked_scratch<F>(G.out_w) | detail::blocked_scratch<F>(G.patch()) |
            detail::blocked_scratch<G.channels>(G.in_w);
+}
+
+/// What conv_input_gradient_in_place<G, F> asks of the scratch besides conv_in_place_scratch's
+/// blocked GEMMs: the flipped kernel (flipped_kernel_scratch), and dZ^T where it runs by positions.
+template <window_geometry G, std::size_t F>
+[[nodiscard]] constexpr scratch_sizes
+conv_input_gradient_scratch() noexcept
+{
+    scratch_sizes s = flipped_kernel_scratch_sizes<G, F>();
+    if constexpr (input_gradient_by_positions<G>)
+        s |= scratch_sizes::of(detail::scratch::packed_b, detail::positions_frame<G, F>::floats);
+    return s;
 }
 
 /// dX (in_h, in_w, C) of one sample = conv(dZp, Wf) (input_gradient_as_conv): `dzp` is dZ in its zero
@@ -597,7 +710,9 @@ conv_input_gradient_in_place(const float* dzp, const float* wf, float* dx) noexc
     static_assert(input_gradient_as_conv<G>, "conv_input_gradient_in_place: a convolution of stride 1 read in place");
     constexpr std::size_t C = G.channels, FW = G.out_w + 2 * (G.k_w - 1), R = G.k_w * F;
     const float* at = dzp + (G.pad_top * FW + G.pad_left) * F;   // the window of input position (0, 0)
-    if constexpr (G.in_h > 1 && detail::runs_read_in_place<C>) {
+    if constexpr (input_gradient_by_positions<G>) {
+        detail::input_gradient_by_positions<G, F>(dzp, wf, dx);
+    } else if constexpr (G.in_h > 1 && detail::runs_read_in_place<C>) {
         constexpr detail::window_runs runs{G.in_w, FW * F, F, R, FW * F, G.k_h};
         detail::window_runs_gemm<C>(runs, G.in_h * G.in_w, at, wf, dx, detail::plain{});
     } else {   // output row h: one strided GEMM per window row i, added up

@@ -84,7 +84,7 @@ struct conv_core {
         if constexpr (winograd)
             return kernels::winograd_scratch<G, F>();
         else if constexpr (dx_as_conv)
-            return kernels::conv_in_place_scratch<read_geometry, F>() | kernels::flipped_kernel_scratch_sizes<G, F>();
+            return kernels::conv_in_place_scratch<read_geometry, F>() | kernels::conv_input_gradient_scratch<G, F>();
         else if constexpr (in_place)
             return kernels::conv_in_place_scratch<G, F>() | kernels::gemm_nt_scratch<F, K>(samples * P, false);
         else if constexpr (framed)

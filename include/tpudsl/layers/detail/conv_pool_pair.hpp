@@ -155,7 +155,7 @@ struct conv_pool_pair {
         else
             s |= kernels::gemm_nn_scratch<K, F>(P) | kernels::gemm_tn_scratch<K, F>();
         if constexpr (dx_as_conv)
-            s |= kernels::flipped_kernel_scratch_sizes<CG, F>();
+            s |= kernels::conv_input_gradient_scratch<CG, F>();
         else
             s |= kernels::transposed_scratch_sizes<F, K>();
         return s;
