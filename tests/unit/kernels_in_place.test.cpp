@@ -357,17 +357,23 @@ TEST_CASE("a stride-1 convolution's input gradient is the convolution of the zer
     check_input_gradient_as_conv<window_geometry{1, 12, 3, 1, 2, 1, 1, 1, 11, 0, 0}, 5>();
     check_input_gradient_as_conv<window_geometry{1, 40, 1, 1, 9, 1, 1, 1, 32, 0, 0}, 4>();
     check_input_gradient_as_conv<window_geometry{1, 20, 17, 1, 1, 1, 1, 1, 20, 0, 0}, 3>();
-    // By positions (kernels::input_gradient_by_positions) where the channels fill under 80% of a
-    // vector: the Reuters model's (above: 7 channels, 300 positions), tiles of every width up to the
-    // last one, 12 and 6 channels (the widest that go by positions with AVX-512 and with AVX2), and
-    // a Same padding on a narrow input.
+    // By positions (kernels::input_gradient_by_positions) where the channels fill under 80% of one
+    // vector: the Reuters model's (above: 7 channels, 300 positions); a last tile narrower by one
+    // vector and by two (AVX-512: 4 vectors to a tile of 5 channels, 77 and 30 positions); 12, 6 and
+    // 3 channels (the widest that go by positions with AVX-512, AVX2 and SSE2); Same paddings on a
+    // narrow input, one whose frame reaches past the windows by more than a vector (a right padding
+    // of 6).
     STATIC_REQUIRE(kernels::input_gradient_by_positions<window_geometry{1, 300, 7, 1, 5, 1, 1, 1, 296, 0, 0}> ==
                    (tpudsl::detail::simd::vfloat::size == 16));
+    STATIC_REQUIRE_FALSE(kernels::input_gradient_by_positions<window_geometry{1, 20, 17, 1, 1, 1, 1, 1, 20, 0, 0}>);
     check_input_gradient_as_conv<window_geometry{1, 77, 5, 1, 4, 1, 1, 1, 74, 0, 0}, 24>();
+    check_input_gradient_as_conv<window_geometry{1, 30, 5, 1, 3, 1, 1, 1, 28, 0, 0}, 7>();
     check_input_gradient_as_conv<window_geometry{1, 96, 12, 1, 3, 1, 1, 1, 94, 0, 0}, 16>();
     check_input_gradient_as_conv<window_geometry{1, 53, 6, 1, 7, 1, 1, 1, 47, 0, 0}, 9>();
+    check_input_gradient_as_conv<window_geometry{1, 41, 3, 1, 2, 1, 1, 1, 40, 0, 0}, 11>();
     check_input_gradient_as_conv<window_geometry{1, 37, 5, 1, 3, 1, 1, 1, 37, 0, 1}, 20>();
     check_input_gradient_as_conv<window_geometry{1, 9, 2, 1, 5, 1, 1, 1, 9, 0, 2}, 3>();
+    check_input_gradient_as_conv<window_geometry{1, 32, 2, 1, 12, 1, 1, 1, 32, 0, 5}, 4>();
     // 2-D windows read by rows: the CIFAR-10 model's second and fourth convolutions, a 2 x 3 window.
     check_input_gradient_as_conv<window_geometry{32, 32, 32, 3, 3, 1, 1, 30, 30, 0, 0}, 32>();
     check_input_gradient_as_conv<window_geometry{15, 15, 64, 3, 3, 1, 1, 13, 13, 0, 0}, 64>();

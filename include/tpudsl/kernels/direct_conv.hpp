@@ -576,17 +576,19 @@ flipped_kernel_scratch_sizes() noexcept
 }
 
 /// True when conv_input_gradient_in_place runs a 1-D convolution's input gradient with positions
-/// along the vectors: where C channels fill under 80% of a vector's lanes (detail::narrow_columns),
-/// such as the Reuters model's embedding of 7 channels, 7 of AVX-512's 16 lanes. dX^T (C, in_w) is
-/// then a GEMM of C rows whose B rows are dZ^T's rows, each shifted by a tap: C x 3 or 4 vector tiles
-/// of full lanes instead of 14 x 1 tiles of C lanes.
+/// along the vectors: where C channels fill under 80% of one vector's lanes (up to 12 with AVX-512's
+/// 16, 6 with AVX2's 8, 3 with SSE2's 4), such as the Reuters model's embedding of 7 channels. dX^T
+/// (C, in_w) is then a GEMM of C rows whose B rows are dZ^T's rows, each shifted by a tap: C x NV
+/// vector tiles of full lanes (detail::position_vectors: 2 to 4) instead of 14 x 1 tiles of C lanes.
+/// Wider channel counts keep the GEMM by positions' rows: their C rows of accumulators would not fit
+/// the registers.
 template <window_geometry G>
-inline constexpr bool input_gradient_by_positions = G.in_h == 1 && G.k_h == 1 && detail::narrow_columns<G.channels>;
+inline constexpr bool input_gradient_by_positions = G.in_h == 1 && G.k_h == 1 && 5 * G.channels < 4 * detail::W;
 
 namespace detail {
 
 /// Position vectors a tile of the by-positions input gradient holds: C accumulators for each, its
-/// vector of dZ^T and a spare register within the instruction set's registers; at most 4.
+/// vector of dZ^T and the broadcast of Wf's element within the instruction set's registers; at most 4.
 template <std::size_t C>
 inline constexpr std::size_t position_vectors = [] {
     for (std::size_t v = 4; v > 1; --v)
@@ -596,13 +598,16 @@ inline constexpr std::size_t position_vectors = [] {
 }();
 
 /// The by-positions layout of one sample's framed dZ: its transpose dZ^T (F rows of `ld` floats), each
-/// row the frame's columns, then zeros, as far as the last tile's windows read.
+/// row the frame's columns, then zeros as far as the last tile's windows read (a row holds both: a
+/// Same padding's frame reaches past the windows by its right padding).
 template <window_geometry G, std::size_t F>
 struct positions_frame {
     static constexpr std::size_t columns = G.out_w + 2 * (G.k_w - 1);   // the frame's
     static constexpr std::size_t vectors = (G.in_w + W - 1) / W;         // dX's positions, in vectors
-    static constexpr std::size_t ld = (vectors * W + G.pad_left + G.k_w - 1 + W - 1) / W * W;
+    static constexpr std::size_t read = vectors * W + G.pad_left + G.k_w - 1;   // the tiles' reach
+    static constexpr std::size_t ld = (std::max(columns, read) + W - 1) / W * W;
     static constexpr std::size_t floats = F * ld;
+    static_assert(ld >= columns && ld >= read);
 };
 
 /// Rows [0, C) x NV vectors of dX^T from position t0 (a multiple of W), into `out` (C rows of NV W
@@ -647,7 +652,7 @@ positions_tile(const float* dzt, std::size_t ld, std::size_t F, std::size_t taps
 /// C x NV W block transposed into dX's rows.
 template <window_geometry G, std::size_t F>
 inline void
-input_gradient_by_positions(const float* dzp, const float* wf, float* dx) noexcept
+conv_input_gradient_by_positions(const float* dzp, const float* wf, float* dx) noexcept
 {
     constexpr std::size_t C = G.channels, NV = position_vectors<C>;
     using frame = positions_frame<G, F>;
@@ -711,7 +716,7 @@ conv_input_gradient_in_place(const float* dzp, const float* wf, float* dx) noexc
     constexpr std::size_t C = G.channels, FW = G.out_w + 2 * (G.k_w - 1), R = G.k_w * F;
     const float* at = dzp + (G.pad_top * FW + G.pad_left) * F;   // the window of input position (0, 0)
     if constexpr (input_gradient_by_positions<G>) {
-        detail::input_gradient_by_positions<G, F>(dzp, wf, dx);
+        detail::conv_input_gradient_by_positions<G, F>(dzp, wf, dx);
     } else if constexpr (G.in_h > 1 && detail::runs_read_in_place<C>) {
         constexpr detail::window_runs runs{G.in_w, FW * F, F, R, FW * F, G.k_h};
         detail::window_runs_gemm<C>(runs, G.in_h * G.in_w, at, wf, dx, detail::plain{});

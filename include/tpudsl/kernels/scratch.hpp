@@ -27,7 +27,7 @@ enum class scratch {
     /// `blocked_rows`; every panel of a block of K in blocked_tn (kc_max rows) and blocked_tn_in_place
     /// (up to 2 x 128 rows), N rounded up to whole vectors; every micro-batch's panel, one after the other, in
     /// micro_batches_panel and packed_micro_batches (all the micro-batches' rows x one panel's width); one sample's dZ^T in
-    /// input_gradient_by_positions (direct_conv.hpp). Seven users, one at a time: each packs into it and is
+    /// conv_input_gradient_by_positions (direct_conv.hpp). Seven users, one at a time: each packs into it and is
     /// done with it before it returns, and none calls another kernel meanwhile.
     packed_b,
     /// A layer's kernel transposed, in three entry points: B^T (K, N) of gemm_nt when its caller keeps
