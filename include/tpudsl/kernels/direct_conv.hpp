@@ -612,39 +612,20 @@ struct positions_frame {
 
 /// Rows [0, C) x NV vectors of dX^T from position t0 (a multiple of W), into `out` (C rows of NV W
 /// floats): out(c, t) = sum over taps q, then filters f, of Wf(q F + f, c) dZ^T(f, t0 + t + pad_left + q),
-/// one chain per element in the order of Wf's rows (the per-position GEMM's order: the same bits).
+/// one chain per element in the order of Wf's rows (the per-position GEMM's order: the same bits). For
+/// each tap the toolkit's register tile runs over the F filters: A(c, f) = Wf(q F + f, c), broadcast;
+/// B's row f is dZ^T's row f from the tap's column on, `ld` floats from the next.
 template <std::size_t C, std::size_t NV>
 inline void
 positions_tile(const float* dzt, std::size_t ld, std::size_t F, std::size_t taps, const float* wf,
                float* out) noexcept
 {
     vfloat acc[C][NV];
-#pragma GCC unroll 16
-    for (std::size_t c = 0; c < C; ++c)
-#pragma GCC unroll 4
-        for (std::size_t v = 0; v < NV; ++v)
-            acc[c][v] = vfloat::broadcast(0.0f);
+    const strided_rows into{wf, 1, C, out, NV * W};
+    tile_start<C, NV, W>(acc, into, false);
     for (std::size_t q = 0; q < taps; ++q)
-        for (std::size_t f = 0; f < F; ++f) {
-            const float* row = dzt + f * ld + q;
-            const float* wk = wf + (q * F + f) * C;
-            vfloat b[NV];
-#pragma GCC unroll 4
-            for (std::size_t v = 0; v < NV; ++v)
-                b[v] = vfloat::load(row + v * W);
-#pragma GCC unroll 16
-            for (std::size_t c = 0; c < C; ++c) {
-                const vfloat a = vfloat::broadcast(wk[c]);
-#pragma GCC unroll 4
-                for (std::size_t v = 0; v < NV; ++v)
-                    acc[c][v] = fma(a, b[v], acc[c][v]);
-            }
-        }
-#pragma GCC unroll 16
-    for (std::size_t c = 0; c < C; ++c)
-#pragma GCC unroll 4
-        for (std::size_t v = 0; v < NV; ++v)
-            acc[c][v].store(out + (c * NV + v) * W);
+        tile_steps<C, NV, W, false>(acc, F, strided_rows{wf + q * F * C, 1, C, out, NV * W}, dzt + q, ld);
+    tile_store<C, NV, W>(acc, into, false, plain{}, 0, false);
 }
 
 /// dX (in_w, C) of a 1-D convolution by positions (input_gradient_by_positions): dZ^T in the scratch
