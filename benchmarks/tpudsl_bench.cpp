@@ -50,6 +50,7 @@
 #include <string>
 #include <thread>
 #include <new>
+#include <numeric>
 #include <vector>
 
 namespace {
@@ -197,12 +198,10 @@ phase_fields(std::size_t threads)
         const std::vector<float> rep(p.replicas[t], p.replicas[t] + n), red(p.reduce[t], p.reduce[t] + n),
             waits(p.wait[t], p.wait[t] + n);
         std::vector<float> step(n);
-        double wait = 0, total = 0;
-        for (std::size_t i = 0; i < n; ++i) {
+        for (std::size_t i = 0; i < n; ++i)
             step[i] = p.replicas[t][i] + p.wait[t][i] + p.reduce[t][i];
-            wait += p.wait[t][i];
-            total += step[i];
-        }
+        const double wait = std::accumulate(waits.begin(), waits.end(), 0.0),
+                     total = std::accumulate(step.begin(), step.end(), 0.0);
         const double per_step = n ? 1.0 / 1000.0 / static_cast<double>(n) : 0.0;
         char line[384];
         std::snprintf(line, sizeof line,

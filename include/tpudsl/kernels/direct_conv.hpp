@@ -643,11 +643,8 @@ conv_input_gradient_by_positions(const float* dzp, const float* wf, float* dx) n
         std::fill(dzt + f * frame::ld + frame::columns, dzt + (f + 1) * frame::ld, 0.0f);
     const float* from = dzt + G.pad_left;   // dZ^T's column of input position 0's first tap
     alignas(64) float tile[C * NV * W];
-    auto put = [&](std::size_t t0, std::size_t width) {   // the tile's width positions into dX
-        const std::size_t count = std::min(width, G.in_w - t0);
-        for (std::size_t t = 0; t < count; ++t)
-            for (std::size_t c = 0; c < C; ++c)
-                dx[(t0 + t) * C + c] = tile[c * width + t];
+    auto put = [&](std::size_t t0, std::size_t width) {   // the tile's positions before in_w into dX
+        transpose_strided(tile, C, std::min(width, G.in_w - t0), width, dx + t0 * C, C);
     };
     constexpr std::size_t full = frame::vectors / NV, rest = frame::vectors % NV;
     for (std::size_t i = 0; i < full; ++i) {
