@@ -525,6 +525,42 @@ TEST_CASE("predict returns the outputs, evaluate's accuracy agrees with them", "
     CHECK(scores[1] == Approx(hits / 50.0));
 }
 
+TEMPLATE_TEST_CASE("a model computes with denormals flushed to zero, as TensorFlow's CPU threads do, and the "
+                   "caller's mode comes back",
+                   "[fit][numerics]", OneDeviceStrategy, TpuStrategy<2>)
+{
+    // Two inputs, two units: out0 = 1e-20 x0 (a product below the normal floats: FTZ makes it zero),
+    // out1 = 1e-39 x1 (a denormal weight: DAZ reads it as zero). Without the flags both are denormal.
+    using Tiny = Sequential<Input<Shape<2>>, Dense<2>>;
+    constexpr float small = 1e-20f, denormal = 1e-39f;
+    REQUIRE(std::fpclassify(denormal) == FP_SUBNORMAL);
+    Trainable<Tiny, TestType> model(1);
+    model.compile(optimizers::SGD{.learning_rate = 0.1f}, losses::MeanSquaredError{});
+    float* w = model.parameters();
+    const float kernel[4] = {small, 0.0f, 0.0f, denormal};   // (inputs, units) row-major, Keras' layout
+    std::copy(kernel, kernel + 4, w + Tiny::layer<0>::weight<0>::offset);
+    std::fill_n(w + Tiny::layer<0>::weight<1>::offset, 2, 0.0f);
+    xt::xtensor<float, 2> x = {{small, 1.0f}, {small, 1.0f}, {small, 1.0f}, {small, 1.0f}};
+    const auto p = model.predict(x, {.batch_size = 4});
+    REQUIRE(p.size() == 8);
+    for (const float v : p)
+        CHECK(v == 0.0f);
+
+    // Training: the weight from an input that is always zero gets a zero gradient, and SGD's
+    // w - lr g reads the denormal w as zero: zero after one step (it would stay 1e-39).
+    xt::xtensor<float, 2> x0 = {{0.5f, 0.0f}, {0.25f, 0.0f}, {0.5f, 0.0f}, {0.25f, 0.0f}};
+    xt::xtensor<float, 2> y = {{1.0f, 1.0f}, {1.0f, 1.0f}, {1.0f, 1.0f}, {1.0f, 1.0f}};
+    model.fit(x0, y, {.batch_size = 4, .epochs = 1, .verbose = 0});
+    const float* trained = static_cast<const Trainable<Tiny, TestType>&>(model).parameters();
+    CHECK(trained[Tiny::layer<0>::weight<0>::offset + 3] == 0.0f);   // kernel(1, 1)
+    CHECK(trained[Tiny::layer<0>::weight<0>::offset] != small);   // kernel(0, 0) trained
+
+    // The calling thread computes denormals again after the calls.
+    volatile float a = small;
+    const float product = a * a;
+    CHECK(std::fpclassify(product) == FP_SUBNORMAL);
+}
+
 TEST_CASE("a narrow Dense's forward follows every change of the weights", "[fit]")
 {
     // Dense<10, Softmax> over 96 units runs from its transposed kernel (dot products along K) where the
