@@ -529,8 +529,9 @@ TEMPLATE_TEST_CASE("a model computes with denormals flushed to zero, as TensorFl
                    "caller's mode comes back",
                    "[fit][numerics]", OneDeviceStrategy, TpuStrategy<2>)
 {
-    // Two inputs, two units: out0 = 1e-20 x0 (a product below the normal floats: FTZ makes it zero),
-    // out1 = 1e-39 x1 (a denormal weight: DAZ reads it as zero). Without the flags both are denormal.
+    // Two inputs, two units: out0 = 1e-20 x0 with x0 = 1e-20 (a product below the normal floats: FTZ
+    // makes it zero), out1 = 1e-39 x1 with x1 = 1e10 (a denormal weight times a large input: 1e-29, a
+    // normal float, unless DAZ reads the weight as zero). Each flag is tested on its own.
     using Tiny = Sequential<Input<Shape<2>>, Dense<2>>;
     constexpr float small = 1e-20f, denormal = 1e-39f;
     REQUIRE(std::fpclassify(denormal) == FP_SUBNORMAL);
@@ -540,11 +541,13 @@ TEMPLATE_TEST_CASE("a model computes with denormals flushed to zero, as TensorFl
     const float kernel[4] = {small, 0.0f, 0.0f, denormal};   // (inputs, units) row-major, Keras' layout
     std::copy(kernel, kernel + 4, w + Tiny::layer<0>::weight<0>::offset);
     std::fill_n(w + Tiny::layer<0>::weight<1>::offset, 2, 0.0f);
-    xt::xtensor<float, 2> x = {{small, 1.0f}, {small, 1.0f}, {small, 1.0f}, {small, 1.0f}};
+    xt::xtensor<float, 2> x = {{small, 1e10f}, {small, 1e10f}, {small, 1e10f}, {small, 1e10f}};
     const auto p = model.predict(x, {.batch_size = 4});
     REQUIRE(p.size() == 8);
-    for (const float v : p)
-        CHECK(v == 0.0f);
+    for (std::size_t i = 0; i < p.size(); ++i) {
+        INFO("output " << i % 2 << " of sample " << i / 2 << ": " << p[i]);
+        CHECK(std::fpclassify(p[i]) == FP_ZERO);
+    }
 
     // Training: the weight from an input that is always zero gets a zero gradient, and SGD's
     // w - lr g reads the denormal w as zero: zero after one step (it would stay 1e-39).
@@ -552,7 +555,7 @@ TEMPLATE_TEST_CASE("a model computes with denormals flushed to zero, as TensorFl
     xt::xtensor<float, 2> y = {{1.0f, 1.0f}, {1.0f, 1.0f}, {1.0f, 1.0f}, {1.0f, 1.0f}};
     model.fit(x0, y, {.batch_size = 4, .epochs = 1, .verbose = 0});
     const float* trained = static_cast<const Trainable<Tiny, TestType>&>(model).parameters();
-    CHECK(trained[Tiny::layer<0>::weight<0>::offset + 3] == 0.0f);   // kernel(1, 1)
+    CHECK(std::fpclassify(trained[Tiny::layer<0>::weight<0>::offset + 3]) == FP_ZERO);   // kernel(1, 1)
     CHECK(trained[Tiny::layer<0>::weight<0>::offset] != small);   // kernel(0, 0) trained
 
     // The calling thread computes denormals again after the calls.
