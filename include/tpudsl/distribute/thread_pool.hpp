@@ -19,7 +19,7 @@ namespace tpudsl::distribute {
 
 /// While it lives, the calling thread computes with denormal floats flushed to zero: results below
 /// the smallest normal float become zero (FTZ) and denormal operands are read as zero (DAZ); the
-/// thread's previous mode comes back when it ends. TensorFlow runs every CPU kernel so (its threads
+/// thread's previous flush mode comes back when it ends. TensorFlow runs every CPU kernel so (its threads
 /// start with ScopedFlushDenormal), and so do a model's steps here: a Keras model computes the same
 /// zeros, and training never meets the slow path x86 cores take on denormals. (Adam's first moment
 /// of a weight whose gradient stays zero, an MNIST corner pixel's or a dead unit's, shrinks by 0.9 a
@@ -31,43 +31,46 @@ class flush_denormals {
 public:
     flush_denormals() noexcept
     {
-#if defined(__SSE__) || defined(__x86_64__)
-        saved_ = _mm_getcsr() & bits;
+        const word now = read();
+        saved_ = now & bits;
         if (saved_ != bits)
-            _mm_setcsr(_mm_getcsr() | bits);
-#elif defined(__aarch64__)
-        unsigned long long fpcr = 0;
-        asm volatile("mrs %0, fpcr" : "=r"(fpcr) : : "memory");
-        saved_ = fpcr & bits;
-        if (saved_ != bits)
-            asm volatile("msr fpcr, %0" : : "r"(fpcr | bits) : "memory");
-#endif
+            write(now | bits);
     }
     flush_denormals(const flush_denormals&) = delete;
     flush_denormals& operator=(const flush_denormals&) = delete;
     /// Puts back the flush bits only: the exception flags the call raised stay raised.
     ~flush_denormals()
     {
-#if defined(__SSE__) || defined(__x86_64__)
-        const unsigned now = _mm_getcsr();
+        const word now = read();
         if ((now & bits) != saved_)
-            _mm_setcsr((now & ~bits) | saved_);
-#elif defined(__aarch64__)
-        unsigned long long fpcr = 0;
-        asm volatile("mrs %0, fpcr" : "=r"(fpcr) : : "memory");
-        if ((fpcr & bits) != saved_)
-            asm volatile("msr fpcr, %0" : : "r"((fpcr & ~bits) | saved_) : "memory");
-#endif
+            write((now & ~bits) | saved_);
     }
 
 private:
+    // The control register and its flush bits (none elsewhere: nothing is read or written).
 #if defined(__SSE__) || defined(__x86_64__)
-    static constexpr unsigned bits = 0x8000 | 0x0040;   // MXCSR's FTZ and DAZ
-    unsigned saved_ = 0;
+    using word = unsigned;
+    static constexpr word bits = 0x8000 | 0x0040;   // MXCSR's FTZ and DAZ
+    static word read() noexcept { return _mm_getcsr(); }
+    static void write(word w) noexcept { _mm_setcsr(w); }
 #elif defined(__aarch64__)
-    static constexpr unsigned long long bits = 1ull << 24;   // FPCR's FZ
-    unsigned long long saved_ = 0;
+    using word = unsigned long long;
+    static constexpr word bits = 1ull << 24;   // FPCR's FZ
+    static word
+    read() noexcept
+    {
+        word w = 0;
+        asm volatile("mrs %0, fpcr" : "=r"(w) : : "memory");
+        return w;
+    }
+    static void write(word w) noexcept { asm volatile("msr fpcr, %0" : : "r"(w) : "memory"); }
+#else
+    using word = unsigned;
+    static constexpr word bits = 0;
+    static word read() noexcept { return 0; }
+    static void write(word) noexcept {}
 #endif
+    word saved_ = 0;
 };
 
 /// A barrier for a few threads that meet every few milliseconds (a training step meets three
