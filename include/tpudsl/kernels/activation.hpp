@@ -52,8 +52,13 @@ activation_backward(const float* y, const float* dy, float* dz, std::size_t rows
         if (dz != dy)
             std::copy(dy, dy + n, dz);
     } else if constexpr (std::is_same_v<Act, Relu>) {
-        for (std::size_t i = 0; i < n; ++i)
-            dz[i] = y[i] > 0.0f ? dy[i] : 0.0f;
+        // dy[i] is read whatever y[i] is: read only where y[i] > 0, GCC merges the masked load into
+        // the previous iteration's register and carries it through the stack (a store and a reload
+        // per vector, 3x slower than this plain select).
+        for (std::size_t i = 0; i < n; ++i) {
+            const float d = dy[i];
+            dz[i] = y[i] > 0.0f ? d : 0.0f;
+        }
     } else if constexpr (std::is_same_v<Act, Sigmoid>) {
         for (std::size_t i = 0; i < n; ++i)
             dz[i] = dy[i] * y[i] * (1.0f - y[i]);
