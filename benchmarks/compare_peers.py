@@ -11,8 +11,8 @@ Trains each seed model for --seconds on synthetic inputs of its shapes (throughp
 the values), Adam, sparse categorical cross-entropy, the same batch and the same thread count:
 
   * tpudsl: build/release/benchmarks/tpudsl_bench (one thread: OneDeviceStrategy; two: TpuStrategy<2>);
-  * pytorch: Debian's python3-torch (1.13) with torch.set_num_threads(t), in this interpreter, every
-    model (the CIFAR-10 one with BatchNormalization too: BatchNorm2d with Keras' epsilon and momentum;
+  * pytorch: Debian's python3-torch (1.13) with torch.set_num_threads(t) and its BLAS (OpenBLAS) held
+    to t threads too, in this interpreter, every model (the CIFAR-10 one with BatchNormalization too: BatchNorm2d with Keras' epsilon and momentum;
     the recurrent Reuters one with nn.LSTM);
   * pytorch2, pytorch2-compile: PyTorch 2 from PyPI, eager, and with the model through torch.compile
     (Inductor's C++ code for the CPU), the same definitions, torch.set_num_threads(t);
@@ -33,7 +33,7 @@ The frameworks take turns, --rounds times over (tpudsl, PyTorch, ..., tpudsl, ..
 whose speed drifts over minutes (a shared or virtual one) slows them alike; each figure is the median
 of its rounds. Prints one line per measurement and one per ratio (of the medians):
   peer framework=<f> model=<m> batch=<b> threads=<t> samples_per_s=<median> min=<x> max=<y> rounds=<n>
-       [cpu_per_wall=<c>: for the PyTorch 2 and Keras 3 peers, their process's CPU time over wall time,
+       [cpu_per_wall=<c>: for the PyTorch and Keras peers, their process's CPU time over wall time,
        about the threads they really kept busy]
   ratio model=<m> threads=<t> peer=<f> tpudsl_over_peer=<r>
   fastest model=<m> threads=<t> peer=<f> tpudsl_over_fastest_peer=<r>
@@ -139,12 +139,31 @@ def torch_model(torch, name):
     raise ValueError(name)
 
 
-def run_torch(model, batch, threads, seconds):
+def hold_blas_threads(threads):
+    """Holds the BLAS that this process loaded to `threads` threads. Debian's PyTorch 1.13 runs its
+    matrix products on the system's BLAS (OpenBLAS when installed), whose own thread pool
+    torch.set_num_threads does not reach: on one thread its MNIST MLP kept 1.8 cores busy."""
+    import ctypes
+    paths = set()
+    with open("/proc/self/maps") as maps:
+        for line in maps:
+            path = line.split()[-1]
+            if "blas" in pathlib.Path(path).name:
+                paths.add(path)
+    for path in sorted(paths):
+        library = ctypes.CDLL(path)
+        if hasattr(library, "openblas_set_num_threads"):
+            library.openblas_set_num_threads(ctypes.c_int(threads))
+
+
+def run_torch(model, batch, threads, seconds, cpu=None):
+    """PyTorch 1.13's samples/s; its CPU time over wall time appended to `cpu`."""
     try:
         import torch
     except ImportError:
         return None
     torch.set_num_threads(threads)
+    hold_blas_threads(threads)
     torch.manual_seed(1)
     net, shape = torch_model(torch, model)
     classes = 46 if model.startswith("reuters") else 10
@@ -167,12 +186,16 @@ def run_torch(model, batch, threads, seconds):
     for i in range(steps):
         step(i)   # warm-up
     done = 0
+    cpu0 = time.process_time()
     start = time.perf_counter()
     while time.perf_counter() - start < seconds:
         for i in range(steps):
             step(i)
         done += steps * batch
-    return done / (time.perf_counter() - start)
+    wall = time.perf_counter() - start
+    if cpu is not None:
+        cpu.append((time.process_time() - cpu0) / wall)
+    return done / wall
 
 
 # ----------------------------------------------------------------------------------------------
@@ -452,8 +475,9 @@ def main():
     rows = []
     for model in a.models.split(","):
         for threads in [int(t) for t in a.threads.split(",")]:
+            torch_cpu = []
             runs = {"tpudsl": lambda: run_tpudsl(build, model, a.batch, threads, a.seconds),
-                    "pytorch": lambda: run_torch(model, a.batch, threads, a.seconds)}
+                    "pytorch": lambda: run_torch(model, a.batch, threads, a.seconds, torch_cpu)}
             if model == "fashion":
                 runs["tiny-dnn"] = lambda: run_peer(build, "tiny_dnn", a.batch, threads, a.seconds, march)
                 runs["dlib"] = lambda: run_peer(build, "dlib", a.batch, threads, a.seconds, march)
@@ -492,7 +516,7 @@ def main():
                           (framework, model, a.batch, threads))
                     continue
                 results[framework] = statistics.median(values)
-                cpu = workers[framework].cpu if framework in workers else []
+                cpu = workers[framework].cpu if framework in workers else torch_cpu if framework == "pytorch" else []
                 print("peer framework=%s model=%s batch=%d threads=%d samples_per_s=%.1f min=%.1f max=%.1f rounds=%d%s" %
                       (framework, model, a.batch, threads, results[framework], min(values), max(values), len(values),
                        " cpu_per_wall=%.2f" % statistics.median(cpu) if cpu else ""))

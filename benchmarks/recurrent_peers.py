@@ -7,7 +7,8 @@
 The same model on both sides: 300 token ids -> Embedding(30982, 7) -> LSTM(64) or GRU(64), its last
 state -> Dense(46) with softmax cross-entropy, Adam, one batch of synthetic ids trained over and over.
 tpudsl: build/release/benchmarks/recurrent_bench (one thread OneDeviceStrategy, two TpuStrategy<2>);
-PyTorch: Debian's python3-torch (1.13) with torch.set_num_threads(t), in this interpreter, and
+PyTorch: Debian's python3-torch (1.13) with torch.set_num_threads(t) and its BLAS held to t threads
+(compare_peers.hold_blas_threads), in this interpreter, and
 PyTorch 2 (eager, nn.LSTM / nn.GRU) in the environment scripts/peers_env.sh creates (--peers-dir, by
 default TPUDSL_PEERS_DIR or ~/.cache/tpudsl-peers: torch2/), through benchmarks/peer_worker.py; where
 that environment is missing it is reported and skipped. They take turns, --rounds times over, and
@@ -34,6 +35,8 @@ def torch_samples_per_s(cell, batch, threads, seconds):
 
     torch.manual_seed(0)
     torch.set_num_threads(threads)
+    from compare_peers import hold_blas_threads
+    hold_blas_threads(threads)
 
     class Model(torch.nn.Module):
         def __init__(self):
