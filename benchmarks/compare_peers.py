@@ -11,9 +11,10 @@ Trains each seed model for --seconds on synthetic inputs of its shapes (throughp
 the values), Adam, sparse categorical cross-entropy, the same batch and the same thread count:
 
   * tpudsl: build/release/benchmarks/tpudsl_bench (one thread: OneDeviceStrategy; two: TpuStrategy<2>);
-  * pytorch: Debian's python3-torch (1.13) with torch.set_num_threads(t) and its BLAS (OpenBLAS) held
-    to t threads too, in this interpreter, every model (the CIFAR-10 one with BatchNormalization too: BatchNorm2d with Keras' epsilon and momentum;
-    the recurrent Reuters one with nn.LSTM);
+  * pytorch: Debian's python3-torch (1.13) with torch.set_num_threads(t) and the OpenBLAS it calls
+    (where that is its BLAS) held to t threads too (hold_blas_threads), in this interpreter, every
+    model (the CIFAR-10 one with BatchNormalization too: BatchNorm2d with Keras' epsilon and
+    momentum; the recurrent Reuters one with nn.LSTM);
   * pytorch2, pytorch2-compile: PyTorch 2 from PyPI, eager, and with the model through torch.compile
     (Inductor's C++ code for the CPU), the same definitions, torch.set_num_threads(t);
   * keras3, keras3-xla: Keras 3 on TensorFlow 2 (CPU), the models written as the seeds declare them,
@@ -140,20 +141,33 @@ def torch_model(torch, name):
 
 
 def hold_blas_threads(threads):
-    """Holds the BLAS that this process loaded to `threads` threads. Debian's PyTorch 1.13 runs its
-    matrix products on the system's BLAS (OpenBLAS when installed), whose own thread pool
-    torch.set_num_threads does not reach: on one thread its MNIST MLP kept 1.8 cores busy."""
+    """Holds the OpenBLAS that this process loaded, if any, to `threads` threads; returns how many
+    loaded libraries took the call (0 without OpenBLAS: the reference BLAS runs on the calling thread).
+    Debian's PyTorch 1.13 runs its matrix products on the system's BLAS (OpenBLAS where installed),
+    whose own thread pool torch.set_num_threads does not reach: on one thread its MNIST MLP kept 1.8
+    cores busy."""
     import ctypes
     paths = set()
     with open("/proc/self/maps") as maps:
         for line in maps:
-            path = line.split()[-1]
-            if "blas" in pathlib.Path(path).name:
+            fields = line.split(maxsplit=5)   # address perms offset dev inode [path]
+            path = fields[5].strip() if len(fields) == 6 else ""
+            if path.endswith(" (deleted)"):
+                path = path[: -len(" (deleted)")]
+            if path.startswith("/") and "blas" in pathlib.Path(path).name:
                 paths.add(path)
+    held = 0
     for path in sorted(paths):
-        library = ctypes.CDLL(path)
-        if hasattr(library, "openblas_set_num_threads"):
-            library.openblas_set_num_threads(ctypes.c_int(threads))
+        try:
+            library = ctypes.CDLL(path)
+        except OSError:
+            continue
+        for name in ("openblas_set_num_threads", "openblas_set_num_threads64_"):
+            if hasattr(library, name):
+                getattr(library, name)(ctypes.c_int(threads))
+                held += 1
+                break
+    return held
 
 
 def run_torch(model, batch, threads, seconds, cpu=None):

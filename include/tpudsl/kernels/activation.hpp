@@ -52,9 +52,9 @@ activation_backward(const float* y, const float* dy, float* dz, std::size_t rows
         if (dz != dy)
             std::copy(dy, dy + n, dz);
     } else if constexpr (std::is_same_v<Act, Relu>) {
-        // dy[i] is read whatever y[i] is: read only where y[i] > 0, GCC merges the masked load into
-        // the previous iteration's register and carries it through the stack (a store and a reload
-        // per vector, 3x slower than this plain select).
+        // dy[i] is read whatever y[i] is. Read only where y[i] > 0, it became (GCC 12, AVX-512) a load
+        // merge-masked into the previous vector's register, spilled and reloaded every iteration (a
+        // store-forwarding chain); read unconditionally, it is a zero-masked load.
         for (std::size_t i = 0; i < n; ++i) {
             const float d = dy[i];
             dz[i] = y[i] > 0.0f ? d : 0.0f;
