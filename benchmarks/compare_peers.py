@@ -489,9 +489,9 @@ def main():
     rows = []
     for model in a.models.split(","):
         for threads in [int(t) for t in a.threads.split(",")]:
-            torch_cpu = []
+            cpu_of = {"pytorch": []}   # framework -> each round's CPU time over wall time, where measured
             runs = {"tpudsl": lambda: run_tpudsl(build, model, a.batch, threads, a.seconds),
-                    "pytorch": lambda: run_torch(model, a.batch, threads, a.seconds, torch_cpu)}
+                    "pytorch": lambda: run_torch(model, a.batch, threads, a.seconds, cpu_of["pytorch"])}
             if model == "fashion":
                 runs["tiny-dnn"] = lambda: run_peer(build, "tiny_dnn", a.batch, threads, a.seconds, march)
                 runs["dlib"] = lambda: run_peer(build, "dlib", a.batch, threads, a.seconds, march)
@@ -510,6 +510,7 @@ def main():
                 sys.stdout.flush()
                 versions[framework] = worker.version
                 workers[framework] = worker
+                cpu_of[framework] = worker.cpu
                 runs[framework] = lambda w=worker: w.run(a.seconds)
             runs = {f: runs[f] for f in FRAMEWORKS if f in runs and f in wanted}
             samples = {framework: [] for framework in runs}
@@ -530,7 +531,7 @@ def main():
                           (framework, model, a.batch, threads))
                     continue
                 results[framework] = statistics.median(values)
-                cpu = workers[framework].cpu if framework in workers else torch_cpu if framework == "pytorch" else []
+                cpu = cpu_of.get(framework, [])
                 print("peer framework=%s model=%s batch=%d threads=%d samples_per_s=%.1f min=%.1f max=%.1f rounds=%d%s" %
                       (framework, model, a.batch, threads, results[framework], min(values), max(values), len(values),
                        " cpu_per_wall=%.2f" % statistics.median(cpu) if cpu else ""))
