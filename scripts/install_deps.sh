@@ -6,8 +6,9 @@ set -euo pipefail
 packages=("$@")
 if [ ${#packages[@]} -eq 0 ]; then
     packages=(g++ cmake ninja-build libboost-dev xtensor-dev libxsimd-dev catch2 zlib1g-dev dataset-fashion-mnist
-              clang-14 libclang-rt-14-dev    # clang: the fuzzers (libFuzzer) only
+              clang-19 libclang-rt-19-dev    # clang: the fuzzers (libFuzzer) only
               libhdf5-dev python3-venv       # Keras' .h5 files; real Keras in a venv (tests/keras)
+              pkgconf                        # the fuzzers find HDF5 through pkg-config
               libopenmpi-dev openmpi-bin     # MultiWorkerStrategy (optional: tpudsl::multi_worker, ctest -L mpi)
               iproute2)                      # ip netns: ctest's mpi.two_hosts (two network namespaces, a veth pair)
 fi

@@ -14,7 +14,7 @@ cmake --preset release
 cmake --build --preset release -j "$(nproc)"
 ctest --preset release -j "$(nproc)"
 
-# The file readers' libFuzzer harnesses, 30 s each under ASan+UBSan (clang-14; tests/fuzz/README.md).
+# The file readers' libFuzzer harnesses, 30 s each under ASan+UBSan (clang-19; tests/fuzz/README.md).
 tests/fuzz/run.sh 30
 
 cmake --preset portable -DTPUDSL_TSAN_TESTS=OFF -DTPUDSL_SANITIZED_TRAINING_TESTS=OFF -DTPUDSL_BUILD_BENCHMARKS=OFF \

@@ -1,6 +1,6 @@
 // What the harnesses (fuzz_idx, fuzz_cifar10, fuzz_sequences, fuzz_csv, fuzz_weights,
 // fuzz_training_state) share: a scratch file per process for the input, a way to fail that libFuzzer
-// records as a crash, the stand-in model of the weights readers, and a watch on the largest single
+// records as a crash, and a watch on the largest single
 // allocation a load makes (through the sanitizer allocator's hooks, so with -fsanitize=address only;
 // without it the watch sees nothing and checks nothing).
 #ifndef TPUDSL_TESTS_FUZZ_COMMON_HPP
@@ -15,7 +15,6 @@
 #include <exception>
 #include <stdexcept>
 #include <string>
-#include <tuple>
 #include <typeinfo>
 #include <vector>
 
@@ -206,35 +205,6 @@ decode(const std::uint8_t* data, std::size_t size)
     inflateEnd(&z);
     return d;
 }
-
-template <std::size_t... D>
-struct dims_of {
-    static constexpr std::array<std::size_t, sizeof...(D)> dims{D...};
-};
-template <std::size_t Offset, class Shape>
-struct weight_at {
-    static constexpr std::size_t offset = Offset;
-    using shape = Shape;
-};
-template <class... W>
-struct layer_of {
-    static constexpr std::size_t weight_count = sizeof...(W);
-    template <std::size_t J>
-    using weight = std::tuple_element_t<J, std::tuple<W...>>;
-};
-
-/// The weight layout of Sequential<Input<Shape<3>>, Dense<4, Relu>, Dense<2>>, for the weights and
-/// training-state harnesses: 26 parameters in a buffer of 64 floats (each weight starts on a 64-byte
-/// boundary). Written out because clang 14 cannot compile the layers themselves (they take float
-/// template arguments); each harness's seed writer checks it against the real model with GCC.
-struct model {
-    static constexpr std::size_t param_count = 26;
-    static constexpr std::size_t param_buffer_size = 64;
-    static constexpr std::size_t layer_count = 2;
-    template <std::size_t I>
-    using layer = std::tuple_element_t<I, std::tuple<layer_of<weight_at<0, dims_of<3, 4>>, weight_at<16, dims_of<4>>>,
-                                                     layer_of<weight_at<32, dims_of<4, 2>>, weight_at<48, dims_of<2>>>>>;
-};
 
 /// All of a file's bytes (a harness's own output: failing to read it is a failure).
 inline std::vector<std::uint8_t>

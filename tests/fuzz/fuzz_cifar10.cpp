@@ -11,8 +11,8 @@
 //   - never crash, hang, throw anything else, or make an allocation larger than the file plus the
 //     split's own bytes (twice, for growth) plus 1 MiB.
 //
-// Build and run (clang 14, from the repository root; tests/fuzz/run.sh does both for every harness):
-//   clang++-14 -std=c++20 -O1 -g -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all
+// Build and run (clang 19, from the repository root; tests/fuzz/run.sh does both for every harness):
+//   clang++-19 -std=c++20 -O1 -g -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all
 //       -Iinclude tests/fuzz/fuzz_cifar10.cpp -lz -o fuzz_cifar10
 //   ./fuzz_cifar10 -max_total_time=30 -max_len=12292 tests/fuzz/corpus/cifar10
 // run.sh: -max_len=12292

@@ -16,8 +16,8 @@
 //     loader may size a gzip file's data by what it could hold; a header announcing gigabytes in a
 //     file of 100 bytes is refused before allocating them.
 //
-// Build and run (clang 14, from the repository root; tests/fuzz/run.sh does both for every harness):
-//   clang++-14 -std=c++20 -O1 -g -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all
+// Build and run (clang 19, from the repository root; tests/fuzz/run.sh does both for every harness):
+//   clang++-19 -std=c++20 -O1 -g -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all
 //       -Iinclude tests/fuzz/fuzz_idx.cpp -lz -o fuzz_idx
 //   ./fuzz_idx -max_total_time=30 -max_len=16384 tests/fuzz/corpus/idx
 // run.sh: -max_len=16384

@@ -16,8 +16,8 @@
 //     the file plus 1 MiB: a count far beyond what the file could hold is refused before reserving
 //     memory for it.
 //
-// Build and run (clang 14, from the repository root; tests/fuzz/run.sh does both for every harness):
-//   clang++-14 -std=c++20 -O1 -g -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all
+// Build and run (clang 19, from the repository root; tests/fuzz/run.sh does both for every harness):
+//   clang++-19 -std=c++20 -O1 -g -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all
 //       -Iinclude tests/fuzz/fuzz_sequences.cpp -lz -o fuzz_sequences
 //   ./fuzz_sequences -max_total_time=30 -max_len=4096 tests/fuzz/corpus/sequences
 // run.sh: -max_len=4096

@@ -1,5 +1,5 @@
 // libFuzzer harness for the training-state reader of BackupAndRestore (detail::read_training_state):
-// the input is a mode byte and a backup file's bytes, read as the state of a small fixed model. Mode
+// the input is a mode byte and a backup file's bytes, read as the state of a small real model (models.hpp). Mode
 // (the first byte) even: the bytes are the file; odd: the harness appends the FNV-1a checksum the file
 // needs, so that mutations reach the parser behind the checksum. What a read must do with any file:
 //   - succeed only for a file that write_training_state would write: writing the state read gives the
@@ -7,17 +7,18 @@
 //   - otherwise throw std::runtime_error (std::system_error included) naming the file;
 //   - never crash, hang, or throw anything else.
 //
-// Build and run (clang 14, from the repository root):
-//   clang++-14 -std=c++20 -O1 -g -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all
+// Build and run (clang 19, from the repository root):
+//   clang++-19 -std=c++20 -O1 -g -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all
 //       -Iinclude tests/fuzz/fuzz_training_state.cpp -lz -o fuzz_training_state
 //   ./fuzz_training_state -max_total_time=30 tests/fuzz/corpus/training_state
 // Seed corpus: tests/fuzz/corpus/training_state/, written by this file built with TPUDSL_FUZZ_WRITE_SEEDS
-// (GCC, which also checks that the model below has the layout of the real Sequential it stands for):
+// (GCC):
 //   g++ -std=c++20 -DTPUDSL_FUZZ_WRITE_SEEDS -Iinclude tests/fuzz/fuzz_training_state.cpp -lz -o write_seeds
 //   ./write_seeds tests/fuzz/corpus/training_state
 #include <tpudsl/io/training_state.hpp>
 
 #include "common.hpp"
+#include "models.hpp"
 
 #include <array>
 #include <cstddef>
@@ -98,10 +99,7 @@ LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size)
 #include <limits>
 
 namespace {
-using Real = tpudsl::Sequential<tpudsl::Input<tpudsl::Shape<3>>, tpudsl::Dense<4, tpudsl::Relu>, tpudsl::Dense<2>>;
-static_assert(fuzz::model::param_buffer_size == Real::param_buffer_size);
-static_assert(tpudsl::detail::layout_fingerprint<fuzz::model>() == tpudsl::detail::layout_fingerprint<Real>(),
-              "fuzz::model must have the weight layout of the model it stands for");
+using Real = fuzz::model;
 using Other = tpudsl::Sequential<tpudsl::Input<tpudsl::Shape<2>>, tpudsl::Dense<2>>;
 
 /// A seed: mode byte 0 and the file as it is; for a file that ends in its checksum, also mode 1 and

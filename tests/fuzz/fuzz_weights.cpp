@@ -6,17 +6,18 @@
 //     the weights as they were;
 //   - never crash, hang, allocate beyond the model's size, or throw anything else.
 //
-// Build and run (clang 14, from the repository root):
-//   clang++-14 -std=c++20 -O1 -g -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all
+// Build and run (clang 19, from the repository root):
+//   clang++-19 -std=c++20 -O1 -g -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all
 //       -Iinclude tests/fuzz/fuzz_weights.cpp -lz -o fuzz_weights
 //   ./fuzz_weights -max_total_time=30 tests/fuzz/corpus/weights
 // Seed corpus: tests/fuzz/corpus/weights/, written by this file built with TPUDSL_FUZZ_WRITE_SEEDS
-// (GCC, which also checks that the model below has the layout of the real Sequential it stands for):
+// (GCC):
 //   g++ -std=c++20 -DTPUDSL_FUZZ_WRITE_SEEDS -Iinclude tests/fuzz/fuzz_weights.cpp -lz -o write_seeds
 //   ./write_seeds tests/fuzz/corpus/weights
 #include <tpudsl/io/weights.hpp>
 
 #include "common.hpp"
+#include "models.hpp"
 
 #include <array>
 #include <cstddef>
@@ -94,11 +95,7 @@ LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size)
 #include <limits>
 
 namespace {
-using Real = tpudsl::Sequential<tpudsl::Input<tpudsl::Shape<3>>, tpudsl::Dense<4, tpudsl::Relu>, tpudsl::Dense<2>>;
-static_assert(fuzz::model::param_count == Real::param_count);
-static_assert(fuzz::model::param_buffer_size == Real::param_buffer_size);
-static_assert(tpudsl::detail::layout_fingerprint<fuzz::model>() == tpudsl::detail::layout_fingerprint<Real>(),
-              "fuzz::model must have the weight layout of the model it stands for");
+using Real = fuzz::model;
 
 /// Another model's file, whose header must be refused.
 using Other = tpudsl::Sequential<tpudsl::Input<tpudsl::Shape<2>>, tpudsl::Dense<2>>;
@@ -127,11 +124,25 @@ main(int argc, char** argv)
         w[i] = static_cast<float>(i) * 0.25f - 3.0f;
     tpudsl::save_weights<Real>((dir / "valid_pattern").string(), w.data());
     const std::vector<std::uint8_t> valid = fuzz::read_file((dir / "valid_pattern").string());
-    w[0] = std::numeric_limits<float>::quiet_NaN();
-    w[1] = std::numeric_limits<float>::infinity();
+    w[0] = std::numeric_limits<float>::max();
+    w[1] = std::numeric_limits<float>::lowest();
     w[2] = -0.0f;
     w[3] = std::numeric_limits<float>::denorm_min();
     tpudsl::save_weights<Real>((dir / "valid_specials").string(), w.data());
+    // a NaN and an infinity with the checksum made right: refused for the values, not the checksum
+    auto nonfinite = valid;
+    const std::uint32_t nan_bits = 0x7fc00000U, inf_bits = 0x7f800000U;
+    for (int b = 0; b < 4; ++b) {
+        nonfinite[tpudsl::detail::weights_header_bytes + static_cast<std::size_t>(b)] =
+            static_cast<std::uint8_t>(nan_bits >> (8 * b));
+        nonfinite[tpudsl::detail::weights_header_bytes + 4 + static_cast<std::size_t>(b)] =
+            static_cast<std::uint8_t>(inf_bits >> (8 * b));
+    }
+    const std::size_t floats = 4 * Real::param_buffer_size;
+    tpudsl::detail::put_u64(nonfinite.data() + tpudsl::detail::weights_header_bytes + floats,
+                            tpudsl::detail::fnv1a(tpudsl::detail::fnv1a_offset,
+                                                  nonfinite.data() + tpudsl::detail::weights_header_bytes, floats));
+    put(dir / "nonfinite", nonfinite);
     std::vector<float> o(Other::param_buffer_size, 1.0f);
     tpudsl::save_weights<Other>((dir / "other_model").string(), o.data());
 

@@ -1,15 +1,15 @@
 #!/usr/bin/env bash
-# Builds every libFuzzer harness (tests/fuzz/fuzz_*.cpp) with clang 14 and runs each, one after the
+# Builds every libFuzzer harness (tests/fuzz/fuzz_*.cpp) with clang 19 and runs each, one after the
 # other, for a while on a scratch copy of its seed corpus (tests/fuzz/corpus/<name without fuzz_>/),
 # so the repository's corpus is never changed. Exits non-zero if a harness fails to build or finds a
 # crash, a timeout, an out-of-memory or a broken contract, saying where the input was saved.
 #
 #   tests/fuzz/run.sh [seconds-per-harness] [build-dir]        (defaults: 30, build/fuzz)
 #
-# Environment: FUZZ_CXX (default clang++-14); FUZZ_ONLY="idx sequences" runs only those harnesses;
+# Environment: FUZZ_CXX (default clang++-19); FUZZ_ONLY="idx sequences" runs only those harnesses;
 # FUZZ_ARGS adds libFuzzer flags (e.g. "-jobs=4 -workers=4" or "-fork=1 -ignore_crashes=1" to go on
 # after a crash); FUZZ_INCLUDE_DIRS adds directories to look for xtensor and xtl in.
-# Without clang++-14 it says fuzzing is skipped and exits 0. See tests/fuzz/README.md.
+# Without clang++-19 it says fuzzing is skipped and exits 0. See tests/fuzz/README.md.
 set -euo pipefail
 shopt -s nullglob
 
@@ -25,9 +25,9 @@ cd "$(dirname "${BASH_SOURCE[0]}")/../.."               # the repository root
 root=$PWD
 build=${build:-$root/build/fuzz}                        # the default: in the repository's build/
 
-cxx=${FUZZ_CXX:-clang++-14}
+cxx=${FUZZ_CXX:-clang++-19}
 if ! command -v "$cxx" >/dev/null 2>&1; then
-    echo "tests/fuzz/run.sh: $cxx not found: fuzzing skipped (install clang-14 and libclang-rt-14-dev)"
+    echo "tests/fuzz/run.sh: $cxx not found: fuzzing skipped (install clang-19 and libclang-rt-19-dev)"
     exit 0
 fi
 
@@ -78,9 +78,24 @@ for src in "${sources[@]}"; do
     if [[ -x $bin ]]; then
         stale=$(find include tests/fuzz -newer "$bin" \( -name '*.hpp' -o -name '*.cpp' -o -name run.sh \) -print -quit)
     fi
+    # libraries a harness names on its `// run.sh:` line as pkg-config=NAME (HDF5 for fuzz_keras_weights)
+    pkg_cflags=()
+    pkg_libs=()
+    for pkg in $(sed -n 's|^// run.sh:.*pkg-config=\([A-Za-z0-9_.-]*\).*|\1|p' "$src"); do
+        if ! pkg-config --exists "$pkg" 2>/dev/null; then
+            echo "== $name: BUILD FAILED (pkg-config finds no $pkg: install it, e.g. scripts/install_deps.sh)"
+            failed+=("$name (build)")
+            continue 2
+        fi
+        read -r -a more <<<"$(pkg-config --cflags "$pkg")"
+        pkg_cflags+=(${more[@]+"${more[@]}"})
+        read -r -a more <<<"$(pkg-config --libs "$pkg")"
+        pkg_libs+=(${more[@]+"${more[@]}"})
+    done
     if [[ -n $stale ]]; then
         echo "== building $name"
-        if ! "$cxx" "${flags[@]}" "${includes[@]}" "$src" -lz -o "$bin.new"; then
+        if ! "$cxx" "${flags[@]}" "${includes[@]}" ${pkg_cflags[@]+"${pkg_cflags[@]}"} "$src" \
+            ${pkg_libs[@]+"${pkg_libs[@]}"} -lz -o "$bin.new"; then
             echo "== $name: BUILD FAILED"
             failed+=("$name (build)")
             continue

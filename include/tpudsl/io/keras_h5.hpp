@@ -24,12 +24,14 @@
 #include <tpudsl/core/weights.hpp>
 #include <tpudsl/detail/text.hpp>
 #include <tpudsl/io/files.hpp>
+#include <tpudsl/io/weights.hpp>
 #include <tpudsl/model/sequential.hpp>
 
 #include <hdf5.h>
 
 #include <algorithm>
 #include <cerrno>
+#include <cmath>
 #include <cstddef>
 #include <cstring>
 #include <mutex>
@@ -182,16 +184,64 @@ struct context {
     }
 };
 
-[[nodiscard]] inline bool
-has_link(hid_t loc, const std::string& name)
+/// The path of an open object in its file ("/layers/dense/vars"), for messages.
+[[nodiscard]] inline std::string
+object_path(hid_t obj)
 {
-    // H5Lexists checks one link; a path is walked one component at a time.
+    const ssize_t n = H5Iget_name(obj, nullptr, 0);
+    if (n <= 0)
+        return "?";
+    std::string name(static_cast<std::size_t>(n) + 1, '\0');
+    (void)H5Iget_name(obj, name.data(), name.size());
+    name.resize(static_cast<std::size_t>(n));
+    return name;
+}
+
+/// `name` under the object `loc`, as a path from the file's root, for messages.
+[[nodiscard]] inline std::string
+path_in_file(hid_t loc, const std::string& name)
+{
+    std::string base = object_path(loc);
+    if (!base.empty() && base.back() != '/')
+        base += '/';
+    return base + name;
+}
+
+/// What a link that is not a hard link is, in words; a weights file is refused for holding one.
+[[nodiscard]] inline std::string
+link_kind(const H5L_info_t& info)
+{
+    switch (info.type) {
+    case H5L_TYPE_SOFT:
+        return "a soft link";
+    case H5L_TYPE_EXTERNAL:
+        return "an external link (to an object in another file)";
+    default:
+        return "a user-defined link";
+    }
+}
+
+/// Whether `name` (a path below `loc`) names an object, following only hard links: a path through
+/// an external, soft or user-defined link is refused, naming it. HDF5 would follow an external link
+/// into any file of the machine (a FIFO there blocks the reader for ever); Keras writes hard links
+/// only.
+[[nodiscard]] inline bool
+has_link(const context& ctx, hid_t loc, const std::string& name)
+{
+    // H5Lexists checks one link; a path is walked one component at a time, each checked before
+    // anything follows it.
     std::size_t start = 0;
     while (true) {
         const std::size_t slash = name.find('/', start);
         const std::string prefix = name.substr(0, slash);
-        if (H5Lexists(loc, prefix.c_str(), H5P_DEFAULT) <= 0)
+        if (prefix.empty() || H5Lexists(loc, prefix.c_str(), H5P_DEFAULT) <= 0)
             return false;
+        H5L_info_t info{};
+        if (H5Lget_info(loc, prefix.c_str(), &info, H5P_DEFAULT) < 0)
+            ctx.fail(detail::concat({"cannot be read: the link '", path_in_file(loc, prefix), "': ", last_error()}));
+        if (info.type != H5L_TYPE_HARD)
+            ctx.fail(detail::concat({"has ", link_kind(info), " at '", path_in_file(loc, prefix),
+                                     "'; a weights file that reaches outside itself is refused (Keras writes none)"}));
         if (slash == std::string::npos)
             return true;
         start = slash + 1;
@@ -199,17 +249,21 @@ has_link(hid_t loc, const std::string& name)
 }
 
 [[nodiscard]] inline bool
-is_group(hid_t loc, const std::string& name)
+is_group(const context& ctx, hid_t loc, const std::string& name)
 {
-    if (!has_link(loc, name))
+    if (!has_link(ctx, loc, name))
         return false;
     H5O_info_t info{};
     return H5Oget_info_by_name(loc, name.c_str(), &info, H5P_DEFAULT) >= 0 && info.type == H5O_TYPE_GROUP;
 }
 
+/// The group `name` below `loc` (an invalid handle when there is none), reached through hard links
+/// only (has_link).
 [[nodiscard]] inline handle
-open_group(hid_t loc, const std::string& name)
+open_group(const context& ctx, hid_t loc, const std::string& name)
 {
+    if (!is_group(ctx, loc, name))
+        return {};
     return {H5Gopen2(loc, name.c_str(), H5P_DEFAULT), H5Gclose};
 }
 
@@ -256,6 +310,12 @@ read_string_attribute(const context& ctx, hid_t obj, const std::string& name, co
         return out;
     if (H5Tget_class(type.get()) != H5T_STRING)
         ctx.fail(detail::concat({"has an attribute '", name, "' of ", where, " that holds no strings"}));
+    // Keras' lists name layers or weights: a million names is beyond any model. The bound is checked
+    // before anything is allocated for them.
+    constexpr hssize_t most_names = hssize_t{1} << 20;
+    if (count < 0 || count > most_names)
+        ctx.fail(detail::concat({"has an attribute '", name, "' of ", where, " with ", std::to_string(count),
+                                 " strings; a Keras file's lists hold at most ", std::to_string(most_names)}));
     const auto n = static_cast<std::size_t>(count);
     if (H5Tis_variable_str(type.get()) > 0) {
         const handle mem(H5Tcopy(H5T_C_S1), H5Tclose);
@@ -269,9 +329,9 @@ read_string_attribute(const context& ctx, hid_t obj, const std::string& name, co
         (void)H5Dvlen_reclaim(mem.get(), space.get(), H5P_DEFAULT, ptrs.data());
     } else {
         const std::size_t size = H5Tget_size(type.get());
-        if (size == 0 || size > (std::size_t{1} << 20))
-            ctx.fail(detail::concat({"has an attribute '", name, "' of ", where, " with strings of ",
-                                     std::to_string(size), " bytes"}));
+        if (size == 0 || size > (std::size_t{1} << 20) || size * n > (std::size_t{64} << 20))
+            ctx.fail(detail::concat({"has an attribute '", name, "' of ", where, " with ", std::to_string(n),
+                                     " strings of ", std::to_string(size), " bytes"}));
         std::vector<char> bytes(size * n);
         if (H5Aread(attr.get(), type.get(), bytes.data()) < 0)
             ctx.fail(detail::concat({"cannot be read: the attribute '", name, "' of ", where, ": ", last_error()}));
@@ -300,18 +360,126 @@ read_chunked_string_attribute(const context& ctx, hid_t obj, const std::string& 
         if (!joined)
             joined.emplace();
         joined->insert(joined->end(), part->begin(), part->end());
+        if (joined->size() > (std::size_t{1} << 20))
+            ctx.fail(detail::concat({"has attributes '", name, "0', '", name, "1', ... of ", where,
+                                     " with more than ", std::to_string(std::size_t{1} << 20),
+                                     " strings together; a Keras file's lists hold fewer"}));
     }
 }
 
+/// The name of the HDF5 filter `id` ("deflate", "lzf", ...) for messages.
+[[nodiscard]] inline std::string
+filter_name(H5Z_filter_t id, const char* stored)
+{
+    std::string name = stored != nullptr ? std::string(stored) : std::string();
+    if (name.empty()) {
+        switch (id) {
+        case H5Z_FILTER_DEFLATE: name = "deflate"; break;
+        case H5Z_FILTER_SHUFFLE: name = "shuffle"; break;
+        case H5Z_FILTER_FLETCHER32: name = "fletcher32"; break;
+        case H5Z_FILTER_SZIP: name = "szip"; break;
+        case H5Z_FILTER_NBIT: name = "nbit"; break;
+        case H5Z_FILTER_SCALEOFFSET: name = "scaleoffset"; break;
+        case 32000: name = "lzf"; break;
+        default: name = "unnamed"; break;
+        }
+    }
+    return detail::concat({"'", name, "' (id ", std::to_string(id), ")"});
+}
+
+/// The dataset creation properties of `ds` (its layout, external files, filters).
+[[nodiscard]] inline handle
+creation_properties(const context& ctx, hid_t ds, const std::string& what)
+{
+    handle dcpl(H5Dget_create_plist(ds), H5Pclose);
+    if (!dcpl)
+        ctx.fail(detail::concat({"cannot be read: the storage of ", what, ": ", last_error()}));
+    return dcpl;
+}
+
+/// Refuses a dataset whose values are not in this file: external raw storage (its bytes are another
+/// file's) or a virtual dataset (made of other files' datasets). Called right after the dataset is
+/// opened, before anything that could open the other files.
+inline void
+check_dataset_in_file(const context& ctx, hid_t ds, const std::string& what)
+{
+    const handle dcpl = creation_properties(ctx, ds, what);
+    const H5D_layout_t layout = H5Pget_layout(dcpl.get());
+    if (layout == H5D_VIRTUAL)
+        ctx.fail(detail::concat({"holds ", what, " as a virtual dataset, made of datasets in other files; a weights "
+                                 "file that reaches outside itself is refused (Keras writes none)"}));
+    if (const int external = H5Pget_external_count(dcpl.get()); external != 0)
+        ctx.fail(detail::concat({"holds ", what, " in external storage (its values in ",
+                                 external > 0 ? std::to_string(external) : std::string("some"),
+                                 " other file(s)); a weights file that reaches outside itself is refused (Keras "
+                                 "writes none)"}));
+    if (layout != H5D_CONTIGUOUS && layout != H5D_CHUNKED && layout != H5D_COMPACT)
+        ctx.fail(detail::concat({"holds ", what, " in a storage layout this reader does not know"}));
+}
+
+/// Refuses a dataset that this HDF5 cannot decode (a filter the library lacks) or whose values were
+/// never all written (HDF5 would give its fill value).
+inline void
+check_dataset_written(const context& ctx, hid_t ds, const std::string& what)
+{
+    const handle dcpl = creation_properties(ctx, ds, what);
+    const int filters = H5Pget_nfilters(dcpl.get());
+    for (int i = 0; i < filters; ++i) {
+        unsigned flags = 0, config = 0;
+        std::size_t values = 0;
+        char name[64] = {};
+        const H5Z_filter_t id = H5Pget_filter2(dcpl.get(), static_cast<unsigned>(i), &flags, &values, nullptr,
+                                               sizeof name, name, &config);
+        if (id < 0)
+            ctx.fail(detail::concat({"cannot be read: the filters of ", what, ": ", last_error()}));
+        name[sizeof name - 1] = '\0';
+        if (H5Zfilter_avail(id) <= 0)
+            ctx.fail(detail::concat({"holds ", what, " compressed with the HDF5 filter ", filter_name(id, name),
+                                     ", which this HDF5 library does not have (install its plugin, or save the "
+                                     "weights without compression)"}));
+    }
+    // Contiguous storage is there once written; chunked storage has a chunk for each part written
+    // (H5Dget_space_status says "partly" for every compressed dataset, so the chunks are counted); a
+    // compact dataset's space is in its header from the start, and cannot tell.
+    bool never = false, partly = false;
+    if (H5Pget_layout(dcpl.get()) == H5D_CHUNKED) {
+        const handle space(H5Dget_space(ds), H5Sclose);
+        const int rank = space ? H5Sget_simple_extent_ndims(space.get()) : -1;
+        std::vector<hsize_t> dims(static_cast<std::size_t>(std::max(rank, 0))), chunk(dims.size());
+        hsize_t chunks = 0;
+        if (rank < 0 || H5Sget_simple_extent_dims(space.get(), dims.data(), nullptr) < 0 ||
+            H5Pget_chunk(dcpl.get(), rank, chunk.data()) != rank || H5Dget_num_chunks(ds, space.get(), &chunks) < 0)
+            ctx.fail(detail::concat({"cannot be read: the chunks of ", what, ": ", last_error()}));
+        hsize_t expected = 1;   // the shape was checked: small, and no extent is 0
+        for (std::size_t d = 0; d < dims.size(); ++d)
+            expected *= chunk[d] == 0 ? 1 : (dims[d] + chunk[d] - 1) / chunk[d];
+        never = chunks == 0;
+        partly = !never && chunks < expected;
+    } else {
+        H5D_space_status_t status{};
+        if (H5Dget_space_status(ds, &status) < 0)
+            ctx.fail(detail::concat({"cannot be read: the storage of ", what, ": ", last_error()}));
+        never = status == H5D_SPACE_STATUS_NOT_ALLOCATED;
+    }
+    if (never || partly)
+        ctx.fail(detail::concat({"holds ", what, " in a dataset ", never ? "created but never written" : "only partly written",
+                                 "; HDF5 would give its fill value (zeros) for weights"}));
+}
+
 /// Reads the dataset `name` of `loc` into `out` as float32 (HDF5 converts float64 and other float
-/// sizes), after checking that its shape is `expected`. `what` names the weight for messages.
+/// sizes), after checking that its values are in this file (check_dataset_in_file), that its shape
+/// is `expected` and that it was written (check_dataset_written); then that every value is finite (a float64 beyond float32's range becomes an
+/// infinity). `what` names the weight for messages.
 inline void
 read_weight(const context& ctx, hid_t loc, const std::string& name, const std::vector<std::size_t>& expected,
             float* out, const std::string& what)
 {
+    if (!has_link(ctx, loc, name))
+        ctx.fail(detail::concat({"has no dataset for ", what}));
     const handle ds(H5Dopen2(loc, name.c_str(), H5P_DEFAULT), H5Dclose);
     if (!ds)
         ctx.fail(detail::concat({"has no dataset for ", what, ": ", last_error()}));
+    check_dataset_in_file(ctx, ds.get(), what);
     const handle type(H5Dget_type(ds.get()), H5Tclose);
     if (!type || H5Tget_class(type.get()) != H5T_FLOAT)
         ctx.fail(detail::concat({"holds ", what, " in a dataset that is not of floating-point numbers"}));
@@ -325,8 +493,18 @@ read_weight(const context& ctx, hid_t loc, const std::string& name, const std::v
     if (got != expected)
         ctx.fail(detail::concat({"holds ", what, " of shape ", dims_string(got), "; this model's is ",
                                  dims_string(expected)}));
+    check_dataset_written(ctx, ds.get(), what);
     if (H5Dread(ds.get(), H5T_NATIVE_FLOAT, H5S_ALL, H5S_ALL, H5P_DEFAULT, out) < 0)
         ctx.fail(detail::concat({"cannot be read: the values of ", what, ": ", last_error()}));
+    std::size_t count = 1;
+    for (std::size_t d : expected)
+        count *= d;
+    for (std::size_t e = 0; e < count; ++e)
+        if (!std::isfinite(out[e]))
+            ctx.fail(detail::concat({"holds ", std::isnan(out[e]) ? "nan" : out[e] > 0 ? "inf" : "-inf",
+                                     " at element ", std::to_string(e), " of ", what,
+                                     " (a float64 beyond float32's range reads as an infinity); weights must be "
+                                     "finite"}));
 }
 
 /// One weight of a model, as the readers and writers see it.
@@ -572,7 +750,7 @@ write_keras2(const context& ctx, hid_t file, const std::vector<layer_ref>& layer
 inline void
 read_keras3(const context& ctx, hid_t file, const std::vector<layer_ref>& layers, float* params)
 {
-    const handle all = open_group(file, "layers");
+    const handle all = open_group(ctx, file, "layers");
     if (!all)
         ctx.fail("has no group 'layers'; a Keras 3 weights file has one");
     // Every group of the file that holds weights is one of the model's layers: Keras would ignore
@@ -582,7 +760,8 @@ read_keras3(const context& ctx, hid_t file, const std::vector<layer_ref>& layers
         bool known = false;
         for (const auto& l : layers)
             known = known || l.group == g;
-        if (!known && is_group(all.get(), g + "/vars") && link_names(open_group(all.get(), g + "/vars").get()).empty())
+        if (!known && is_group(ctx, all.get(), g + "/vars") &&
+            link_names(open_group(ctx, all.get(), g + "/vars").get()).empty())
             continue;
         if (!known)
             ctx.fail(detail::concat({"holds weights for a layer 'layers/", g, "' that this model does not have (its ",
@@ -598,8 +777,8 @@ read_keras3(const context& ctx, hid_t file, const std::vector<layer_ref>& layers
         const std::string vars_path = l.vars_path();
         std::vector<std::string> datasets;
         handle vars;
-        if (is_group(all.get(), vars_path)) {
-            vars = open_group(all.get(), vars_path);
+        if (is_group(ctx, all.get(), vars_path)) {
+            vars = open_group(ctx, all.get(), vars_path);
             datasets = link_names(vars.get());
         } else if (!l.weights.empty()) {
             ctx.fail(detail::concat({"has no group 'layers/", vars_path, "' for ", describe(l, i), ", which has ",
@@ -629,9 +808,9 @@ read_keras2(const context& ctx, hid_t root, const std::string& prefix, const std
     };
     std::vector<saved> in_file;   // the file's layers with weights, in order
     for (const auto& n : *names) {
-        if (!is_group(root, n))
+        if (!is_group(ctx, root, n))
             ctx.fail(detail::concat({"lists a layer '", n, "' in 'layer_names' but has no group for it"}));
-        const handle g = open_group(root, n);
+        const handle g = open_group(ctx, root, n);
         auto w = read_chunked_string_attribute(ctx, g.get(), "weight_names", detail::concat({"the layer '", n, "'"}));
         if (w && !w->empty())
             in_file.push_back({n, std::move(*w)});
@@ -655,7 +834,7 @@ read_keras2(const context& ctx, hid_t root, const std::string& prefix, const std
         if (s.weights.size() != l.weights.size())
             ctx.fail(detail::concat({"holds ", std::to_string(s.weights.size()), " weights for its layer '", s.name,
                                      "'; ", describe(l, in_model[k]), " has ", std::to_string(l.weights.size())}));
-        const handle g = open_group(root, s.name);
+        const handle g = open_group(ctx, root, s.name);
         for (std::size_t j = 0; j < l.weights.size(); ++j)
             read_weight(ctx, g.get(), s.weights[j], l.weights[j].shape, params + l.weights[j].offset,
                         detail::concat({"'", s.weights[j], "' of its layer '", s.name, "', the ", l.weights[j].role,
@@ -666,14 +845,15 @@ read_keras2(const context& ctx, hid_t root, const std::string& prefix, const std
 } // namespace detail::h5
 
 /// Writes the parameters of `Model` as a Keras HDF5 weights file of `layout`, atomically (the file is
-/// one complete save or left as it was). Throws std::runtime_error when HDF5 fails, std::system_error
-/// when writing the file fails (detail::replace_file).
+/// one complete save or left as it was). Throws std::runtime_error when HDF5 fails or a weight is NaN
+/// or infinite (nothing is written), std::system_error when writing the file fails (detail::replace_file).
 /// @tparam Model a `Sequential<...>`
 template <class Model>
 void
 save_keras_weights(const std::string& path, const float* params, keras_h5_layout layout)
 {
     const detail::h5::context ctx{"tpudsl::save_weights", path};
+    detail::require_finite_to_save<Model>(ctx.who, path, params);
     const auto layers = detail::h5::layers_of<Model>();
     std::vector<unsigned char> image;
     {
@@ -699,7 +879,11 @@ save_keras_weights(const std::string& path, const float* params, keras_h5_layout
 /// Reads a Keras HDF5 weights file (either layout; a whole-model Keras 2 file too) into `params`,
 /// which is left untouched on any error. A file whose layers, weight counts or shapes do not fit
 /// `Model` is refused with std::runtime_error naming the file, the first layer that differs and both
-/// shapes; a file that is not HDF5, or that HDF5 cannot read, with std::runtime_error saying so.
+/// shapes; a file that is not HDF5, or that HDF5 cannot read, with std::runtime_error saying so. A file
+/// is read only where its weights are in the file itself: an external, soft or user-defined link, a
+/// dataset in external storage or a virtual dataset is refused before anything outside the file is
+/// opened; so is a dataset never written, one compressed by a filter this HDF5 lacks, and a NaN or an
+/// infinity in any weight.
 /// @tparam Model a `Sequential<...>`
 template <class Model>
 void
@@ -721,12 +905,12 @@ load_keras_weights(const std::string& path, float* params)
 
     const auto layers = detail::h5::layers_of<Model>();
     std::vector<float> staged(params, params + Model::param_buffer_size);
-    if (detail::h5::is_group(file.get(), "layers")) {
+    if (detail::h5::is_group(ctx, file.get(), "layers")) {
         detail::h5::read_keras3(ctx, file.get(), layers, staged.data());
     } else if (H5Aexists(file.get(), "layer_names") > 0 || H5Aexists(file.get(), "layer_names0") > 0) {
         detail::h5::read_keras2(ctx, file.get(), "", layers, staged.data());
-    } else if (detail::h5::is_group(file.get(), "model_weights")) {
-        const detail::h5::handle mw = detail::h5::open_group(file.get(), "model_weights");
+    } else if (detail::h5::is_group(ctx, file.get(), "model_weights")) {
+        const detail::h5::handle mw = detail::h5::open_group(ctx, file.get(), "model_weights");
         detail::h5::read_keras2(ctx, mw.get(), "model_weights", layers, staged.data());
     } else {
         ctx.fail("has neither Keras 3's group 'layers' nor Keras 2's attribute 'layer_names' (nor a group "

@@ -11,6 +11,7 @@
 #include <tpudsl/io/files.hpp>
 
 #include <cerrno>
+#include <cmath>
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
@@ -86,6 +87,64 @@ get_u64(const unsigned char* b) noexcept
     return v;
 }
 
+/// Describes the first value of the weight W (of layer I of Model) that is not finite, into `found`
+/// ("nan at element 7 of the kernel of layer 2 'dense_1' (Dense)"); nothing when `found` is set already.
+template <class Model, std::size_t I, class W>
+void
+describe_non_finite(const float* params, std::string& found)
+{
+    if (!found.empty())
+        return;
+    for (std::size_t e = 0; e < W::size; ++e) {
+        const float v = params[W::offset + e];
+        if (!std::isfinite(v)) {
+            // weight_role_name is found by argument-dependent lookup on W::role (core/weights.hpp, which
+            // every model's layers include): this header does not depend on the layers'.
+            found = detail::concat({std::isnan(v) ? "nan" : v > 0 ? "inf" : "-inf", " at element ", std::to_string(e),
+                                    " of the ", weight_role_name(W::role), " of layer ", std::to_string(I), " '",
+                                    Model::template layer_name<I>(), "' (", Model::template layer<I>::spec::class_name,
+                                    ")"});
+            return;
+        }
+    }
+}
+
+template <class Model, std::size_t I>
+void
+describe_non_finite_in_layer(const float* params, std::string& found)
+{
+    using B = typename Model::template layer<I>;
+    [&]<std::size_t... J>(std::index_sequence<J...>) {
+        (describe_non_finite<Model, I, typename B::template weight<J>>(params, found), ...);
+    }(std::make_index_sequence<B::weight_count>{});
+}
+
+/// The first value of `Model`'s weights in `params` that is not finite, described, or "" when every
+/// weight is finite. Padding between weights is not looked at.
+template <class Model>
+[[nodiscard]] std::string
+first_non_finite_weight(const float* params)
+{
+    std::string found;
+    [&]<std::size_t... I>(std::index_sequence<I...>) {
+        (describe_non_finite_in_layer<Model, I>(params, found), ...);
+    }(std::make_index_sequence<Model::layer_count>{});
+    return found;
+}
+
+/// Refuses to save weights that are not all finite: a file of NaNs would replace a good one, and
+/// every reader refuses it anyway. Throws std::runtime_error "<who>: '<path>' not written: ...".
+template <class Model>
+void
+require_finite_to_save(std::string_view who, const std::string& path, const float* params)
+{
+    const std::string bad = first_non_finite_weight<Model>(params);
+    if (!bad.empty())
+        throw std::runtime_error(detail::concat({who, ": '", path, "' not written: the weights hold ", bad,
+                                                 "; non-finite weights are never saved (TerminateOnNaN stops a "
+                                                 "run whose loss is no longer finite)"}));
+}
+
 /// The sizes of a weights file's parts, in bytes.
 inline constexpr std::size_t weights_header_bytes = 8 + 3 * 8;   // magic, count, size, fingerprint
 inline constexpr std::size_t weights_trailer_bytes = 8;          // the FNV-1a checksum of the floats
@@ -96,11 +155,13 @@ static_assert(sizeof(float) == 4, "tpudsl: weights files store IEEE-754 binary32
 /// Writes the parameters of `Model` to `path` atomically: a unique temporary file beside it,
 /// flushed to disk, then renamed over it (detail::replace_file). Throws std::system_error with the
 /// system's reason when a step fails (the temporary is removed, `path` is left as it was), and
-/// std::runtime_error when `path` is a directory, a FIFO, a device or a socket.
+/// std::runtime_error when `path` is a directory, a FIFO, a device or a socket, or when a weight is
+/// NaN or infinite (nothing is written).
 template <class Model>
 void
 save_weights(const std::string& path, const float* params)
 {
+    detail::require_finite_to_save<Model>("tpudsl::save_weights", path, params);
     detail::replace_file("tpudsl::save_weights", path, [&](auto&& sink) {
         unsigned char header[detail::weights_header_bytes];
         std::memcpy(header, detail::weights_magic, sizeof detail::weights_magic);
@@ -133,8 +194,8 @@ save_weights(const std::string& path, const float* params)
 
 /// Reads parameters written by save_weights<Model> into `params` (left untouched on any error).
 /// The file must be a regular file of exactly the size this model's weights take: a file of another
-/// model layout, truncated, with bytes after its checksum, or corrupted is refused with
-/// std::runtime_error naming it and what differs; a file that cannot be opened or read, with
+/// model layout, truncated, with bytes after its checksum, corrupted, or holding a NaN or an infinity
+/// is refused with std::runtime_error naming it and what differs; a file that cannot be opened or read, with
 /// std::system_error and the system's reason.
 template <class Model>
 void
@@ -202,6 +263,8 @@ load_weights(const std::string& path, float* params)
     }
     if (detail::get_u64(body.data() + 4 * Model::param_buffer_size) != sum)
         throw std::runtime_error(detail::concat({w, ": '", path, "' is corrupt (checksum mismatch)"}));
+    if (const std::string bad = detail::first_non_finite_weight<Model>(buffer.data()); !bad.empty())
+        throw std::runtime_error(detail::concat({w, ": '", path, "' holds ", bad, "; weights must be finite"}));
     std::memcpy(params, buffer.data(), buffer.size() * sizeof(float));
 }
 
