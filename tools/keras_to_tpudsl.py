@@ -278,8 +278,13 @@ def inbound_names(node):
 
     def walk(x):
         if isinstance(x, dict):
-            hist = (x.get("config") or {}).get("keras_history") if x.get("class_name") == "__keras_tensor__" else None
+            config = x.get("config")
+            hist = config.get("keras_history") if x.get("class_name") == "__keras_tensor__" and \
+                isinstance(config, dict) else None
             if hist:
+                if not isinstance(hist, list):
+                    raise Refused(f"an inbound node's keras_history {shown(hist)} is not a list: not a Keras "
+                                  "model config")
                 names.append(hist[0])
             else:
                 for v in x.values():
