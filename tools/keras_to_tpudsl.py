@@ -383,7 +383,7 @@ def is_int(value):
 
 def is_real(value):
     """A finite JSON number (not true or false, not Infinity or NaN)."""
-    return (is_int(value) or isinstance(value, float)) and math.isfinite(value)
+    return is_int(value) or isinstance(value, float) and math.isfinite(value)
 
 
 def float32(value):
@@ -394,10 +394,9 @@ def float32(value):
 def float_literal(value, key, layer):
     """A C++ float literal of a finite `value` that float holds: neither past its range nor so small that
     the literal rounds to zero or to a denormal (the compiler warns of both)."""
-    value = float(value)
-    if value != 0 and not FLT_MIN <= abs(value) <= FLT_MAX:
+    if value != 0 and not FLT_MIN <= abs(value) <= FLT_MAX:   # before float(): an integer may be past double's range
         layer.refuse(f"{key}={shown(value)} is outside float's range: tpudsl takes it as a float")
-    return f"{value!r}f"
+    return f"{float(value)!r}f"
 
 
 def shown(value, limit=120):

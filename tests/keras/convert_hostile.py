@@ -323,6 +323,9 @@ def numbers(r, tmp, reuters, lstm, chain, bn_base):
          ["layer 'drop' (Dropout)", "rate="])
     case("epsilon 1e-50 (0 as a float)", bn_base, (set_("bn", "epsilon"), 1e-50), ["layer 'bn'", "epsilon="])
     case("epsilon 1e39 (past float)", bn_base, (set_("bn", "epsilon"), 1e39), ["layer 'bn'", "epsilon="])
+    case("epsilon 10^400 (past double)", bn_base, (set_("bn", "epsilon"), 10 ** 400), ["layer 'bn'", "epsilon=1000"])
+    case("rate 10^400 (past double)", chain_with_dropout(reuters), (set_("drop", "rate"), 10 ** 400),
+         ["layer 'drop' (Dropout)", "rate=1000"])
     case("input_length=true", reuters, (set_("embedding", "input_length"), True), ["input_length=true"])
     case("orthogonal gain=\"1\"", lstm, (set_("lstm", "recurrent_initializer"),
                                          {"class_name": "Orthogonal", "config": {"gain": "1"}}), ["recurrent_initializer="])

@@ -43,7 +43,7 @@ from convert_hostile import batch_norm, chain_with_dropout, header_problems  # n
 
 CASE_SECONDS = 10
 MEMORY_LIMIT = 4 << 30
-HOSTILE_VALUES = [True, False, None, 0, -1, 1, 2, 3, 2 ** 31, 2 ** 48, 2 ** 63, 2 ** 64, 2 ** 70, 10 ** 30,
+HOSTILE_VALUES = [True, False, None, 0, -1, 1, 2, 3, 2 ** 31, 2 ** 48, 2 ** 63, 2 ** 64, 2 ** 70, 10 ** 30, 10 ** 400,
                   float("inf"), float("-inf"), float("nan"), 1e-50, 1e39, 0.99999999999, -0.0, 5e-324, 0.5, 1.0,
                   "", "relu", "same", "valid", "float32", "int32", "channels_first", "a\nb", "x\r", "x\\", "*/",
                   "/*", "??/", "\u202e", "\x00", "\u2028", "%0A", [], {}, [1, 2], [None, 4], [True],
@@ -297,6 +297,9 @@ def check(rc, stdout, stderr, error, out, workdir, namespace):
             problems.append(f"stderr is not one line starting with the tool's name: {stderr[:500]!r}")
         elif "internal error" in stderr:
             problems.append(f"an internal error: {stderr.strip()}")
+        elif re.search(r"can read \((OverflowError|ZeroDivisionError|ArithmeticError|it nests too deeply)", stderr):
+            # the catch-all's last guards: a number or a nesting no check bounded
+            problems.append(f"a refusal by the catch-all that a check should have made: {stderr.strip()[:300]}")
         if written or stdout:
             problems.append("refused, yet something was written")
     else:
