@@ -918,10 +918,16 @@ def include_guard(name, namespace):
 HEADER_NAMES = set("""Sequential Input Shape Dense Conv1D Conv2D MaxPool1D MaxPool2D AveragePooling1D AveragePooling2D
 GlobalAveragePooling1D GlobalAveragePooling2D GlobalMaxPooling1D GlobalMaxPooling2D Embedding LSTM GRU Flatten
 Dropout Activation BatchNormalization TimeDistributed Linear Relu Softmax Sigmoid Tanh Same Valid Size2""".split())
-# Macros of the headers the header includes (<cstdint>, <type_traits>, tpudsl's TPUDSL_...), and the C
-# library's that a name would be replaced by.
+# Macros that a name would be replaced by: tpudsl's (TPUDSL_...), <cstdint>'s, and the common ones of
+# the C library headers tpudsl includes (<climits>, <cfloat>, <cmath>, <cstdio>, <cstdlib>, <cerrno>,
+# <cassert>, <cstddef>), and GCC's unix and linux outside strict ISO modes.
 MACRO = re.compile(r"TPUDSL_\w*|U?INT(?:_LEAST|_FAST)?[0-9]+_(?:MAX|MIN|C)|U?INT(?:MAX|PTR)_(?:MAX|MIN|C)|"
-                   r"(?:PTRDIFF|SIZE|SIG_ATOMIC|WCHAR|WINT)_(?:MAX|MIN)|NULL|EOF|assert|errno|offsetof")
+                   r"(?:PTRDIFF|SIZE|SIG_ATOMIC|WCHAR|WINT)_(?:MAX|MIN)|(?:S|U)?CHAR_(?:MAX|MIN)|CHAR_BIT|"
+                   r"U?(?:SHRT|INT|LONG|LLONG)_(?:MAX|MIN)|MB_LEN_MAX|(?:FLT|DBL|LDBL)_[A-Z0-9_]+|FP_[A-Z]+|"
+                   r"HUGE_VAL[FL]?|INFINITY|NAN|MATH_ERR\w*|math_errhandling|EXIT_(?:SUCCESS|FAILURE)|RAND_MAX|"
+                   r"MB_CUR_MAX|BUFSIZ|EOF|FILENAME_MAX|FOPEN_MAX|TMP_MAX|L_tmpnam|SEEK_(?:SET|CUR|END)|"
+                   r"_IO[FLN]BF|stdin|stdout|stderr|E(?:DOM|RANGE|ILSEQ)|NULL|assert|errno|offsetof|"
+                   r"CLOCKS_PER_SEC|SIG(?:ABRT|FPE|ILL|INT|SEGV|TERM|_DFL|_ERR|_IGN)|unix|linux|i386")
 
 
 def identifier(text, what):
@@ -981,6 +987,9 @@ def main(argv=None):
                         help="the namespace to declare it in (default: the global one, names qualified)")
     parser.add_argument("-o", "--output", help="the header to write (default: standard output)")
     args = parser.parse_args(argv)
+    if not args.namespace and (args.name.endswith("_t") or args.name in ("FILE", "DIR", "div", "abs", "exit")):
+        parser.error(f"argument --name: '{args.name}' is a name of the C library's global namespace (or of the "
+                     "kind POSIX reserves, ..._t): give the model a name of its own, or a --namespace")
     try:
         model, version = read_model(args.model)
         text = convert(model, args.name, args.namespace or "", args.model, version)

@@ -382,7 +382,8 @@ def guards(r, tmp, reuters):
                                     ("t", "My__Model", "reserves"), ("_T", "Model", "reserves"),
                                     ("t", "class", "not a C++"), ("t", "Dense", "tpudsl's Dense"),
                                     ("t", "std", "std"), ("std", "Model", "std"), ("a::tpudsl", "Model", "tpudsl"),
-                                    ("t", "INT32_MAX", "macro"), ("t", "TPUDSL_CORE", "macro"), ("-", "main", "main"),
+                                    ("t", "INT32_MAX", "macro"), ("t", "stdout", "macro"),
+                                    ("t", "DBL_MAX", "macro"), ("-", "size_t", "global"), ("t", "TPUDSL_CORE", "macro"), ("-", "main", "main"),
                                     ("a::", "Model", "not a C++"), ("t", "Mod\nel", "not a C++")):
         r.run(f"--namespace {namespace!r} --name {name!r}", path, namespace=namespace, name=name, expect="usage",
               needles=[needle])
