@@ -18,17 +18,38 @@ constraints, frozen layers, mixed precision; for LSTM and GRU: other activations
 go_backwards, stateful, dropout, reset_after=False), and models that are not one chain of layers. Exit
 status 0 on success, 1 when the model is refused or unreadable, 2 for a bad command line.
 
+A file from elsewhere can make the tool refuse it, never write anything else: it reads at most
+16 MiB of config (checked against a zip entry's declared size before inflating, an .h5 attribute's
+before reading it, and again while reading) and JSON nested at most 100 deep; every number it
+writes is checked (an integer that is not true or false, positive, its shapes' and parameter counts'
+products under 2^48; a finite float that float holds); and the only text from the file in the header,
+the Keras version and the model's and file's names in its first comment, is written as it is when it
+is made of characters that cannot leave a // comment, percent-encoded (%0A) otherwise. Refusals are
+one line on stderr. The include guard is never one of tpudsl's (TPUDSL_..._HPP).
+
 Needs only Python's standard library (and h5py for `.h5` files); not Keras.
 """
 import argparse
 import json
+import math
 import os
 import re
+import struct
 import sys
 import tempfile
 import zipfile
+import zlib
 
 TOOL = "keras_to_tpudsl"
+# What the tool reads of a file from elsewhere, whatever the file declares: a model's config (a
+# .keras' config.json, an .h5's model_config, a .json file), its metadata, and how deep its JSON nests.
+MAX_CONFIG_BYTES = 16 << 20
+MAX_METADATA_BYTES = 1 << 20
+MAX_JSON_DEPTH = 100
+# The most elements of any tensor, parameters of any layer, and parameters in all: a model past it is
+# refused rather than written with sizes that overflow tpudsl's std::size_t arithmetic.
+MAX_ELEMENTS = 1 << 48
+FLT_MIN, FLT_MAX = 1.1754943508222875e-38, 3.4028234663852886e38   # float's smallest normal and largest
 SUPPORTED = ("InputLayer", "Dense", "Conv1D", "Conv2D", "MaxPooling1D", "MaxPooling2D", "AveragePooling1D",
              "AveragePooling2D", "GlobalAveragePooling1D", "GlobalAveragePooling2D", "GlobalMaxPooling1D",
              "GlobalMaxPooling2D", "Embedding", "Flatten", "Dropout", "Activation", "BatchNormalization",
@@ -66,7 +87,8 @@ class Refused(Exception):
 # ---------------------------------------------------------------------------------------------
 
 def read_model(path):
-    """Returns (the model's config as a dict, the Keras version that wrote it or None)."""
+    """Returns (the model's config as a dict, the Keras version that wrote it or None). Reads at most
+    MAX_CONFIG_BYTES of config and MAX_METADATA_BYTES of metadata, whatever the file declares."""
     if os.path.isdir(path):
         raise Refused("it is a directory (a TensorFlow SavedModel?): save the model with "
                       "model.save(\"m.keras\") or model.save(\"m.h5\")")
@@ -75,48 +97,150 @@ def read_model(path):
     with open(path, "rb") as f:
         magic = f.read(8)
     if magic.startswith(b"PK"):
-        try:
-            with zipfile.ZipFile(path) as z:
-                names = z.namelist()
-                if "config.json" not in names:
-                    raise Refused("a zip without config.json, not a Keras 3 .keras file")
-                config = parse_json(z.read("config.json"), "its config.json")
-                version = None
-                if "metadata.json" in names:
-                    try:
-                        version = json.loads(z.read("metadata.json")).get("keras_version")
-                    except (ValueError, AttributeError):
-                        version = None
-                return config, version
-        except zipfile.BadZipFile as e:
-            raise Refused(f"not a readable zip ({e})") from None
+        return read_keras_zip(path)
     if magic == b"\x89HDF\r\n\x1a\n":
-        try:
-            import h5py  # noqa: PLC0415
-        except ImportError:
-            raise Refused("an HDF5 file: reading it needs h5py (pip install h5py)") from None
+        return read_h5(path)
+    size = os.path.getsize(path)
+    if size > MAX_CONFIG_BYTES:
+        raise Refused(f"the file is {size:,} bytes, more than this tool reads as a model config "
+                      f"({MAX_CONFIG_BYTES:,}): not a Keras model's JSON")
+    with open(path, "rb") as f:
+        raw = f.read(MAX_CONFIG_BYTES + 1)
+    if len(raw) > MAX_CONFIG_BYTES:
+        raise Refused(f"the file holds more than {MAX_CONFIG_BYTES:,} bytes: not a Keras model's JSON")
+    config = parse_json(raw, "the file")
+    return config, config.get("keras_version")   # model.to_json() of tf-keras 2 names its version
+
+
+# What reading a zip entry can raise on a damaged or hostile zip: a bad CRC or header (BadZipFile), a
+# corrupt deflate, bzip2 or lzma stream (zlib.error, OSError, LZMAError, EOFError), a compression
+# method Python lacks (NotImplementedError), an encrypted entry (RuntimeError).
+ZIP_ERRORS = (zipfile.BadZipFile, zlib.error, NotImplementedError, RuntimeError, EOFError, OSError, ValueError)
+try:
+    import lzma
+    ZIP_ERRORS += (lzma.LZMAError,)
+except ImportError:   # a Python without lzma refuses lzma entries with NotImplementedError
+    pass
+
+
+def read_keras_zip(path):
+    try:
+        with zipfile.ZipFile(path) as z:
+            names = z.namelist()
+            if "config.json" not in names:
+                raise Refused("a zip without config.json, not a Keras 3 .keras file")
+            config = parse_json(zip_entry(z, "config.json", MAX_CONFIG_BYTES), "its config.json")
+            version = None
+            if "metadata.json" in names:
+                try:
+                    metadata = parse_json(zip_entry(z, "metadata.json", MAX_METADATA_BYTES), "its metadata.json",
+                                          model=False)
+                    version = metadata.get("keras_version") if isinstance(metadata, dict) else None
+                except Refused as e:
+                    if not str(e).startswith("its metadata.json is not"):   # unreadable, not merely odd
+                        raise
+            return config, version
+    except ZIP_ERRORS as e:
+        raise Refused(f"not a readable zip ({type(e).__name__}: {e})") from None
+
+
+def zip_entry(z, name, limit):
+    """The bytes of one entry, refused before inflating when it declares more than `limit` bytes, and
+    read in bounded chunks so that a header that understates the size cannot make it read more."""
+    info = z.getinfo(name)
+    if info.file_size > limit:
+        raise Refused(f"its {name} declares {info.file_size:,} bytes uncompressed, more than this tool reads "
+                      f"({limit:,}): a damaged or hostile .keras file")
+    chunks, total = [], 0
+    try:
+        with z.open(info) as f:
+            while True:
+                chunk = f.read(min(1 << 16, limit + 1 - total))
+                if not chunk:
+                    break
+                total += len(chunk)
+                if total > limit:
+                    raise Refused(f"its {name} inflates to more than {limit:,} bytes: a damaged or hostile "
+                                  ".keras file")
+                chunks.append(chunk)
+    except ZIP_ERRORS as e:
+        raise Refused(f"its {name} cannot be read from the zip ({type(e).__name__}: {e})") from None
+    return b"".join(chunks)
+
+
+def read_h5(path):
+    try:
+        import h5py  # noqa: PLC0415
+    except ImportError:
+        raise Refused("an HDF5 file: reading it needs h5py (pip install h5py)") from None
+    try:
         with h5py.File(path, "r") as f:
             if "model_config" not in f.attrs:
                 raise Refused("an HDF5 file without a model_config attribute: a weights-only file, not a "
                               "whole model saved with model.save(\"x.h5\")")
-            version = f.attrs.get("keras_version")
-            version = version.decode() if isinstance(version, bytes) else version
-            return parse_json(f.attrs["model_config"], "its model_config"), version
-    with open(path, "rb") as f:
-        config = parse_json(f.read(), "the file")
-    return config, config.get("keras_version")   # model.to_json() of tf-keras 2 names its version
+            config = parse_json(h5_text(f, "model_config", MAX_CONFIG_BYTES), "its model_config")
+            version = None
+            if "keras_version" in f.attrs:
+                try:
+                    version = h5_text(f, "keras_version", MAX_METADATA_BYTES)
+                except Refused:   # an odd version attribute does not stop the conversion
+                    version = None
+            return config, version
+    except (OSError, RuntimeError, ValueError, KeyError, TypeError) as e:
+        raise Refused(f"not a readable HDF5 file ({type(e).__name__}: {e})") from None
 
 
-def parse_json(raw, where):
+def h5_text(f, key, limit):
+    """A string attribute, its size checked before it is read where HDF5 says it (fixed-length strings)
+    and after (variable-length ones, which HDF5 holds in the file itself)."""
+    attr = f.attrs.get_id(key)
+    if attr.shape not in ((), (1,)) or attr.dtype.kind not in "SOU":
+        raise Refused(f"its {key} attribute is not one string (shape {attr.shape}, type {attr.dtype})")
+    if attr.dtype.kind in "SU" and attr.dtype.itemsize > limit:
+        raise Refused(f"its {key} attribute is {attr.dtype.itemsize:,} bytes, more than this tool reads "
+                      f"({limit:,})")
+    value = f.attrs[key]
+    if getattr(value, "shape", ()) == (1,):
+        value = value[0]
+    if hasattr(value, "item") and not isinstance(value, (bytes, str)):
+        value = value.item()
+    if not isinstance(value, (bytes, str)):
+        raise Refused(f"its {key} attribute is not a string")
+    if len(value) > limit:
+        raise Refused(f"its {key} attribute is {len(value):,} bytes, more than this tool reads ({limit:,})")
+    return value.decode("utf-8", errors="replace") if isinstance(value, bytes) else value
+
+
+def parse_json(raw, where, model=True):
     if isinstance(raw, bytes):
         raw = raw.decode("utf-8", errors="replace")
     try:
         config = json.loads(raw)
+    except RecursionError:
+        raise Refused(f"{where} is not a Keras model config: its JSON nests deeper than "
+                      f"{MAX_JSON_DEPTH} levels") from None
     except json.JSONDecodeError as e:
         raise Refused(f"{where} is not JSON, so not a Keras model config ({e})") from None
-    if not isinstance(config, dict) or "class_name" not in config:
+    except ValueError as e:   # an integer of more digits than Python converts
+        raise Refused(f"{where} is not a Keras model config: it holds a number this tool does not read "
+                      f"({str(e).split(':')[0]})") from None
+    if json_depth(config) > MAX_JSON_DEPTH:
+        raise Refused(f"{where} is not a Keras model config: its JSON nests deeper than {MAX_JSON_DEPTH} levels")
+    if model and (not isinstance(config, dict) or "class_name" not in config):
         raise Refused(f"{where} is not a Keras model config (no class_name at its root)")
     return config
+
+
+def json_depth(value):
+    """How deep lists and objects nest in a parsed JSON value, without recursion."""
+    deepest, stack = 0, [(value, 1)]
+    while stack:
+        v, depth = stack.pop()
+        if isinstance(v, (dict, list)):
+            deepest = max(deepest, depth)
+            if depth <= MAX_JSON_DEPTH:
+                stack.extend((c, depth + 1) for c in (v.values() if isinstance(v, dict) else v))
+    return deepest
 
 
 def layer_chain(model):
@@ -124,15 +248,28 @@ def layer_chain(model):
     when the model has one. Refuses a model that is not one chain."""
     cls = model.get("class_name")
     cfg = model.get("config")
+    if cfg is not None and not isinstance(cfg, (dict, list)) or isinstance(cfg, list) and cls != "Sequential":
+        raise Refused("the model's config is not a JSON object: not a Keras model config")
     if cls == "Sequential":
         layers = cfg if isinstance(cfg, list) else (cfg or {}).get("layers", [])
-        chain = [(ALIASES.get(l.get("class_name"), l.get("class_name")), l.get("config") or {}) for l in layers]
-        build = None if isinstance(cfg, list) else cfg.get("build_input_shape")
+        if not isinstance(layers, list):
+            raise Refused("the model's layers are not a JSON list: not a Keras model config")
+        chain = [entry(l, i) for i, l in enumerate(layers)]
+        build = None if isinstance(cfg, list) else (cfg or {}).get("build_input_shape")
         return chain, build, (cfg or {}).get("name", "sequential") if isinstance(cfg, dict) else "sequential"
     if cls in ("Functional", "Model"):
-        return functional_chain(cfg), None, cfg.get("name", "model")
-    raise Refused(f"the model is a '{cls}': only Sequential models and functional models that are one "
+        return functional_chain(cfg or {}), None, (cfg or {}).get("name", "model")
+    raise Refused(f"the model is a '{name_of(cls)}': only Sequential models and functional models that are one "
                   "chain of layers can be written as a tpudsl Sequential")
+
+
+def entry(l, i):
+    """(class name, config) of one layer of the config's list, Keras' aliases read as their classes."""
+    if not isinstance(l, dict) or not isinstance(l.get("config") or {}, dict):
+        raise Refused(f"layer #{i} of the config is not a JSON object with a config object: not a Keras model "
+                      "config")
+    cls = l.get("class_name")
+    return ALIASES.get(cls, cls) if isinstance(cls, str) else cls, l.get("config") or {}
 
 
 def inbound_names(node):
@@ -141,8 +278,13 @@ def inbound_names(node):
 
     def walk(x):
         if isinstance(x, dict):
-            hist = (x.get("config") or {}).get("keras_history") if x.get("class_name") == "__keras_tensor__" else None
+            config = x.get("config")
+            hist = config.get("keras_history") if x.get("class_name") == "__keras_tensor__" and \
+                isinstance(config, dict) else None
             if hist:
+                if not isinstance(hist, list):
+                    raise Refused(f"an inbound node's keras_history {shown(hist)} is not a list: not a Keras "
+                                  "model config")
                 names.append(hist[0])
             else:
                 for v in x.values():
@@ -162,63 +304,123 @@ def endpoint_names(spec):
     """input_layers/output_layers: ['a', 0, 0] (Keras 3, one) or [['a', 0, 0], ...]."""
     if isinstance(spec, list) and spec and isinstance(spec[0], str):
         return [spec[0]]
+    if spec and not (isinstance(spec, list) and all(isinstance(s, list) and s and isinstance(s[0], str) for s in spec)):
+        raise Refused(f"the functional model's inputs or outputs {shown(spec)} are not layer names")
     return [s[0] for s in spec or []]
+
+
+def listed(names, most=5):
+    """Names for a message: quoted, the first few."""
+    shown_names = ", ".join(repr(name_of(n)) for n in names[:most])
+    return shown_names + (f", ... ({len(names)} in all)" if len(names) > most else "")
 
 
 def functional_chain(cfg):
     layers = cfg.get("layers", [])
-    by_name = {l.get("name") or (l.get("config") or {}).get("name"): l for l in layers}
+    if not isinstance(layers, list):
+        raise Refused("the model's layers are not a JSON list: not a Keras model config")
+    by_name = {}
+    for i, l in enumerate(layers):
+        entry(l, i)
+        name = l.get("name") or (l.get("config") or {}).get("name")
+        if not isinstance(name, str):
+            raise Refused(f"layer #{i} of the functional model has no name ({shown(name)}): not a Keras model config")
+        by_name[name] = l
     inputs = endpoint_names(cfg.get("input_layers"))
     outputs = endpoint_names(cfg.get("output_layers"))
     if len(inputs) != 1 or len(outputs) != 1:
         raise Refused(f"the functional model has {len(inputs)} inputs and {len(outputs)} outputs: a tpudsl "
                       "Sequential has one of each")
     readers = {name: [] for name in by_name}
-    source = {}
     for name, l in by_name.items():
         nodes = l.get("inbound_nodes") or []
-        label = f"layer '{name}' ({l.get('class_name')})"
+        label = f"layer '{name_of(name)}' ({name_of(l.get('class_name'))})"
+        if not isinstance(nodes, list):
+            raise Refused(f"{label} has inbound nodes {shown(nodes)}, not a list: not a Keras model config")
         if len(nodes) > 1:
             raise Refused(f"{label} is called {len(nodes)} times (a shared layer): the model is not a chain "
                           "of layers, which is what a tpudsl Sequential is")
         feeds = inbound_names(nodes[0]) if nodes else []
         if len(feeds) > 1:
-            raise Refused(f"{label} takes {len(feeds)} inputs ({', '.join(repr(f) for f in feeds)}): the model "
+            raise Refused(f"{label} takes {len(feeds)} inputs ({listed(feeds)}): the model "
                           "branches, and a tpudsl Sequential is one chain of layers")
         if feeds:
-            source[name] = feeds[0]
-            readers.setdefault(feeds[0], []).append(name)
+            if not isinstance(feeds[0], str) or feeds[0] not in by_name:
+                raise Refused(f"{label} reads {shown(feeds[0])}, which is not a layer of the model")
+            readers[feeds[0]].append(name)
     for name, rs in readers.items():
         if len(rs) > 1:
-            l = by_name.get(name, {})
-            raise Refused(f"layer '{name}' ({l.get('class_name')}) feeds {len(rs)} layers "
-                          f"({', '.join(repr(r) for r in rs)}): the model branches, and a tpudsl Sequential "
+            l = by_name[name]
+            raise Refused(f"layer '{name_of(name)}' ({name_of(l.get('class_name'))}) feeds {len(rs)} layers "
+                          f"({listed(rs)}): the model branches, and a tpudsl Sequential "
                           "is one chain of layers")
-    order = [inputs[0]]
+    for end in inputs + outputs:
+        if end not in by_name:
+            raise Refused(f"the functional model's input or output '{name_of(end)}' is not one of its layers")
+    order, seen = [inputs[0]], {inputs[0]}
     while order[-1] != outputs[0]:
         nxt = readers.get(order[-1], [])
-        if not nxt:
-            raise Refused(f"the output '{outputs[0]}' is not reached from the input '{inputs[0]}' through "
-                          "one chain of layers")
+        if not nxt or nxt[0] in seen:
+            raise Refused(f"the output '{name_of(outputs[0])}' is not reached from the input '{name_of(inputs[0])}' "
+                          "through one chain of layers")
         order.append(nxt[0])
-    unused = [n for n in by_name if n not in order]
+        seen.add(nxt[0])
+    unused = [n for n in by_name if n not in seen]
     if unused:
-        raise Refused(f"layer '{unused[0]}' ({by_name[unused[0]].get('class_name')}) is not on the chain from "
-                      "the input to the output")
-    return [(ALIASES.get(by_name[n].get("class_name"), by_name[n].get("class_name")), by_name[n].get("config") or {})
-            for n in order]
+        raise Refused(f"layer '{name_of(unused[0])}' ({name_of(by_name[unused[0]].get('class_name'))}) is not on "
+                      "the chain from the input to the output")
+    return [entry(by_name[n], i) for i, n in enumerate(order)]
 
 
 # ---------------------------------------------------------------------------------------------
 # Converting the layers
 # ---------------------------------------------------------------------------------------------
 
+def is_int(value):
+    """A JSON integer (Python's bool is an int: true and false are not)."""
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def is_real(value):
+    """A finite JSON number (not true or false, not Infinity or NaN)."""
+    return is_int(value) or isinstance(value, float) and math.isfinite(value)
+
+
+def float32(value):
+    """`value` rounded to float, as the C++ compiler rounds a float literal."""
+    return struct.unpack("f", struct.pack("f", value))[0]
+
+
+def float_literal(value, key, layer):
+    """A C++ float literal of a finite `value` that float holds: neither past its range nor so small that
+    the literal rounds to zero or to a denormal (the compiler warns of both)."""
+    if value != 0 and not FLT_MIN <= abs(value) <= FLT_MAX:   # before float(): an integer may be past double's range
+        layer.refuse(f"{key}={shown(value)} is outside float's range: tpudsl takes it as a float")
+    return f"{float(value)!r}f"
+
+
+def shown(value, limit=120):
+    """A value of the input file as messages quote it: JSON, cut short."""
+    try:
+        text = json.dumps(value)
+    except (TypeError, ValueError):
+        text = repr(value)
+    return text if len(text) <= limit else text[:limit] + "..."
+
+
+def name_of(value, limit=80):
+    """A name from the input file as messages quote it: a string as it is, anything else as JSON, cut short;
+    the whole message is made one line when it is printed."""
+    text = value if isinstance(value, str) else shown(value, limit)
+    return text if len(text) <= limit else text[:limit] + "..."
+
+
 class Layer:
     """One Keras layer being converted: its config, and refusals that name it."""
 
     def __init__(self, cls, cfg, index):
         self.cls, self.cfg, self.index = cls, cfg, index
-        self.name = cfg.get("name") or f"#{index}"
+        self.name = name_of(cfg.get("name") or f"#{index}")
         self.used = {"name", "trainable", "dtype", "batch_input_shape", "batch_shape", "input_shape",
                      "batch_size", "seed"}
 
@@ -232,31 +434,56 @@ class Layer:
     def expect(self, key, allowed, why, default=None):
         value = self.get(key, default)
         if value not in allowed:
-            self.refuse(f"{key}={json.dumps(value)} is not supported: {why}")
+            self.refuse(f"{key}={shown(value)} is not supported: {why}")
         return value
 
     def ints(self, key, rank, default=None):
         value = self.get(key, default)
-        if isinstance(value, int):
+        if is_int(value):
             value = [value] * rank
-        if not (isinstance(value, list) and len(value) == rank and all(isinstance(v, int) and v > 0 for v in value)):
-            self.refuse(f"{key}={json.dumps(value)} is not {rank} positive integer(s)")
+        if not (isinstance(value, list) and len(value) == rank and all(is_int(v) and v > 0 for v in value)):
+            self.refuse(f"{key}={shown(value)} is not {rank} positive integer(s)")
+        if any(v > MAX_ELEMENTS for v in value):
+            self.refuse(f"{key}={shown(value)} is too large: tpudsl's sizes stay under 2^48")
         return value
+
+    def count(self, key, default=None):
+        """A positive integer option (units, filters, ...) that a std::size_t template argument takes."""
+        value = self.get(key, default)
+        if not is_int(value) or value <= 0:
+            self.refuse(f"{key}={shown(value)} is not a positive integer")
+        if value > MAX_ELEMENTS:
+            self.refuse(f"{key}={shown(value)} is too large: tpudsl's sizes stay under 2^48")
+        return value
+
+    def real(self, key, default=None):
+        """A finite number option (a rate, momentum, epsilon)."""
+        value = self.get(key, default)
+        if not is_real(value):
+            self.refuse(f"{key}={shown(value)} is not a finite number")
+        return value
+
+    def sizes(self, shape, params):
+        """Refuses a layer whose output or weights are past what tpudsl's std::size_t arithmetic holds."""
+        if math.prod(shape) > MAX_ELEMENTS or params > MAX_ELEMENTS:
+            self.refuse(f"its output {fmt_shape(shape)} or its {params:,} parameters are too large: tpudsl's "
+                        "sizes stay under 2^48")
 
     def common(self):
         if self.cfg.get("trainable", True) is not True:
             self.refuse("trainable=false is not supported: tpudsl trains every layer's weights")
         dtype = self.cfg.get("dtype")
         if isinstance(dtype, dict):
-            dtype = (dtype.get("config") or {}).get("name", dtype.get("class_name"))
+            config = dtype.get("config")
+            dtype = config.get("name", dtype.get("class_name")) if isinstance(config, dict) else dtype.get("class_name")
         if dtype not in (None, "float32"):
-            self.refuse(f"dtype policy '{dtype}' is not supported: tpudsl computes in float32")
+            self.refuse(f"dtype policy '{name_of(dtype)}' is not supported: tpudsl computes in float32")
 
     def finish(self):
         """Refuses options this tool does not know that are set to something other than off."""
         for key, value in self.cfg.items():
             if key not in self.used and value not in (None, False, 0, "", [], {}):
-                self.refuse(f"option {key}={json.dumps(value)} is not supported by tpudsl (or not known to "
+                self.refuse(f"option {name_of(key)}={shown(value)} is not supported by tpudsl (or not known to "
                             "this tool)")
 
     def activation(self, key="activation"):
@@ -265,38 +492,44 @@ class Layer:
             act = "linear"
         if isinstance(act, dict):   # Keras 3 may write {"class_name": "function", "config": "relu"}
             act = act.get("config") if isinstance(act.get("config"), str) else act.get("class_name")
-        if act not in ACTIVATIONS:
-            self.refuse(f"activation '{act}' is not supported: tpudsl has {', '.join(ACTIVATIONS)}")
+        if not isinstance(act, str) or act not in ACTIVATIONS:
+            self.refuse(f"activation '{name_of(act)}' is not supported: tpudsl has {', '.join(ACTIVATIONS)}")
         return ACTIVATIONS[act]
 
     def initializer(self, key, want):
         init = self.get(key)
         if init is None:
             return
-        cls, cfg = (init, {}) if isinstance(init, str) else (init.get("class_name"), init.get("config") or {})
-        norm = re.sub(r"[^a-z]", "", str(cls).lower())
-        if want == "glorot_uniform":
+        cls, cfg = (init, {}) if isinstance(init, str) else \
+            (init.get("class_name"), init.get("config") or {}) if isinstance(init, dict) else (None, {})
+        norm = re.sub(r"[^a-z]", "", cls.lower()) if isinstance(cls, str) else ""
+
+        def number(k, default):   # a number equal to Keras' default, not a string, true, NaN, ...
+            v = cfg.get(k, default)
+            return is_real(v) and v == default
+        if not isinstance(cfg, dict):
+            ok = False
+        elif want == "glorot_uniform":
             ok = norm == "glorotuniform" and not cfg.get("input_axes") and not cfg.get("output_axes")
         elif want == "zeros":
             ok = norm in ("zeros", "zero")
         elif want == "orthogonal":
-            ok = norm == "orthogonal" and float(cfg.get("gain", 1.0)) == 1.0
+            ok = norm == "orthogonal" and number("gain", 1.0)
         else:   # Embedding: RandomUniform(-0.05, 0.05)
-            ok = norm in ("uniform", "randomuniform") and float(cfg.get("minval", -0.05)) == -0.05 and \
-                float(cfg.get("maxval", 0.05)) == 0.05
+            ok = norm in ("uniform", "randomuniform") and number("minval", -0.05) and number("maxval", 0.05)
         if not ok:
-            self.refuse(f"{key}={json.dumps(init)} is not supported: tpudsl starts it with Keras' default, {want}")
+            self.refuse(f"{key}={shown(init)} is not supported: tpudsl starts it with Keras' default, {want}")
 
     def no_extras(self, *keys):
         for key in keys:
             value = self.get(key)
             if value not in (None, False):
-                self.refuse(f"{key}={json.dumps(value)} is not supported by tpudsl")
+                self.refuse(f"{key}={shown(value)} is not supported by tpudsl")
 
     def channels_last(self):
         fmt = self.get("data_format", "channels_last")
         if fmt not in (None, "channels_last"):
-            self.refuse(f"data_format='{fmt}' is not supported: tpudsl's tensors are channels_last")
+            self.refuse(f"data_format='{name_of(fmt)}' is not supported: tpudsl's tensors are channels_last")
 
 
 def window_arg(values):
@@ -326,9 +559,7 @@ def convert_layer(layer, shape, first):
         if rank != 1:
             layer.refuse(f"a Dense on a rank-{rank} input {fmt_shape(shape)} is not supported: tpudsl's Dense "
                          "takes a rank-1 input; put a Flatten before it")
-        units = layer.get("units")
-        if not isinstance(units, int) or units <= 0:
-            layer.refuse(f"units={json.dumps(units)} is not a positive integer")
+        units = layer.count("units")
         act = layer.activation()
         dense_checks(layer)
         args = trim_defaults([str(units), act], [None, "Linear"])
@@ -339,16 +570,15 @@ def convert_layer(layer, shape, first):
         n = 1 if cls == "Conv1D" else 2
         if rank != n + 1:
             layer.refuse(f"a {cls} takes a rank-{n + 1} input (channels last), not {fmt_shape(shape)}")
-        filters = layer.get("filters")
-        if not isinstance(filters, int) or filters <= 0:
-            layer.refuse(f"filters={json.dumps(filters)} is not a positive integer")
+        filters = layer.count("filters")
         kernel = layer.ints("kernel_size", n)
         strides = layer.ints("strides", n, [1] * n)
         padding = layer.expect("padding", ("valid", "same"), "tpudsl pads 'valid' or 'same'", "valid")
         if any(d != 1 for d in layer.ints("dilation_rate", n, [1] * n)):
-            layer.refuse(f"dilation_rate={json.dumps(layer.get('dilation_rate'))} is not supported: tpudsl's "
+            layer.refuse(f"dilation_rate={shown(layer.get('dilation_rate'))} is not supported: tpudsl's "
                          "convolutions are not dilated")
-        layer.expect("groups", (1, None), "tpudsl's convolutions are not grouped", 1)
+        if layer.get("groups", 1) is not None and layer.count("groups", 1) != 1:
+            layer.refuse(f"groups={shown(layer.get('groups'))} is not supported: tpudsl's convolutions are not grouped")
         layer.channels_last()
         act = layer.activation()
         dense_checks(layer)
@@ -387,18 +617,15 @@ def convert_layer(layer, shape, first):
     if cls == "Embedding":
         if not first:
             layer.refuse("an Embedding must be the model's first layer in tpudsl")
-        vocab, dim = layer.get("input_dim"), layer.get("output_dim")
-        for key, v in (("input_dim", vocab), ("output_dim", dim)):
-            if not isinstance(v, int) or v <= 0:
-                layer.refuse(f"{key}={json.dumps(v)} is not a positive integer")
+        vocab, dim = layer.count("input_dim"), layer.count("output_dim")
         layer.initializer("embeddings_initializer", "uniform(-0.05, 0.05)")
         layer.no_extras("embeddings_regularizer", "activity_regularizer", "embeddings_constraint",
                         "quantization_config", "lora_rank", "lora_alpha", "sparse")
         if layer.get("mask_zero"):
             layer.refuse("mask_zero=true is not supported: tpudsl has no masks")
         length = layer.get("input_length")
-        if length is not None and (length if isinstance(length, int) else list(length)) not in (shape[0], list(shape)):
-            layer.refuse(f"input_length={json.dumps(length)} differs from the input's shape {fmt_shape(shape)}")
+        if length is not None and not (is_int(length) and length == shape[0] or length == list(shape)):
+            layer.refuse(f"input_length={shown(length)} differs from the input's shape {fmt_shape(shape)}")
         return f"Embedding<{vocab}, {dim}>", tuple(shape) + (dim,), vocab * dim
     if cls in ("LSTM", "GRU"):
         return convert_recurrent(layer, shape)
@@ -409,11 +636,11 @@ def convert_layer(layer, shape, first):
             size *= d
         return "Flatten", (size,), 0
     if cls == "Dropout":
-        rate = layer.get("rate")
-        if not isinstance(rate, (int, float)) or not 0 <= rate < 1:
-            layer.refuse(f"rate={json.dumps(rate)} is not in [0, 1)")
+        rate = layer.real("rate")
+        if not 0 <= rate < 1 or float32(rate) >= 1:
+            layer.refuse(f"rate={shown(rate)} is not in [0, 1) as a float")
         layer.no_extras("noise_shape")
-        return f"Dropout<{float(rate)!r}f>", shape, 0
+        return f"Dropout<{float_literal(rate, 'rate', layer)}>", shape, 0
     if cls == "Activation":
         return f"Activation<{layer.activation()}>", shape, 0
     if cls == "BatchNormalization":
@@ -434,22 +661,23 @@ def batch_normalization(layer, shape):
     axis = layer.get("axis", -1)
     if isinstance(axis, list) and len(axis) == 1:
         axis = axis[0]
-    if axis not in (-1, len(shape)):
-        layer.refuse(f"axis={json.dumps(axis)} is not supported: tpudsl normalises the last (channel) axis")
-    momentum, epsilon = layer.get("momentum", 0.99), layer.get("epsilon", 1e-3)
-    if not isinstance(momentum, (int, float)) or not 0 <= momentum <= 1:
-        layer.refuse(f"momentum={json.dumps(momentum)} is not in [0, 1]")
-    if not isinstance(epsilon, (int, float)) or not epsilon > 0:
-        layer.refuse(f"epsilon={json.dumps(epsilon)} is not positive")
+    if not is_int(axis) or axis not in (-1, len(shape)):
+        layer.refuse(f"axis={shown(axis)} is not supported: tpudsl normalises the last (channel) axis")
+    momentum, epsilon = layer.real("momentum", 0.99), layer.real("epsilon", 1e-3)
+    if not 0 <= momentum <= 1:
+        layer.refuse(f"momentum={shown(momentum)} is not in [0, 1]")
+    if not epsilon > 0:
+        layer.refuse(f"epsilon={shown(epsilon)} is not positive")
     for key in ("center", "scale"):
         if layer.get(key, True) is not True:
             layer.refuse(f"{key}=false is not supported: tpudsl's BatchNormalization has gamma and beta")
     for key, want in (("beta_initializer", "zeros"), ("gamma_initializer", "ones"),
                       ("moving_mean_initializer", "zeros"), ("moving_variance_initializer", "ones")):
         init = layer.get(key)
-        cls = init if isinstance(init, str) or init is None else init.get("class_name")
+        cls = init if isinstance(init, str) or init is None else init.get("class_name") if isinstance(init, dict) \
+            else ""
         if cls is not None and re.sub(r"[^a-z]", "", str(cls).lower()) not in (want, want[:-1]):
-            layer.refuse(f"{key}={json.dumps(init)} is not supported: tpudsl starts it with Keras' default, {want}")
+            layer.refuse(f"{key}={shown(init)} is not supported: tpudsl starts it with Keras' default, {want}")
     if layer.get("synchronized"):
         layer.refuse("synchronized=true is not supported: tpudsl normalises each fixed micro-batch on its own")
     if layer.get("renorm"):
@@ -458,7 +686,8 @@ def batch_normalization(layer, shape):
                     "virtual_batch_size", "adjustment", "renorm_clipping")
     layer.get("fused")            # an implementation choice of TensorFlow's: the same results
     layer.get("renorm_momentum")  # read only with renorm
-    args = trim_defaults([f"{float(momentum)!r}f", f"{float(epsilon)!r}f"], ["0.99f", "0.001f"])
+    args = trim_defaults([float_literal(momentum, "momentum", layer), float_literal(epsilon, "epsilon", layer)],
+                         ["0.99f", "0.001f"])
     return f"BatchNormalization<{', '.join(args)}>" if args else "BatchNormalization<>", shape, 4 * shape[-1]
 
 
@@ -467,12 +696,15 @@ def time_distributed(layer, shape):
     inner = layer.get("layer")
     if not isinstance(inner, dict):
         layer.refuse("its config holds no wrapped layer")
-    inner_cls = ALIASES.get(inner.get("class_name"), inner.get("class_name"))
+    inner_cls = inner.get("class_name")
+    inner_cls = ALIASES.get(inner_cls, inner_cls) if isinstance(inner_cls, str) else name_of(inner_cls)
     if inner_cls != "Dense":
-        layer.refuse(f"TimeDistributed({inner_cls}) is not supported: tpudsl's TimeDistributed wraps a Dense only")
+        layer.refuse(f"TimeDistributed({name_of(inner_cls)}) is not supported: tpudsl's TimeDistributed wraps a Dense only")
     if len(shape) != 2:
         layer.refuse(f"a TimeDistributed(Dense) on a rank-{len(shape)} input {fmt_shape(shape)} is not supported: "
                      "tpudsl's takes a rank-2 input (timesteps, features)")
+    if not isinstance(inner.get("config") or {}, dict):
+        layer.refuse("its wrapped layer's config is not a JSON object")
     dense = Layer("Dense", inner.get("config") or {}, layer.index)
     dense.name = f"{layer.name}/{dense.name}"   # its refusals name the wrapper too
     spec, (units,), params = convert_layer(dense, shape[1:], first=False)
@@ -486,15 +718,13 @@ def convert_recurrent(layer, shape):
     cls = layer.cls
     if len(shape) != 2:
         layer.refuse(f"an {cls} takes a (timesteps, features) input, not {fmt_shape(shape)}")
-    units = layer.get("units")
-    if not isinstance(units, int) or units <= 0:
-        layer.refuse(f"units={json.dumps(units)} is not a positive integer")
+    units = layer.count("units")
     for key, want in (("activation", "tanh"), ("recurrent_activation", "sigmoid")):
         act = layer.get(key, want)
         if isinstance(act, dict):   # Keras 3 may write {"class_name": "function", "config": "tanh"}
             act = act.get("config") if isinstance(act.get("config"), str) else act.get("class_name")
         if act != want:
-            layer.refuse(f"{key}={json.dumps(act)} is not supported: tpudsl's {cls} uses {want}")
+            layer.refuse(f"{key}={shown(act)} is not supported: tpudsl's {cls} uses {want}")
     for key, why in (("return_state", "tpudsl's layers have one output"),
                      ("go_backwards", "tpudsl reads sequences from the first step"),
                      ("stateful", "tpudsl starts every batch from a zero state"),
@@ -503,7 +733,7 @@ def convert_recurrent(layer, shape):
             layer.refuse(f"{key}=true is not supported: {why}")
     for key in ("dropout", "recurrent_dropout"):
         if layer.get(key, 0.0) not in (None, 0, 0.0):
-            layer.refuse(f"{key}={json.dumps(layer.get(key))} is not supported: tpudsl's {cls} has no dropout "
+            layer.refuse(f"{key}={shown(layer.get(key))} is not supported: tpudsl's {cls} has no dropout "
                          "(put a Dropout before it)")
     if layer.get("use_bias", True) is not True:
         layer.refuse(f"use_bias=false is not supported: tpudsl's {cls} always has a bias")
@@ -518,7 +748,10 @@ def convert_recurrent(layer, shape):
                     "kernel_constraint", "recurrent_constraint", "bias_constraint")
     # Hints on how Keras runs the layer, not what it computes; without masks, zero_output_for_mask is moot.
     layer.used.update(("unroll", "use_cudnn", "implementation", "zero_output_for_mask"))
-    sequences = bool(layer.get("return_sequences", False))
+    sequences = layer.get("return_sequences", False)
+    if sequences is not None and not isinstance(sequences, bool):
+        layer.refuse(f"return_sequences={shown(sequences)} is not true or false")
+    sequences = bool(sequences)
     gates = 4 if cls == "LSTM" else 3
     params = gates * units * (shape[1] + units + (1 if cls == "LSTM" else 2))
     args = trim_defaults([str(units), "true" if sequences else "false"], [None, "false"])
@@ -549,7 +782,7 @@ def input_of(chain, build_shape):
         layer = Layer(cls, cfg, 0)
         shape = cfg.get("batch_shape") or cfg.get("batch_input_shape")
         if shape is None and cfg.get("shape") is not None:
-            shape = [None] + list(cfg["shape"])
+            shape = [None] + cfg["shape"] if isinstance(cfg["shape"], list) else cfg["shape"]
         dtype = cfg.get("dtype")
         if cfg.get("sparse") or cfg.get("ragged"):
             layer.refuse("sparse or ragged inputs are not supported by tpudsl")
@@ -562,15 +795,21 @@ def input_of(chain, build_shape):
     if shape is None:
         raise Refused("the model does not say its input shape: declare it with keras.Input(shape) before "
                       "saving it")
+    if not isinstance(shape, list):
+        raise Refused(f"the input shape {shown(shape)} is not a list of dimensions")
     dims = list(shape[1:])
-    if not dims or any(not isinstance(d, int) or d <= 0 for d in dims):
-        raise Refused(f"the input shape {json.dumps(shape[1:])} is not fully known: tpudsl needs every "
+    if not dims or None in dims:
+        raise Refused(f"the input shape {shown(shape[1:])} is not fully known: tpudsl needs every "
                       "dimension of a sample (no None)")
+    if any(not is_int(d) or d <= 0 for d in dims):
+        raise Refused(f"the input shape {shown(shape[1:])} is not positive integers")
+    if math.prod(dims) > MAX_ELEMENTS:
+        raise Refused(f"the input shape {shown(shape[1:])} is too large: tpudsl's sizes stay under 2^48")
     if isinstance(dtype, dict):
-        dtype = (dtype.get("config") or {}).get("name")
+        dtype = dtype.get("config").get("name") if isinstance(dtype.get("config"), dict) else None
     dtype = dtype or "float32"
-    if dtype not in INPUT_TYPES:
-        raise Refused(f"the input's dtype '{dtype}' is not supported by tpudsl")
+    if not isinstance(dtype, str) or dtype not in INPUT_TYPES:
+        raise Refused(f"the input's dtype '{name_of(dtype)}' is not supported by tpudsl")
     return tuple(dims), dtype, layers
 
 
@@ -593,7 +832,10 @@ def convert(model, name, namespace, source, version):
             layer.refuse("a nested model is not supported: write its layers into the outer model")
         spec, shape, params = convert_layer(layer, shape, first=(i == 0))
         layer.finish()
+        layer.sizes(shape, params)
         total += params
+        if total > MAX_ELEMENTS:
+            layer.refuse(f"the model's {total:,} parameters up to it are too many: tpudsl's sizes stay under 2^48")
         entries.append((spec, fmt_shape(shape)))
     return header(name, namespace, entries, total, shape, source, version, model_name, cpp_type)
 
@@ -608,10 +850,10 @@ def header(name, namespace, entries, total, out_shape, source, version, model_na
                       r"Tanh|Same|Valid|Size2)\b",
                       q + r"\1", spec)
 
-    guard = re.sub(r"[^A-Za-z0-9]+", "_", (namespace + "_" if namespace else "") +
-                   re.sub(r"(?<=[a-z0-9])(?=[A-Z])", "_", name)).upper().strip("_") + "_HPP"
-    by = f"Keras {version}" if version else "Keras"
-    lines = [f"/// @file {name}: the tpudsl type of the {by} model '{model_name}' in {os.path.basename(source)},",
+    guard = include_guard(name, namespace)
+    by = f"Keras {comment_text(version, VERSION)}" if version else "Keras"
+    lines = [f"/// @file {name}: the tpudsl type of the {by} model '{comment_text(model_name, MODEL_NAME)}' in "
+             f"{comment_text(os.path.basename(source), FILE_NAME)},",
              "/// written by tools/keras_to_tpudsl.py. Its layers are Keras', one for one and in order.",
              f"#ifndef {guard}", f"#define {guard}", "", "#include <tpudsl/core.hpp>", ""]
     if cpp_type:
@@ -628,16 +870,86 @@ def header(name, namespace, entries, total, out_shape, source, version, model_na
     if namespace:
         lines += ["", f"}} // namespace {namespace}"]
     lines += ["", f"#endif // !{guard}", ""]
+    for line in lines:   # what came from the file went through comment_text and the checks above
+        if not SAFE_LINE.fullmatch(line) or "??" in line or "*/" in line or "/*" in line:
+            raise Refused(f"internal error: the header's line {line!r} holds text it should not; please report it")
     return "\n".join(lines)
+
+
+# Text from the input file that the header's first comment quotes: a Keras version as Keras spells
+# them (3.3.3, 2.15.0, 3.4.0.dev2024061403, 2.13.1+tf), a model's name and a file's name as printable
+# characters that cannot end or leave a // comment. Anything else is percent-encoded (its UTF-8 bytes,
+# %0A for a line feed), so that the header's text stays what this tool wrote.
+VERSION = re.compile(r"[0-9]+(?:\.[0-9]+){0,5}(?:[.+-]?[A-Za-z0-9]+){0,6}")
+MODEL_NAME = re.compile(r"[A-Za-z0-9_.,:;+=@#$&!~^()\[\]{}' -]{1,200}")
+FILE_NAME = MODEL_NAME
+SAFE_LINE = re.compile(r"[\x20-\x7e]*(?<![\\ ])")   # printable ASCII; no \ (a line splice) or space at its end
+
+
+def comment_text(value, pattern, limit=120):
+    """`value` as the header's comment may quote it: itself when it matches `pattern`, otherwise
+    percent-encoded and cut to `limit` characters."""
+    text = value if isinstance(value, str) else json.dumps(value)
+    if pattern.fullmatch(text) and len(text) <= limit:
+        return text
+    out = []
+    for ch in text:
+        piece = ch if MODEL_NAME.fullmatch(ch) and ch not in "%" else "".join(f"%{b:02X}" for b in ch.encode("utf-8", "surrogatepass"))
+        if sum(map(len, out)) + len(piece) > limit:
+            out.append("...")
+            break
+        out.append(piece)
+    return "".join(out)
+
+
+def include_guard(name, namespace):
+    """The header's include guard: NS_NAME_HPP from the namespace and name (as the tool has always
+    written it), unless that has the form of tpudsl's own guards (TPUDSL_..._HPP), which it would
+    silently switch off: then KERAS_<that>_, a form no namespace and name spell (they never end in _)."""
+    guard = re.sub(r"[^A-Za-z0-9]+", "_", (namespace + "_" if namespace else "") +
+                   re.sub(r"(?<=[a-z0-9])(?=[A-Z])", "_", name)).upper().strip("_") + "_HPP"
+    return "KERAS_" + guard + "_" if guard.startswith("TPUDSL_") else guard
 
 
 # ---------------------------------------------------------------------------------------------
 
+# Names the header uses unqualified inside a --namespace (through `using namespace tpudsl;`): a model
+# type of one of these names would hide tpudsl's, or clash with it.
+HEADER_NAMES = set("""Sequential Input Shape Dense Conv1D Conv2D MaxPool1D MaxPool2D AveragePooling1D AveragePooling2D
+GlobalAveragePooling1D GlobalAveragePooling2D GlobalMaxPooling1D GlobalMaxPooling2D Embedding LSTM GRU Flatten
+Dropout Activation BatchNormalization TimeDistributed Linear Relu Softmax Sigmoid Tanh Same Valid Size2""".split())
+# Macros that a name would be replaced by: tpudsl's (TPUDSL_...), <cstdint>'s, and the common ones of
+# the C library headers tpudsl includes (<climits>, <cfloat>, <cmath>, <cstdio>, <cstdlib>, <cerrno>,
+# <cassert>, <cstddef>), and GCC's unix and linux outside strict ISO modes.
+MACRO = re.compile(r"TPUDSL_\w*|U?INT(?:_LEAST|_FAST)?[0-9]+_(?:MAX|MIN|C)|U?INT(?:MAX|PTR)_(?:MAX|MIN|C)|"
+                   r"(?:PTRDIFF|SIZE|SIG_ATOMIC|WCHAR|WINT)_(?:MAX|MIN)|(?:S|U)?CHAR_(?:MAX|MIN)|CHAR_BIT|"
+                   r"U?(?:SHRT|INT|LONG|LLONG)_(?:MAX|MIN)|MB_LEN_MAX|(?:FLT|DBL|LDBL)_[A-Z0-9_]+|FP_[A-Z]+|"
+                   r"HUGE_VAL[FL]?|INFINITY|NAN|MATH_ERR\w*|math_errhandling|EXIT_(?:SUCCESS|FAILURE)|RAND_MAX|"
+                   r"MB_CUR_MAX|BUFSIZ|EOF|FILENAME_MAX|FOPEN_MAX|TMP_MAX|L_tmpnam|SEEK_(?:SET|CUR|END)|"
+                   r"_IO[FLN]BF|stdin|stdout|stderr|E(?:DOM|RANGE|ILSEQ)|NULL|assert|errno|offsetof|"
+                   r"CLOCKS_PER_SEC|SIG(?:ABRT|FPE|ILL|INT|SEGV|TERM|_DFL|_ERR|_IGN)|unix|linux|i386")
+
+
 def identifier(text, what):
+    """--name: a C++ identifier; --namespace: one or a::b::c. Neither a keyword, a reserved name (_X, __,
+    _ at the start), std or tpudsl (whose names the header uses), nor a macro of the headers it includes."""
     parts = text.split("::") if what == "namespace" else [text]
+    text = one_line(text, 200)
     for p in parts:
         if not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", p) or p in CPP_KEYWORDS:
             raise argparse.ArgumentTypeError(f"'{text}' is not a C++ {what} name")
+        if p.startswith("_") or "__" in p:
+            raise argparse.ArgumentTypeError(f"'{text}' is a name C++ reserves (it starts with _ or holds __)")
+        if p in ("std", "tpudsl"):
+            raise argparse.ArgumentTypeError(f"'{text}' names {p}'s namespace, whose names the header uses: "
+                                             f"give the model a {'name' if what == 'type' else what} of its own")
+        if MACRO.fullmatch(p):
+            raise argparse.ArgumentTypeError(f"'{text}' is the name of a macro the header's includes define")
+    if what == "type" and text in HEADER_NAMES:
+        raise argparse.ArgumentTypeError(f"'{text}' is the name of tpudsl's {text}, which the header uses: "
+                                         "give the model a name of its own")
+    if what == "type" and text == "main":
+        raise argparse.ArgumentTypeError("'main' is the program's main function: give the model a name of its own")
     return text
 
 
@@ -654,6 +966,18 @@ def write_atomically(path, text):
         raise
 
 
+def one_line(text, limit=2000):
+    """A message as one line: control characters (line breaks among them) escaped, cut to `limit`."""
+    text = re.sub(r"[\x00-\x1f\x7f-\x9f\u200b-\u200f\u2028-\u202e\u2066-\u2069]",
+                  lambda m: f"\\x{ord(m.group()):02x}" if ord(m.group()) < 256 else f"\\u{ord(m.group()):04x}", text)
+    return text if len(text) <= limit else text[:limit] + "..."
+
+
+def refuse(message):
+    print(one_line(f"{TOOL}: {message}"), file=sys.stderr)
+    return 1
+
+
 def main(argv=None):
     parser = argparse.ArgumentParser(prog="keras_to_tpudsl.py", description=__doc__.split("\n\n")[0])
     parser.add_argument("model", help="a .keras file, a whole-model .h5 file, or a model's JSON config")
@@ -663,25 +987,25 @@ def main(argv=None):
                         help="the namespace to declare it in (default: the global one, names qualified)")
     parser.add_argument("-o", "--output", help="the header to write (default: standard output)")
     args = parser.parse_args(argv)
+    if not args.namespace and (args.name.endswith("_t") or args.name in ("FILE", "DIR", "div", "abs", "exit")):
+        parser.error(f"argument --name: '{args.name}' is a name of the C library's global namespace (or of the "
+                     "kind POSIX reserves, ..._t): give the model a name of its own, or a --namespace")
     try:
         model, version = read_model(args.model)
         text = convert(model, args.name, args.namespace or "", args.model, version)
     except Refused as e:
-        print(f"{TOOL}: '{args.model}': {e}", file=sys.stderr)
-        return 1
+        return refuse(f"'{args.model}': {e}")
     except OSError as e:
-        print(f"{TOOL}: '{args.model}': {e}", file=sys.stderr)
-        return 1
-    except (KeyError, IndexError, TypeError, AttributeError, ValueError) as e:
-        print(f"{TOOL}: '{args.model}': not a Keras model config this tool can read ({type(e).__name__}: {e})",
-              file=sys.stderr)
-        return 1
+        return refuse(f"'{args.model}': {e}")
+    except RecursionError:   # parse_json bounds the nesting; this is the last guard
+        return refuse(f"'{args.model}': not a Keras model config this tool can read (it nests too deeply)")
+    except (KeyError, IndexError, TypeError, AttributeError, ValueError, ArithmeticError) as e:
+        return refuse(f"'{args.model}': not a Keras model config this tool can read ({type(e).__name__}: {e})")
     if args.output:
         try:
             write_atomically(args.output, text)
         except OSError as e:
-            print(f"{TOOL}: cannot write '{args.output}': {e}", file=sys.stderr)
-            return 1
+            return refuse(f"cannot write '{args.output}': {e}")
     else:
         sys.stdout.write(text)
     return 0
