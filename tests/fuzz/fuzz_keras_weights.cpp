@@ -27,8 +27,8 @@
 //   clang++-19 -std=c++20 -O1 -g -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all
 //       -Iinclude $(pkg-config --cflags hdf5) tests/fuzz/fuzz_keras_weights.cpp $(pkg-config --libs hdf5) -lz
 //       -o fuzz_keras_weights
-//   ./fuzz_keras_weights -max_total_time=30 -max_len=256 tests/fuzz/corpus/keras_weights
-// run.sh: -max_len=256 pkg-config=hdf5
+//   ./fuzz_keras_weights -max_total_time=30 -max_len=128 -len_control=0 tests/fuzz/corpus/keras_weights
+// run.sh: -max_len=128 -len_control=0 pkg-config=hdf5
 // Seed corpus: tests/fuzz/corpus/keras_weights/, programs written by this file built with
 // TPUDSL_FUZZ_WRITE_SEEDS (GCC); each seed's name says what its file holds:
 //   g++ -std=c++20 -DTPUDSL_FUZZ_WRITE_SEEDS -Iinclude $(pkg-config --cflags hdf5) tests/fuzz/fuzz_keras_weights.cpp

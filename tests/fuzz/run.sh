@@ -115,6 +115,9 @@ for src in "${sources[@]}"; do
     fi
     max_len=$(sed -n 's|^// run.sh:.*-max_len=\([0-9][0-9]*\).*|\1|p' "$src" | head -n 1)
     max_len=${max_len:-4096}
+    # -len_control=N on the same line (0: inputs of up to -max_len from the start, for a harness whose
+    # input is a program that needs its length to say anything)
+    len_control=$(sed -n 's|^// run.sh:.*-len_control=\([0-9][0-9]*\).*|\1|p' "$src" | head -n 1)
     log=$build/$name.log
     marker=$build/.started-$name
     touch "$marker"
@@ -122,6 +125,7 @@ for src in "${sources[@]}"; do
     rc=0
     # run in the build directory, where -jobs writes its fuzz-N.log files
     (cd "$build" && "$bin" -max_total_time="$seconds" -timeout=10 -rss_limit_mb=2048 -max_len="$max_len" \
+        ${len_control:+-len_control="$len_control"} \
         -use_value_profile=1 -print_final_stats=1 -artifact_prefix="$artifacts/" ${extra[@]+"${extra[@]}"} "$work") \
         >"$log" 2>&1 || rc=$?
 
