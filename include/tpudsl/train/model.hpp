@@ -480,6 +480,9 @@ private:
     run_epochs(const FitOptions& options, std::size_t steps, Source& source, bool has_validation, Validate&& validate,
                const detail::fit_signature& signature)
     {
+        if (options.validation_freq == 0)
+            detail::bad_input("fit: validation_freq must be at least 1 (validate when (epoch + 1) % validation_freq "
+                              "== 0; Keras refuses 0 too); to validate only after the last epoch, set it to epochs");
         // What BackupAndRestore reads and writes while this fit runs (restore_training_state, below).
         fit_signature_ = signature;
         resume_.reset();
@@ -544,7 +547,7 @@ private:
                 for (auto& cb : options.callbacks)
                     cb.on_train_batch_end(done - 1, logs, *this);
             }
-            if (has_validation && options.validation_freq && (epoch + 1) % options.validation_freq == 0) {
+            if (has_validation && (epoch + 1) % options.validation_freq == 0) {
                 const auto values = validate();
                 logs.set("val_loss", values[0]);
                 for (std::size_t m = 0; m < metrics_.size(); ++m)
