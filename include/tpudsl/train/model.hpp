@@ -485,6 +485,8 @@ private:
                               "== 0; Keras refuses 0 too); to validate only after the last epoch, set it to epochs");
         // What BackupAndRestore reads and writes while this fit runs (restore_training_state, below).
         fit_signature_ = signature;
+        fit_epochs_ = options.epochs;
+        fit_out_ = options.verbose ? options.out : nullptr;
         resume_.reset();
         in_fit_ = true;
         struct fit_scope {
@@ -677,6 +679,8 @@ private:
     /// and where a restored one goes on.
     bool in_fit_ = false;
     detail::fit_signature fit_signature_;
+    std::size_t fit_epochs_ = 0;             // the fit's `epochs`, which a restored backup is checked against
+    std::ostream* fit_out_ = nullptr;        // where the fit reports a resumed backup (null: verbose 0)
     detail::fit_position position_;
     std::optional<detail::resume_point> resume_;
 };
