@@ -16,6 +16,8 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <functional>
+#include <sstream>
 #include <random>
 #include <stdexcept>
 #include <string>
@@ -73,6 +75,31 @@ same_bits(const std::vector<float>& a, const std::vector<float>& b)
 {
     return a.size() == b.size() && std::memcmp(a.data(), b.data(), a.size() * sizeof(float)) == 0;
 }
+
+/// Counts the batches a fit trains.
+class count_batches : public Callback {
+public:
+    explicit count_batches(std::size_t& n) : n_(&n) {}
+    void on_train_batch_end(std::size_t, const Logs&, TrainingControl&) override { ++*n_; }
+
+private:
+    std::size_t* n_;
+};
+
+/// Runs `f` at the end of the fit's first epoch.
+class at_first_epoch_end : public Callback {
+public:
+    explicit at_first_epoch_end(std::function<void()> f) : f_(std::move(f)) {}
+    void
+    on_epoch_end(std::size_t epoch, Logs&, TrainingControl&) override
+    {
+        if (epoch == 0)
+            f_();
+    }
+
+private:
+    std::function<void()> f_;
+};
 
 std::string
 error_of(auto&& f)
@@ -179,7 +206,7 @@ TEST_CASE("BackupAndRestore with save_freq: a fit resumes at the very batch, wit
         o.callbacks.push_back(crash::after_batch(13));   // backups after batches 3, 6, 9, 12: epoch 2, step 2
         CHECK_THROWS_AS(m.fit(d.x, d.y, o), crashed);
     }
-    Model m(12345);   // another seed: the backup's draws the shuffles and the dropout masks
+    Model m(3);   // the backup's seed (another is refused): it draws the shuffles and the dropout masks
     compiled(m);
     FitOptions o = options();
     // [backup_and_restore]
@@ -354,4 +381,155 @@ TEST_CASE("BackupAndRestore removes what killed writers left, keeps the backup w
     CHECK_FALSE(fs::exists(backups + "/backup.tpudsl"));   // deleted after the completed fit
     CHECK(fs::exists(backups + "/notes.txt"));             // the rest is the user's, and so the directory stays
     fs::remove(live);
+}
+
+TEST_CASE("BackupAndRestore refuses a backup of a model built with another seed, or one that has done more epochs "
+          "than the fit asks for",
+          "[backup][errors]")
+{
+    using Model = Trainable<Drop>;
+    const auto d = make_toy(40, 5);
+    auto compiled = [](Model& m) { m.compile(optimizers::Adam{}, losses::SparseCategoricalCrossentropy{}); };
+    scratch_dir dir("backup_run_settings");
+    const std::string backups = dir / "b";
+    const std::string file = backups + "/backup.tpudsl";
+    {
+        Model m(1);
+        compiled(m);
+        FitOptions o{.batch_size = 10, .epochs = 3, .verbose = 0};
+        o.callbacks = {BackupAndRestore(backups), crash::at_epoch_end(1)};
+        CHECK_THROWS_AS(m.fit(d.x, d.y, o), crashed);   // its backup has done epochs 1 and 2
+    }
+    REQUIRE(fs::is_regular_file(file));
+    auto fit_again = [&](Model& m, std::size_t epochs) {
+        FitOptions o{.batch_size = 10, .epochs = epochs, .verbose = 0};
+        o.callbacks = {BackupAndRestore(backups)};
+        return error_of([&] { m.fit(d.x, d.y, o); });
+    };
+
+    Model other_seed(7);   // `--seed 7` against a backup of seed 1
+    compiled(other_seed);
+    const auto seven = weights_of(other_seed);
+    CHECK(fit_again(other_seed, 3) ==
+          "tpudsl::BackupAndRestore: the backup '" + file +
+              "' was written by a model built with seed 1; this model was built with seed 7: build it with seed 1 "
+              "to resume that run; remove it to start this fit from the beginning");
+    CHECK(same_bits(weights_of(other_seed), seven));   // left as it was
+
+    Model fewer(1);   // `--epochs 1` against a backup that has done 2
+    compiled(fewer);
+    const auto one = weights_of(fewer);
+    CHECK(fit_again(fewer, 1) ==
+          "tpudsl::BackupAndRestore: the backup '" + file +
+              "' has done 2 epochs of a fit of 3 epochs; this fit asks for epochs=1, fewer: fit with epochs=3 to "
+              "finish that run (or more to go on); remove it to start this fit from the beginning");
+    CHECK(same_bits(weights_of(fewer), one));
+    CHECK(fewer.iterations() == 0);
+    CHECK(fs::is_regular_file(file));   // never deleted by a refused fit
+}
+
+TEST_CASE("BackupAndRestore: a fit asking for more epochs than the backup's fit resumes it, as Keras does, to the "
+          "bits of a run never stopped, and says so",
+          "[backup]")
+{
+    using Model = Trainable<Drop>;
+    const auto d = make_toy(40, 6);
+    auto compiled = [](Model& m) { m.compile(optimizers::Adam{}, losses::SparseCategoricalCrossentropy{}); };
+    Model reference(4);
+    compiled(reference);
+    reference.fit(d.x, d.y, {.batch_size = 10, .epochs = 5, .verbose = 0});
+
+    scratch_dir dir("backup_more_epochs");
+    const std::string backups = dir / "b";
+    {
+        Model m(4);
+        compiled(m);
+        FitOptions o{.batch_size = 10, .epochs = 3, .verbose = 0};
+        o.callbacks = {BackupAndRestore(backups), crash::at_epoch_end(1)};
+        CHECK_THROWS_AS(m.fit(d.x, d.y, o), crashed);
+    }
+    Model m(4);
+    compiled(m);
+    std::ostringstream out;
+    FitOptions o{.batch_size = 10, .epochs = 5, .verbose = 2, .out = &out};
+    o.callbacks = {BackupAndRestore(backups)};
+    const History h = m.fit(d.x, d.y, o);
+    REQUIRE(h.epoch.size() == 3);
+    CHECK(h.epoch.front() == 2);
+    CHECK(same_bits(weights_of(m), weights_of(reference)));
+    CHECK_THAT(out.str(), Catch::StartsWith("tpudsl::BackupAndRestore: resuming the backup '" + backups +
+                                            "/backup.tpudsl' of a fit of 3 epochs after its epoch 2; this fit runs "
+                                            "to epoch 5\n"));
+}
+
+TEST_CASE("BackupAndRestore: a second fit on a backup directory in use is refused at its start, and the first goes "
+          "on to its bits",
+          "[backup][errors]")
+{
+    using Model = Trainable<Drop>;
+    const auto d = make_toy(40, 7);
+    auto compiled = [](Model& m) { m.compile(optimizers::Adam{}, losses::SparseCategoricalCrossentropy{}); };
+    const FitOptions plain{.batch_size = 10, .epochs = 3, .verbose = 0};
+    Model reference(2);
+    compiled(reference);
+    reference.fit(d.x, d.y, plain);
+
+    scratch_dir dir("backup_lock");
+    const std::string backups = dir / "b";
+    std::string second_error;
+    std::size_t second_batches = 0;
+    auto second_fit = [&] {   // another run given the same --backup-dir while the first runs
+        Model other(2);
+        compiled(other);
+        FitOptions o = plain;
+        o.callbacks = {BackupAndRestore(backups), count_batches(second_batches)};
+        second_error = error_of([&] { other.fit(d.x, d.y, o); });
+    };
+    Model first(2);
+    compiled(first);
+    FitOptions o = plain;
+    o.callbacks = {BackupAndRestore(backups), at_first_epoch_end(second_fit)};
+    first.fit(d.x, d.y, o);
+    CHECK(second_error == "tpudsl::BackupAndRestore: the backup directory '" + backups +
+                              "' is in use by another fit, which holds its lock '" + backups +
+                              "/backup.lock'; give each fit its own backup_dir, or wait for that one to end");
+    CHECK(second_batches == 0);
+    CHECK(same_bits(weights_of(first), weights_of(reference)));
+    CHECK_FALSE(fs::exists(backups));   // the backup, its lock and the directory removed at the end
+
+    // Once the first has ended, the directory is free; a fit that crashed frees it when its callback ends.
+    Model again(2);
+    compiled(again);
+    FitOptions o2 = plain;
+    o2.callbacks = {BackupAndRestore(backups)};
+    again.fit(d.x, d.y, o2);
+    CHECK(same_bits(weights_of(again), weights_of(reference)));
+    {
+        Model crashing(2);
+        compiled(crashing);
+        FitOptions o3 = plain;
+        o3.callbacks = {BackupAndRestore(backups), crash::at_epoch_end(0)};
+        CHECK_THROWS_AS(crashing.fit(d.x, d.y, o3), crashed);
+    }
+    Model resumed(2);
+    compiled(resumed);
+    resumed.fit(d.x, d.y, o2);
+    CHECK(same_bits(weights_of(resumed), weights_of(reference)));
+}
+
+TEST_CASE("BackupAndRestore: a backup directory that takes no file is refused before the first step",
+          "[backup][errors]")
+{
+    using Model = Trainable<Drop>;
+    const auto d = make_toy(40, 8);
+    Model m(1);
+    m.compile(optimizers::Adam{}, losses::SparseCategoricalCrossentropy{});
+    std::size_t batches = 0;
+    FitOptions o{.batch_size = 10, .epochs = 2, .verbose = 0};
+    // /proc/self is a directory in which no file can be created, as root too.
+    o.callbacks = {BackupAndRestore("/proc/self"), count_batches(batches)};
+    CHECK_THROWS_WITH(m.fit(d.x, d.y, o),
+                      Catch::StartsWith("tpudsl::BackupAndRestore: cannot write into the directory '/proc/self' (the "
+                                        "backup directory): "));
+    CHECK(batches == 0);
 }

@@ -511,6 +511,33 @@ TEST_CASE("ModelCheckpoint never replaces a checkpoint with non-finite weights, 
     CHECK(temporaries(dir.path).empty());
 }
 
+TEST_CASE("ModelCheckpoint: a directory that takes no file is refused at the start of fit, not after its first "
+          "epoch",
+          "[io][files][callbacks]")
+{
+    scratch_dir dir("files_checkpoint_dir");
+    std::ofstream(dir / "plain") << "a regular file";
+    saving_control c;
+    ModelCheckpoint under_file(dir / "plain/ck.bin");
+    CHECK_THROWS_WITH(under_file.on_train_begin(c), "tpudsl::ModelCheckpoint: cannot write into the directory '" +
+                                                        (dir / "plain") + "' (the checkpoints '" +
+                                                        (dir / "plain/ck.bin") + "' go there): Not a directory");
+    ModelCheckpoint missing(dir / "missing/ck-{epoch:02d}.bin");
+    try {
+        missing.on_train_begin(c);
+        FAIL("a missing directory was taken");
+    } catch (const std::system_error& e) {
+        CHECK(e.code() == std::errc::no_such_file_or_directory);
+        CHECK_THAT(e.what(), Catch::Contains("'" + (dir / "missing") + "'"));
+    }
+    ModelCheckpoint fine(dir / "ck-{epoch}.bin");
+    CHECK_NOTHROW(fine.on_train_begin(c));
+    std::vector<std::string> left;
+    for (const auto& e : fs::directory_iterator(dir.path))
+        left.push_back(e.path().filename().string());
+    CHECK(left == std::vector<std::string>{"plain"});   // the check leaves nothing behind
+}
+
 TEST_CASE("ModelCheckpoint with save_best_only never takes a NaN monitored value as the best", "[callbacks][non_finite]")
 {
     scratch_dir dir("files_best");

@@ -156,6 +156,17 @@ TEST_CASE("a batch_size beside a Dataset is refused, as in Keras", "[fit][keras]
                                            .validation_batch_size = 0}),
                       "tpudsl: fit: validation_batch_size must be at least 1");
     CHECK(model.fit(ds, {.epochs = 1, .verbose = 0}).params.steps == 5);   // the dataset's batch stands
+    // validation_freq 0 would never validate: refused, as Keras refuses it, before any step
+    for (const bool dataset : {false, true}) {
+        const auto before = model.iterations();
+        FitOptions o{.epochs = 2, .verbose = 0, .validation_data = validation_data(d.x, d.y), .validation_freq = 0};
+        CHECK_THROWS_WITH(dataset ? model.fit(ds, o) : model.fit(d.x, d.y, o),
+                          "tpudsl: fit: validation_freq must be at least 1 (validate when (epoch + 1) % "
+                          "validation_freq == 0; Keras refuses 0 too); to validate only after the last epoch, set "
+                          "it to epochs");
+        CHECK_THROWS_AS(dataset ? model.fit(ds, o) : model.fit(d.x, d.y, o), std::invalid_argument);
+        CHECK(model.iterations() == before);
+    }
 }
 
 TEMPLATE_TEST_CASE("sparse labels of any integer type, or floats holding whole numbers, train to the bits of int32",

@@ -20,6 +20,7 @@
 #include <zlib.h>
 
 #include <array>
+#include <cmath>
 #include <cstdint>
 #include <filesystem>
 #include <fstream>
@@ -78,6 +79,13 @@ void
 write(const std::string& path, const std::string& text)
 {
     write(path, bytes(text.begin(), text.end()));
+}
+
+std::string
+write_and_name(const std::string& path, const bytes& b)
+{
+    write(path, b);
+    return path;
 }
 
 bytes
@@ -397,4 +405,121 @@ TEST_CASE("the real MNIST subset's CSV: split per digit, its defects named", "[d
     };
     CHECK_THROWS_WITH(bad_pixel("256", "0"), Catch::Contains("row 1, column 1: pixel 256 is not a whole number in [0, 255]"));
     CHECK_THROWS_WITH(bad_pixel("0", "7.5"), Catch::Contains("row 1: label 7.5 is not a digit 0-9"));
+}
+
+TEST_CASE("CSV tables: a line past its bound is refused as it is read, before more of it is held",
+          "[data][csv][hostile]")
+{
+    scratch_dir dir("loaders_test");
+    // One line of 8 MiB of fields, gzip-compressed to a few KiB: the default bound is 1 MiB.
+    std::string line;
+    line.reserve(8u << 20);
+    while (line.size() < (8u << 20))
+        line += "1,";
+    line += "1\n";
+    write(dir / "wide.csv.gz", gzip(bytes(line.begin(), line.end())));
+    CHECK_THROWS_WITH(data::read_csv(dir / "wide.csv.gz"),
+                      Catch::Contains("wide.csv.gz', line 1: longer than 1048576 bytes, the most a line may hold") &&
+                          Catch::Contains("not a table of numbers"));
+    // One field of 64 MiB with no delimiter and no newline at all (a stream that never ends its line).
+    write(dir / "one_field.csv.gz", gzip(bytes(64u << 20, '7')));
+    CHECK_THROWS_WITH(data::read_csv(dir / "one_field.csv.gz"),
+                      Catch::Contains("one_field.csv.gz', line 1: longer than 1048576 bytes"));
+    // The second line is the long one: its number is given, the first is read.
+    write(dir / "second.csv", "1,2\n" + std::string(2u << 20, '3') + "\n");
+    CHECK_THROWS_WITH(data::read_csv(dir / "second.csv"), Catch::Contains("second.csv', line 2: longer than"));
+}
+
+TEST_CASE("CSV tables: the caller's count of fields bounds every row and its line", "[data][csv][hostile]")
+{
+    scratch_dir dir("loaders_test");
+    auto refused = [&](const std::string& text, const std::string& message, data::csv_options o) {
+        write(dir / "bad.csv", text);
+        CHECK_THROWS_WITH(data::read_csv(dir / "bad.csv", o), Catch::Contains(message));
+    };
+    const data::csv_options three{.label_column = 2, .fields = 3};
+    const auto t = [&] {
+        write(dir / "ok.csv", "1,2,3\n4,5,6\n");
+        return data::read_csv(dir / "ok.csv", three);
+    }();
+    CHECK((t.rows == 2 && t.columns == 2 && t.labels == std::vector<float>{3, 6}));
+    refused("1,2,3,4\n", "line 1: more than the 3 fields a row holds (csv_options::fields) (a ragged row)", three);
+    refused("1,2\n", "line 1: 2 fields, but a row holds 3 (csv_options::fields) (a ragged row)", three);
+    refused("1,2,3\n" + std::string(200, '1') + ",2,3\n",
+            "line 2: longer than 192 bytes, the most a line may hold here (64 bytes for each of its 3 fields)", three);
+    refused("1,2,3\n", "line 1: longer than 4 bytes, the most a line may hold here (csv_options::max_line_bytes)",
+            {.max_line_bytes = 4});
+    CHECK_THROWS_AS(data::read_csv(dir / "ok.csv", {.label_column = 3, .fields = 3}), std::invalid_argument);
+}
+
+TEST_CASE("CSV tables: a damaged gzip file is reported as zlib's error, not as the text it inflates to",
+          "[data][csv][hostile]")
+{
+    scratch_dir dir("loaders_test");
+    // Many times the 64 KiB the reader inflates at once: the damage is inflated and read long before
+    // the stream's end, where zlib checks its CRC.
+    std::string text;
+    for (int r = 0; r < 50000; ++r)
+        text += std::to_string(r * 7919 % 1000) + "," + std::to_string(r % 13) + "," + std::to_string(r % 10) + "\n";
+    const bytes gz = gzip(bytes(text.begin(), text.end()));
+    REQUIRE(data::read_csv(write_and_name(dir / "good.csv.gz", gz)).rows == 50000);
+    // One bit flipped at 200 places of the deflate data (past the 10-byte header, before the 8-byte trailer).
+    std::size_t refused = 0;
+    for (std::size_t at = 10; at + 8 < gz.size(); at += (gz.size() - 18) / 200) {
+        bytes flipped = gz;
+        flipped[at] ^= 0x04;
+        write(dir / "flipped.csv.gz", flipped);
+        try {
+            (void)data::read_csv(dir / "flipped.csv.gz");
+        } catch (const std::runtime_error& e) {
+            ++refused;
+            INFO("byte " << at << ": " << e.what());
+            CHECK_THAT(e.what(), Catch::Contains("flipped.csv.gz' is not a valid gzip file"));
+        }
+    }
+    CHECK(refused > 100);
+}
+
+TEST_CASE("CSV tables: numbers too small for a float read as float32 reads them, too large ones are refused",
+          "[data][csv][hostile]")
+{
+    scratch_dir dir("loaders_test");
+    write(dir / "tiny.csv", "1e-50,1e-400,-1e-400,1e-40,0.0000000001e-320,-1e-9999999999999999999999\n");
+    const auto t = data::read_csv(dir / "tiny.csv");
+    REQUIRE(t.features.size() == 6);
+    CHECK(t.features[0] == 0.0f);
+    CHECK(t.features[1] == 0.0f);
+    CHECK((t.features[2] == 0.0f && std::signbit(t.features[2])));
+    CHECK(t.features[3] == static_cast<float>(1e-40));   // a subnormal float
+    CHECK(t.features[3] > 0.0f);
+    CHECK(t.features[4] == 0.0f);
+    CHECK((t.features[5] == 0.0f && std::signbit(t.features[5])));
+    for (const char* big : {"1e39", "1e400", "-1e400", "340282357000000000000000000000000000000", "0.001e400"}) {
+        write(dir / "big.csv", std::string("1,") + big + "\n");
+        CHECK_THROWS_WITH(data::read_csv(dir / "big.csv"),
+                          Catch::Contains(std::string("'") + big + "' is beyond float's range"));
+    }
+}
+
+TEST_CASE("the real MNIST subset's CSV: too few images to split, or a row of 786 fields, is refused naming the file",
+          "[data][csv][mnist][hostile]")
+{
+    scratch_dir dir("loaders_test");
+    auto image = [](int digit) {
+        std::string row;
+        for (int p = 0; p < 784; ++p)
+            row += std::to_string(p % 256) + ",";
+        return row + std::to_string(digit) + "\n";
+    };
+    std::string one_each;
+    for (int digit = 0; digit < 10; ++digit)
+        one_each += image(digit);
+    write(dir / "mnist_5k.csv.gz", gzip(bytes(one_each.begin(), one_each.end())));
+    CHECK_THROWS_WITH(data::mnist::load_subset(dir.path.string()),
+                      Catch::Contains("mnist_5k.csv.gz' holds 10 images, too few to split") &&
+                          Catch::Contains("leaves no training images"));
+    const std::string wide = "0," + image(3);
+    write(dir / "mnist_5k.csv.gz", gzip(bytes(wide.begin(), wide.end())));
+    CHECK_THROWS_WITH(data::mnist::load_subset(dir.path.string()),
+                      Catch::Contains("mnist_5k.csv.gz', line 1: more than the 785 fields a row holds"));
 }

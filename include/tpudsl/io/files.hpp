@@ -264,6 +264,64 @@ replace_file(std::string_view who, const std::string& path, Fill&& fill)
         const_cast<void*>(static_cast<const void*>(std::addressof(fill))));
 }
 
+/// Checks now, before a long run, that a file can be written into the directory `dir` ("" is the
+/// current one), as replace_file will write there: a file is created in it (exclusively, under a name
+/// no other writer uses and without ".tmp.", so that nothing takes it for a save under way) and removed.
+/// Throws std::system_error with the system's reason: "<who>: cannot write into the directory '<dir>'
+/// (<purpose>)" (no such directory, not a directory, read-only, no permission, no inodes left).
+inline void
+require_writable_directory(std::string_view who, const std::string& dir, std::string_view purpose)
+{
+    const std::string where = dir.empty() ? std::string(".") : dir;
+    const std::string failure = concat({who, ": cannot write into the directory '", where, "' (", purpose, ")"});
+    struct stat st {};
+    if (::stat(where.c_str(), &st) != 0)
+        throw_errno(errno, failure);
+    if (!S_ISDIR(st.st_mode))
+        throw_errno(ENOTDIR, failure);
+    std::string probe;
+    unique_fd fd;
+    for (int attempt = 0; !fd; ++attempt) {
+        probe = concat({where, "/.tpudsl-write-check.", std::to_string(::getpid()), ".",
+                        std::to_string(next_temporary_number())});
+        fd = unique_fd(::open(probe.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600));
+        if (!fd && (errno != EEXIST || attempt == 100))
+            throw_errno(errno, failure);
+    }
+    fd.reset();
+    (void)::unlink(probe.c_str());
+}
+
+/// Checks now what replace_file(who, path, ...) will need later, so that a run whose result cannot be
+/// saved fails before it starts rather than after: a path that is not empty, a target that is a
+/// regular file if it exists (a symbolic link to one is followed, as replace_file follows it), and a
+/// directory it can write a file into (require_writable_directory). Throws as replace_file does.
+inline void
+require_replaceable(std::string_view who, const std::string& path, std::string_view purpose)
+{
+    namespace fs = std::filesystem;
+    const std::string w(who);
+    if (path.empty())
+        throw std::invalid_argument(detail::concat({w, ": the path is empty"}));
+    std::string target = path;
+    struct stat st {};
+    if (::lstat(path.c_str(), &st) == 0) {
+        if (S_ISLNK(st.st_mode)) {
+            if (::stat(path.c_str(), &st) != 0)
+                throw_errno(errno, detail::concat({w, ": '", path, "' is a symbolic link that leads nowhere"}));
+            std::error_code ec;
+            target = fs::canonical(path, ec).string();
+            if (ec)
+                throw_errno(ec.value(), detail::concat({w, ": cannot follow the symbolic link '", path, "'"}));
+        }
+        require_regular(st.st_mode, who, path, "it is left as it is (give the path of a file)");
+    } else if (errno != ENOENT && errno != ENOTDIR) {   // those two: the directory's check says which part
+        throw_errno(errno, detail::concat({w, ": cannot save to '", path, "'"}));
+    }
+    require_writable_directory(who, fs::path(target).parent_path().string(),
+                               detail::concat({purpose, " '", path, "' goes there"}));
+}
+
 } // namespace tpudsl::detail
 
 namespace tpudsl {

@@ -2,15 +2,18 @@
 /// from where it was, so that a run killed at any moment and restarted ends with the bits of a run
 /// never interrupted. One file, written atomically (detail::replace_file), with a checksum:
 ///
-///   "TPUDSLB1" | u64 layout fingerprint | u64 parameter floats | u64 seed | u64 iterations
+///   "TPUDSLB2" | u64 layout fingerprint | u64 parameter floats | u64 seed | u64 iterations
 ///   | u64 epoch | u64 step | u64 pass | u64 batch                       (where the fit is)
 ///   | u64 source | u64 samples | u64 batch size | u64 steps per epoch | u64 shuffle  (which fit)
+///   | u64 epochs                                                        (the fit's `epochs`)
 ///   | u64 n + the optimizer's name | u32 learning rate (binary32) | u64 momentum product (binary64)
 ///   | f64 loss sum | u64 samples seen | u64 n + n f64 metric hits     (the epoch's running values)
 ///   | u64 n + n floats: parameters | u64 n + n floats: optimizer slots | u64 FNV-1a of all after the magic
 ///
 /// Integers and floats are little-endian. A file that is truncated, corrupt, of another model layout or
-/// larger than this model's state can be is refused with a message naming it and what is wrong.
+/// larger than this model's state can be is refused with a message naming it and what is wrong. A file
+/// of the first format, "TPUDSLB1" (without the fit's epochs), is still read: its epochs read as 0,
+/// unknown.
 #ifndef TPUDSL_IO_TRAINING_STATE_HPP
 #define TPUDSL_IO_TRAINING_STATE_HPP
 
@@ -68,6 +71,7 @@ struct training_state {
     std::uint64_t seed = 0, iterations = 0;
     fit_position position;
     fit_signature fit;
+    std::uint64_t epochs = 0;   // the fit's `epochs` (0: unknown, a file of the first format)
     std::string optimizer;
     float learning_rate = 0.0f;
     double momentum_product = 1.0;
@@ -77,7 +81,9 @@ struct training_state {
     std::vector<float> params, slots;   // filled when read
 };
 
-inline constexpr char training_state_magic[8] = {'T', 'P', 'U', 'D', 'S', 'L', 'B', '1'};
+inline constexpr char training_state_magic[8] = {'T', 'P', 'U', 'D', 'S', 'L', 'B', '2'};
+/// The first format's magic: the same fields but the fit's epochs.
+inline constexpr char training_state_magic_v1[8] = {'T', 'P', 'U', 'D', 'S', 'L', 'B', '1'};
 
 /// The layout a training state belongs to: the model's weight-layout fingerprint and parameter floats.
 struct state_layout {
@@ -136,6 +142,7 @@ write_training_state(const std::string& path, const training_state& s, state_lay
         u64(v);
     for (const std::uint64_t v : {s.fit.source, s.fit.samples, s.fit.batch_size, s.fit.steps_per_epoch, s.fit.shuffle})
         u64(v);
+    u64(s.epochs);
     u64(s.optimizer.size());
     append(s.optimizer.data(), s.optimizer.size());
     floats(&s.learning_rate, 1);
@@ -176,7 +183,8 @@ read_training_state(const std::string& path, state_layout layout, std::size_t ma
     if (got < 0)
         throw_errno(errno, detail::concat({who, " cannot be read"}));
     bytes.resize(static_cast<std::size_t>(got));
-    if (bytes.size() < 8 || std::memcmp(bytes.data(), training_state_magic, 8) != 0)
+    const bool first_format = bytes.size() >= 8 && std::memcmp(bytes.data(), training_state_magic_v1, 8) == 0;
+    if (bytes.size() < 8 || (!first_format && std::memcmp(bytes.data(), training_state_magic, 8) != 0))
         throw std::runtime_error(detail::concat({who, " is not a tpudsl training state (bad magic)"}));
     if (bytes.size() < 16 || get_u64(bytes.data() + bytes.size() - 8) !=
                                  fnv1a(fnv1a_offset, bytes.data() + 8, bytes.size() - 16))
@@ -224,6 +232,7 @@ read_training_state(const std::string& path, state_layout layout, std::size_t ma
     s.iterations = u64("header");
     s.position = {u64("position"), u64("position"), u64("position"), u64("position")};
     s.fit = {u64("fit"), u64("fit"), u64("fit"), u64("fit"), u64("fit")};
+    s.epochs = first_format ? 0 : u64("fit");
     const std::uint64_t name = u64("optimizer");
     need(name, "optimizer");
     s.optimizer.assign(reinterpret_cast<const char*>(bytes.data() + at), name);

@@ -18,10 +18,89 @@
 #include <string_view>
 #include <system_error>
 
+#include <fcntl.h>
 #include <signal.h>
+#include <sys/file.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 namespace tpudsl {
+
+namespace detail {
+
+/// An advisory lock (flock) on a lock file, held while the object lives: the file is removed, then
+/// the lock released, when it ends. A process that dies holding it (even by SIGKILL) releases it with
+/// its descriptors; the file it leaves is taken over by the next holder.
+class directory_lock {
+public:
+    directory_lock() noexcept = default;
+    directory_lock(directory_lock&& o) noexcept : path_(std::move(o.path_)), fd_(std::move(o.fd_)) {}
+    directory_lock&
+    operator=(directory_lock&& o) noexcept
+    {
+        if (this != &o) {
+            release();
+            path_ = std::move(o.path_);
+            fd_ = std::move(o.fd_);
+        }
+        return *this;
+    }
+    ~directory_lock() { release(); }
+
+    [[nodiscard]] bool held() const noexcept { return static_cast<bool>(fd_); }
+
+    /// Takes the lock on the file at `path` (created if missing), or throws: std::runtime_error saying
+    /// `busy` when another holds it, std::system_error when the file cannot be made. A file system
+    /// without flock (ENOLCK, EOPNOTSUPP) gives no lock, as it never did, and no error.
+    void
+    acquire(const std::string& path, std::string_view who, const std::string& busy)
+    {
+        if (held())
+            return;
+        for (int attempt = 0;; ++attempt) {
+            unique_fd fd(::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0666));
+            if (!fd)
+                throw_errno(errno, concat({who, ": cannot create the lock file '", path, "'"}));
+            if (::flock(fd.get(), LOCK_EX | LOCK_NB) != 0) {
+                const int err = errno;
+                if (err == EINTR)
+                    continue;
+                if (err == EWOULDBLOCK)
+                    throw std::runtime_error(busy);
+                if (err == ENOLCK || err == EOPNOTSUPP || err == ENOSYS)
+                    return;
+                throw_errno(err, concat({who, ": cannot lock '", path, "'"}));
+            }
+            // A holder that ended between our open and our flock removed the file: lock the one there now.
+            struct stat held_file {}, there {};
+            if (::fstat(fd.get(), &held_file) == 0 && ::stat(path.c_str(), &there) == 0 &&
+                held_file.st_dev == there.st_dev && held_file.st_ino == there.st_ino) {
+                path_ = path;
+                fd_ = std::move(fd);
+                return;
+            }
+            if (attempt == 100)
+                throw std::runtime_error(concat({who, ": the lock file '", path, "' keeps being replaced"}));
+        }
+    }
+
+    /// Removes the lock file (while it is still held: no other process holds one of that name), then
+    /// releases the lock.
+    void
+    release() noexcept
+    {
+        if (!fd_)
+            return;
+        (void)::unlink(path_.c_str());
+        fd_.reset();
+    }
+
+private:
+    std::string path_;
+    unique_fd fd_;
+};
+
+} // namespace detail
 
 /// The options of BackupAndRestore, with Keras' defaults.
 struct BackupAndRestoreOptions {
@@ -43,14 +122,23 @@ struct BackupAndRestoreOptions {
 ///
 /// Unlike Keras: a backup made mid-epoch (save_freq N) resumes at that very batch (Keras restarts the
 /// epoch); a backup of another fit (other data sizes, batch, steps_per_epoch, shuffle, optimizer or
-/// metrics) or of another model is refused with std::invalid_argument / std::runtime_error saying
-/// what differs, rather than resumed; after a completed fit only the backup is removed (and the
-/// directory if that empties it), not the whole directory tree. Other callbacks' own state (the
+/// metrics), of another model (its weight layout) or of a model built with another seed, or one that
+/// has done more epochs than the new fit asks for, is refused with std::invalid_argument /
+/// std::runtime_error saying what differs and what to do, rather than resumed (Keras would train on, or
+/// train nothing and return the backup's weights). A fit asking for more (or fewer, but at least as
+/// many as done) epochs than the backup's fit resumes it as Keras does, and says so on fit's output.
+/// After a completed fit only the backup is removed (and the directory if that empties it), not the
+/// whole directory tree. Before its first step a fit checks that it can write into backup_dir, and
+/// locks it (flock on `<backup_dir>/backup.lock`, held until the fit ends): a second fit given the
+/// same directory meanwhile is refused at its start, rather than have the first one's end delete the
+/// other's backups. Other callbacks' own state (the
 /// patience of EarlyStopping, ReduceLROnPlateau's counters) starts afresh, as in Keras.
 class BackupAndRestore : public Callback {
 public:
     using Options = BackupAndRestoreOptions;
     static constexpr std::string_view file_name = "backup.tpudsl";
+    /// The lock file a fit holds in the backup directory (flock) while it runs.
+    static constexpr std::string_view lock_name = "backup.lock";
 
     /// Throws std::invalid_argument for an empty backup_dir.
     explicit BackupAndRestore(std::string backup_dir, Options o = {}) : dir_(std::move(backup_dir)), options_(o)
@@ -66,8 +154,9 @@ public:
     /// True when the last fit began from a backup.
     [[nodiscard]] bool restored() const noexcept { return restored_; }
 
-    /// Creates the directory, removes temporaries that killed writers left there, and restores the
-    /// backup when there is one.
+    /// Creates the directory, checks that a backup can be written there, locks it (a second fit on
+    /// the same directory is refused while this one runs), removes temporaries that killed writers left
+    /// there, and restores the backup when there is one.
     void
     on_train_begin(TrainingControl& control) override
     {
@@ -81,6 +170,14 @@ public:
             throw std::runtime_error(detail::concat({"tpudsl::BackupAndRestore: '", dir_,
                                                      "' is not a directory (backup_dir names "
                                                      "the directory that holds the backup)"}));
+        if (control.writes_files()) {   // a multi-worker job's chief: the workers only read its backup
+            detail::require_writable_directory("tpudsl::BackupAndRestore", dir_, "the backup directory");
+            const std::string lock = (fs::path(dir_) / lock_name).string();
+            lock_.acquire(lock, "tpudsl::BackupAndRestore",
+                          detail::concat({"tpudsl::BackupAndRestore: the backup directory '", dir_,
+                                          "' is in use by another fit, which holds its lock '", lock,
+                                          "'; give each fit its own backup_dir, or wait for that one to end"}));
+        }
         remove_stale_temporaries();
         batches_ = 0;
         restored_ = false;
@@ -108,17 +205,21 @@ public:
             control.save_training_state(backup_path());
     }
 
-    /// The fit completed: removes the backup (delete_checkpoint), and the directory if that empties it.
+    /// The fit completed: removes the backup (delete_checkpoint), and the directory if that empties it;
+    /// releases the directory's lock.
     void
     on_train_end(TrainingControl& control) override
     {
-        if (!options_.delete_checkpoint || !control.writes_files())
+        if (!options_.delete_checkpoint || !control.writes_files()) {
+            lock_.release();
             return;
+        }
         const std::string path = backup_path();
         if (::unlink(path.c_str()) != 0 && errno != ENOENT)
             detail::throw_errno(errno, detail::concat({"tpudsl::BackupAndRestore: cannot remove the backup '", path,
                                                        "'"}));
         remove_stale_temporaries();
+        lock_.release();
         (void)::rmdir(dir_.c_str());   // only when empty: what else is there is the user's
     }
 
@@ -145,6 +246,7 @@ private:
     Options options_;
     std::size_t batches_ = 0;
     bool restored_ = false;
+    detail::directory_lock lock_;   // held from on_train_begin to on_train_end (or to the end of this object)
 };
 
 } // namespace tpudsl

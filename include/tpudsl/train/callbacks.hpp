@@ -15,6 +15,7 @@
 #include <cstddef>
 #include <concepts>
 #include <cstdio>
+#include <filesystem>
 #include <functional>
 #include <iostream>
 #include <limits>
@@ -603,11 +604,18 @@ public:
         (void)format_path(1);   // refuses a bad {epoch:...} now rather than after the first epoch
     }
 
+    /// Checks, before the first step, that the checkpoints' directory takes a new file (when the path
+    /// puts every epoch's checkpoint in one directory), rather than find it after the first epoch.
     void
-    on_train_begin(TrainingControl&) override
+    on_train_begin(TrainingControl& control) override
     {
         monitor_.reset(options_.initial_value_threshold);
         warned_ = false;
+        namespace fs = std::filesystem;
+        const fs::path dir = fs::path(format_path(1)).parent_path();
+        if (control.writes_files() && dir == fs::path(format_path(2)).parent_path())
+            detail::require_writable_directory("tpudsl::ModelCheckpoint", dir.string(),
+                                               detail::concat({"the checkpoints '", filepath_, "' go there"}));
     }
 
     void

@@ -480,8 +480,13 @@ private:
     run_epochs(const FitOptions& options, std::size_t steps, Source& source, bool has_validation, Validate&& validate,
                const detail::fit_signature& signature)
     {
+        if (options.validation_freq == 0)
+            detail::bad_input("fit: validation_freq must be at least 1 (validate when (epoch + 1) % validation_freq "
+                              "== 0; Keras refuses 0 too); to validate only after the last epoch, set it to epochs");
         // What BackupAndRestore reads and writes while this fit runs (restore_training_state, below).
         fit_signature_ = signature;
+        fit_epochs_ = options.epochs;
+        fit_out_ = options.verbose ? options.out : nullptr;
         resume_.reset();
         in_fit_ = true;
         struct fit_scope {
@@ -544,7 +549,7 @@ private:
                 for (auto& cb : options.callbacks)
                     cb.on_train_batch_end(done - 1, logs, *this);
             }
-            if (has_validation && options.validation_freq && (epoch + 1) % options.validation_freq == 0) {
+            if (has_validation && (epoch + 1) % options.validation_freq == 0) {
                 const auto values = validate();
                 logs.set("val_loss", values[0]);
                 for (std::size_t m = 0; m < metrics_.size(); ++m)
@@ -674,6 +679,8 @@ private:
     /// and where a restored one goes on.
     bool in_fit_ = false;
     detail::fit_signature fit_signature_;
+    std::size_t fit_epochs_ = 0;             // the fit's `epochs`, which a restored backup is checked against
+    std::ostream* fit_out_ = nullptr;        // where the fit reports a resumed backup (null: verbose 0)
     detail::fit_position position_;
     std::optional<detail::resume_point> resume_;
 };

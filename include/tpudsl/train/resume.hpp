@@ -15,6 +15,7 @@
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
+#include <ostream>
 #include <stdexcept>
 #include <string>
 #include <string_view>
@@ -48,6 +49,7 @@ struct resume_access {
         s.iterations = m.iterations_;
         s.position = m.position_;
         s.fit = m.fit_signature_;
+        s.epochs = m.fit_epochs_;
         std::visit(
             [&](const auto& o) {
                 s.optimizer = std::decay_t<decltype(o)>::name;
@@ -80,6 +82,25 @@ struct resume_access {
         if (s.fit != m.fit_signature_)
             throw std::invalid_argument(detail::concat({who, "was written by a fit over ", s.fit.text(),
                                                         "; this fit is over ", m.fit_signature_.text(), start_over}));
+        if (s.seed != m.seed_)
+            throw std::invalid_argument(detail::concat({who, "was written by a model built with seed ",
+                                                        std::to_string(s.seed), "; this model was built with seed ",
+                                                        std::to_string(m.seed_), ": build it with seed ",
+                                                        std::to_string(s.seed), " to resume that run", start_over}));
+        // The epochs the backup has done: all of `epoch`, and `step` batches of the next one.
+        const std::uint64_t needed = s.position.epoch + (s.position.step != 0 ? 1 : 0);
+        if (m.fit_epochs_ < needed) {
+            const std::string of_run = s.epochs ? concat({" of a fit of ", std::to_string(s.epochs), " epochs"}) : "";
+            throw std::invalid_argument(detail::concat(
+                {who, "has done ", std::to_string(s.position.epoch), s.position.epoch == 1 ? " epoch" : " epochs",
+                 s.position.step ? concat({" and ", std::to_string(s.position.step), " steps of epoch ",
+                                           std::to_string(s.position.epoch + 1)})
+                                 : std::string(),
+                 of_run, "; this fit asks for epochs=", std::to_string(m.fit_epochs_), ", fewer: fit with epochs=",
+                 s.epochs >= needed ? concat({std::to_string(s.epochs), " to finish that run (or more to go on)"})
+                                    : concat({std::to_string(needed), " or more to go on from it"}),
+                 start_over}));
+        }
         const std::string_view optimizer =
             std::visit([](const auto& o) { return std::decay_t<decltype(o)>::name; }, m.optimizer_);
         if (s.optimizer != optimizer || s.slots.size() != m.slots_.size())
@@ -97,6 +118,11 @@ struct resume_access {
                                                      "holds an optimizer state out of its domain (learning rate ",
                                                      number_text(s.learning_rate), ", momentum product ",
                                                      number_text(s.momentum_product), ")"}));
+        if (s.epochs != 0 && s.epochs != m.fit_epochs_ && m.fit_out_)   // resumed as Keras does, but said
+            *m.fit_out_ << "tpudsl::BackupAndRestore: resuming the backup '" << path << "' of a fit of " << s.epochs
+                        << " epochs after its epoch " << s.position.epoch
+                        << (s.position.step ? concat({" and ", std::to_string(s.position.step), " steps"}) : "")
+                        << "; this fit runs to epoch " << m.fit_epochs_ << '\n';
         std::copy(s.params.begin(), s.params.end(), m.params_.data());
         std::copy(s.slots.begin(), s.slots.end(), m.slots_.data());
         m.weights_version_ = next_weights_version();
