@@ -403,3 +403,41 @@ TEST_CASE("keras_h5 hostile: NaN and infinite weights are refused when read and 
         }
     }
 }
+
+TEST_CASE("keras_h5 hostile: names from the file are quoted as one line of plain text; lists of variable-length "
+          "strings are refused")
+{
+    scratch_dir dir("keras_h5_names");
+    std::vector<float> params(OneDense::param_buffer_size, 7.0f);
+    const auto before = params;
+
+    const std::string path = edited_file(dir, "names.h5", keras_h5_layout::keras2, [&](hid_t f) {
+        REQUIRE(H5Adelete(f, "layer_names") >= 0);
+        const detail::h5::context ctx{"test", "edit"};
+        detail::h5::write_string_list_attribute(ctx, f, "layer_names", {"dense", "evil\nline\x1b[31m"});
+    });
+    const std::string msg = refusal([&] { load_keras_weights<OneDense>(path, params.data()); });
+    CHECK(msg == "tpudsl::load_weights: '" + path +
+                     "' lists a layer 'evil\\x0aline\\x1b[31m' in 'layer_names' but has no group for it");
+    CHECK(msg.find('\n') == std::string::npos);
+
+    // layer_names as two variable-length strings, both the same heap object in a crafted file
+    const std::string vlen = edited_file(dir, "vlen.h5", keras_h5_layout::keras2, [&](hid_t f) {
+        REQUIRE(H5Adelete(f, "layer_names") >= 0);
+        const hid_t type = H5Tcopy(H5T_C_S1);
+        H5Tset_size(type, H5T_VARIABLE);
+        const hsize_t n = 2;
+        const hid_t space = H5Screate_simple(1, &n, nullptr);
+        const hid_t attr = H5Acreate2(f, "layer_names", type, space, H5P_DEFAULT, H5P_DEFAULT);
+        const char* names[2] = {"dense", "dense"};
+        REQUIRE(H5Awrite(attr, type, names) >= 0);
+        H5Aclose(attr);
+        H5Sclose(space);
+        H5Tclose(type);
+    });
+    CHECK(refusal([&] { load_keras_weights<OneDense>(vlen, params.data()); }) ==
+          "tpudsl::load_weights: '" + vlen +
+              "' has an attribute 'layer_names' of the file that is a list of 2 variable-length strings; Keras "
+              "writes lists as fixed-length strings");
+    CHECK(params == before);
+}

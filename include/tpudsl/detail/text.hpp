@@ -28,6 +28,27 @@ concat(std::initializer_list<std::string_view> pieces)
     return text;
 }
 
+/// `s` as one line of plain text, for a message that quotes what a file says: every byte outside
+/// printable ASCII (a line break, a terminal's escape sequence, UTF-8) as \xHH.
+[[nodiscard]] inline std::string
+printable(std::string_view s)
+{
+    static constexpr char hex[] = "0123456789abcdef";
+    std::string out;
+    out.reserve(s.size());
+    for (const char ch : s) {
+        const auto c = static_cast<unsigned char>(ch);
+        if (c >= 0x20 && c < 0x7f) {
+            out += ch;
+        } else {
+            out += "\\x";
+            out += hex[c >> 4];
+            out += hex[c & 15];
+        }
+    }
+    return out;
+}
+
 } // namespace tpudsl::detail
 
 #endif // !TPUDSL_DETAIL_TEXT_HPP

@@ -173,14 +173,15 @@ to_snake_case(std::string_view name)
     return b;
 }
 
-/// What every message starts with: "tpudsl::load_weights: '<path>'".
+/// What every message starts with: "tpudsl::load_weights: '<path>'". What follows may quote names
+/// the file holds: it is made one line of plain text (detail::printable).
 struct context {
     std::string who;
     std::string path;
     [[noreturn]] void
     fail(const std::string& what) const
     {
-        throw std::runtime_error(detail::concat({who, ": '", path, "' ", what}));
+        throw std::runtime_error(detail::concat({who, ": '", path, "' ", detail::printable(what)}));
     }
 };
 
@@ -318,6 +319,13 @@ read_string_attribute(const context& ctx, hid_t obj, const std::string& name, co
                                  " strings; a Keras file's lists hold at most ", std::to_string(most_names)}));
     const auto n = static_cast<std::size_t>(count);
     if (H5Tis_variable_str(type.get()) > 0) {
+        // Every element may point at the same string of the file's heap, so a list of them could ask
+        // for count x its size when read; Keras writes a variable-length string only alone (a layer's
+        // name), its lists as fixed-length strings.
+        if (n != 1)
+            ctx.fail(detail::concat({"has an attribute '", name, "' of ", where, " that is a list of ",
+                                     std::to_string(n), " variable-length strings; Keras writes lists as "
+                                     "fixed-length strings"}));
         const handle mem(H5Tcopy(H5T_C_S1), H5Tclose);
         (void)H5Tset_size(mem.get(), H5T_VARIABLE);
         (void)H5Tset_cset(mem.get(), H5Tget_cset(type.get()));
@@ -537,7 +545,8 @@ struct layer_ref {
     [[nodiscard]] std::string
     vars_path() const
     {
-        return group + (inner_group().empty() ? "" : "/" + inner_group()) + "/vars";
+        const std::string inner = inner_group();
+        return inner.empty() ? detail::concat({group, "/vars"}) : detail::concat({group, "/", inner, "/vars"});
     }
 };
 
@@ -595,7 +604,9 @@ layers_of()
         std::size_t before = 0;
         for (std::size_t j = 0; j < i; ++j)
             before += (bases[j] == wrapped[i]) + (wrapped[j] == wrapped[i]);
-        layers[i].wrapped = std::string(wrapped[i]) + (before == 0 ? "" : "_" + std::to_string(before));
+        // (concat, not "_" + std::to_string(...): GCC 12 warns, wrongly, of an overlapping memcpy there)
+        layers[i].wrapped = before == 0 ? std::string(wrapped[i])
+                                        : detail::concat({wrapped[i], "_", std::to_string(before)});
     }
     // Keras 3's `_get_unique_name`: the first of a class keeps the bare name, the next get _1, _2, ...
     for (std::size_t i = 0; i < layers.size(); ++i) {
@@ -603,7 +614,7 @@ layers_of()
         std::size_t before = 0;
         for (std::size_t j = 0; j < i; ++j)
             before += to_snake_case(layers[j].class_name) == base;
-        layers[i].group = before == 0 ? base : base + "_" + std::to_string(before);
+        layers[i].group = before == 0 ? base : detail::concat({base, "_", std::to_string(before)});
     }
     return layers;
 }
@@ -897,7 +908,9 @@ load_keras_weights(const std::string& path, float* params)
 
     const std::lock_guard lock(detail::h5::library_mutex());
     const detail::h5::quiet_errors quiet;
-    if (H5Fis_hdf5(path.c_str()) <= 0)
+    if (const htri_t is_hdf5 = H5Fis_hdf5(path.c_str()); is_hdf5 < 0)
+        ctx.fail(detail::concat({"cannot be read by HDF5: ", detail::h5::last_error()}));
+    else if (is_hdf5 == 0)
         ctx.fail("is not an HDF5 file (a Keras weights file .weights.h5 or .h5 is one)");
     const detail::h5::handle file(H5Fopen(path.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT), H5Fclose);
     if (!file)
