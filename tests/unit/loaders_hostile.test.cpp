@@ -450,6 +450,10 @@ TEST_CASE("CSV tables: the caller's count of fields bounds every row and its lin
     refused("1,2,3\n", "line 1: longer than 4 bytes, the most a line may hold here (csv_options::max_line_bytes)",
             {.max_line_bytes = 4});
     CHECK_THROWS_AS(data::read_csv(dir / "ok.csv", {.label_column = 3, .fields = 3}), std::invalid_argument);
+    // max_rows: two rows are what ok.csv holds; a third is refused at its line, blank lines not counted
+    CHECK(data::read_csv(dir / "ok.csv", {.max_rows = 2}).rows == 2);
+    refused("1,2,3\n\n4,5,6\n7,8,9\n", "line 4: more than the 2 rows a table may hold here (csv_options::max_rows)",
+            {.max_rows = 2});
 }
 
 TEST_CASE("CSV tables: a damaged gzip file is reported as zlib's error, not as the text it inflates to",

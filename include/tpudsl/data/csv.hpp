@@ -47,6 +47,9 @@ struct csv_options {
     /// is held. 0: 64 bytes a field when `fields` is set (a float needs at most 16 digits, its sign,
     /// point and exponent), else default_max_line_bytes.
     std::size_t max_line_bytes = 0;
+    /// The most rows read; a file with more is refused at the first past it (so a small gzip file of
+    /// rows that inflates without end grows no table past it). 0: no bound.
+    std::size_t max_rows = 0;
 
     /// The bound on a line when neither `fields` nor `max_line_bytes` says otherwise: 1 MiB.
     static constexpr std::size_t default_max_line_bytes = std::size_t{1} << 20;
@@ -182,6 +185,10 @@ read_csv(const std::string& path, const csv_options& options = {})
             header_pending = false;
             return;
         }
+        if (options.max_rows != 0 && t.rows == options.max_rows)
+            throw std::runtime_error(concat({"tpudsl: '", path, "', line ", std::to_string(line_number),
+                                             ": more than the ", std::to_string(options.max_rows),
+                                             " rows a table may hold here (csv_options::max_rows)"}));
         std::size_t column = 0;
         for (std::size_t begin = 0;; ++column) {
             const std::size_t end = std::min(line.find(options.delimiter, begin), line.size());
@@ -240,11 +247,17 @@ read_csv(const std::string& path, const csv_options& options = {})
              "): not a table of numbers"}));
     };
     // Text refused in a gzip file: a damaged stream inflates to garbage before zlib's check fails, so
-    // the rest of the stream is checked first and a damage found there is what is reported.
+    // the rest of the stream is checked first and a damage found there is what is reported. The check
+    // reads at most 16 MiB more (a stream that inflates without end is refused as the text it gave).
     auto refuse_text = [&](const std::runtime_error& refused) {
         if (in.compressed()) {
             try {
-                while (in.read_some(chunk.data(), chunk.size()) != 0) {
+                constexpr std::size_t most = std::size_t{16} << 20;
+                for (std::size_t drained = 0; drained < most;) {
+                    const std::size_t got = in.read_some(chunk.data(), chunk.size());
+                    if (got == 0)
+                        break;
+                    drained += got;
                 }
             } catch (const std::runtime_error& damage) {
                 throw std::runtime_error(concat({damage.what(), "; the text inflated before it was refused: ",
