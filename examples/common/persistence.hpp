@@ -20,15 +20,19 @@ namespace seeds {
 
 /// --load-weights PATH: the compiled model's weights from PATH, on every worker; without the flag,
 /// nothing. Called before training, it also checks --save-weights' path on the chief: its directory
-/// must exist and take a new file, and the path must not name a directory; a path that cannot be
-/// written is refused now rather than after the training.
+/// must exist and take a new file, and the path must not name a directory, nor a Keras file in a
+/// program built without HDF5; a path that cannot be written is refused now rather than after the
+/// training.
 template <class Model, class Strategy>
 void
 load_weights(Model& model, const Strategy& strategy, const Args& args)
 {
-    if (!args.save_weights.empty() && is_chief(strategy))
+    if (!args.save_weights.empty() && is_chief(strategy)) {
+        if (!tpudsl::keras_h5_enabled && tpudsl::weights_format_of(args.save_weights) != tpudsl::weights_format::tpudsl)
+            tpudsl::detail::keras_h5_disabled("--save-weights", args.save_weights);   // before training, not after
         tpudsl::detail::require_replaceable("--save-weights", args.save_weights,
                                             "checked before training: the weights file");
+    }
     if (args.load_weights.empty())
         return;
     model.load_weights(args.load_weights);
