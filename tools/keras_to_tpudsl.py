@@ -978,8 +978,16 @@ def refuse(message):
     return 1
 
 
+class OneLineParser(argparse.ArgumentParser):
+    """A bad command line is one line on stderr, as a refused model is (exit status 2, not 1)."""
+
+    def error(self, message):
+        usage = "keras_to_tpudsl.py MODEL --name NAME [--namespace NS] [-o OUT.hpp]"
+        self.exit(2, one_line(f"{TOOL}: {message} (usage: {usage})") + "\n")
+
+
 def main(argv=None):
-    parser = argparse.ArgumentParser(prog="keras_to_tpudsl.py", description=__doc__.split("\n\n")[0])
+    parser = OneLineParser(prog="keras_to_tpudsl.py", description=__doc__.split("\n\n")[0])
     parser.add_argument("model", help="a .keras file, a whole-model .h5 file, or a model's JSON config")
     parser.add_argument("--name", required=True, type=lambda s: identifier(s, "type"),
                         help="the C++ name of the model type")

@@ -17,7 +17,7 @@ that compiles (all the converted headers in one translation unit, each of whose 
 - numbers: true and false, integers past 64 bits, Infinity, NaN, floats that float rounds to zero or
   to 1, shapes whose product overflows std::size_t, in every numeric option the tool reads;
 - the include guard: no namespace and name give tpudsl's own (TPUDSL_..._HPP), and --name and
-  --namespace that are not C++ names of the user's own are a usage error (exit 2, nothing written).
+  --namespace that are not C++ names of the user's own are a usage error (exit 2, one line, nothing written).
 
 Exit status 0 when every case behaves.
 """
@@ -95,6 +95,8 @@ class Runner:
             if r.returncode != want:
                 problems.append(f"exit {r.returncode}, not {want}")
             if expect == "refused" and (len(lines) != 1 or not lines[0].startswith(TOOL_PREFIX + "'")):
+                problems.append(f"stderr is not one line starting with the tool's name: {r.stderr[-400:]!r}")
+            if expect == "usage" and (len(lines) != 1 or not lines[0].startswith(TOOL_PREFIX)):
                 problems.append(f"stderr is not one line starting with the tool's name: {r.stderr[-400:]!r}")
             problems += [f"stderr lacks {n!r}" for n in needles if n not in r.stderr]
             if r.stdout or text != "// left alone\n" or leftovers:
