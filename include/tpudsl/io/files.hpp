@@ -16,6 +16,7 @@
 #include <cstdint>
 #include <filesystem>
 #include <memory>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <string_view>
@@ -176,33 +177,51 @@ private:
     const std::string* failure_;
 };
 
-/// replace_file's work, one function for every caller: `fill(context, sink)` writes the content.
-inline void
-replace_file_with(std::string_view who, const std::string& path, void (*fill)(void*, const file_sink&), void* context)
+/// Where a save to `path` writes: `path` itself, or the file a symbolic link there leads to; and the
+/// permission bits of the file already there (none for a new file). A target that exists and is not a
+/// regular file is refused (std::runtime_error), an empty path too (std::invalid_argument), a link that
+/// leads nowhere or a path that cannot be examined with the system's reason (std::system_error; with
+/// `missing_parts_ok`, a missing or non-directory part of the path is left for the caller to report).
+struct save_target {
+    std::string path;
+    std::optional<mode_t> mode;
+};
+
+[[nodiscard]] inline save_target
+resolve_save_target(std::string_view who, const std::string& path, bool missing_parts_ok)
 {
-    namespace fs = std::filesystem;
     const std::string w(who);
     if (path.empty())
         throw std::invalid_argument(detail::concat({w, ": the path is empty"}));
-    std::string target = path;
-    mode_t mode = 0666;   // a new file: what the umask leaves of rw for everyone, as fopen gives
-    bool keep_mode = false;
+    save_target t{path, std::nullopt};
     struct stat st {};
     if (::lstat(path.c_str(), &st) == 0) {
         if (S_ISLNK(st.st_mode)) {
             if (::stat(path.c_str(), &st) != 0)
                 throw_errno(errno, detail::concat({w, ": '", path, "' is a symbolic link that leads nowhere"}));
             std::error_code ec;
-            target = fs::canonical(path, ec).string();
+            t.path = std::filesystem::canonical(path, ec).string();
             if (ec)
                 throw_errno(ec.value(), detail::concat({w, ": cannot follow the symbolic link '", path, "'"}));
         }
         require_regular(st.st_mode, who, path, "it is left as it is (give the path of a file)");
-        mode = st.st_mode & 0777;
-        keep_mode = true;
-    } else if (errno != ENOENT) {
+        t.mode = st.st_mode & 0777;
+    } else if (errno != ENOENT && !(missing_parts_ok && errno == ENOTDIR)) {
         throw_errno(errno, detail::concat({w, ": cannot save to '", path, "'"}));
     }
+    return t;
+}
+
+/// replace_file's work, one function for every caller: `fill(context, sink)` writes the content.
+inline void
+replace_file_with(std::string_view who, const std::string& path, void (*fill)(void*, const file_sink&), void* context)
+{
+    namespace fs = std::filesystem;
+    const std::string w(who);
+    const save_target resolved = resolve_save_target(who, path, false);
+    const std::string& target = resolved.path;
+    const mode_t mode = resolved.mode.value_or(0666);   // a new file: what the umask leaves of rw, as fopen gives
+    const bool keep_mode = resolved.mode.has_value();
 
     // A name no other writer uses: the process id and a per-process counter; O_EXCL makes sure
     // (a stale temporary of a process whose id came back is stepped over).
@@ -300,24 +319,8 @@ inline void
 require_replaceable(std::string_view who, const std::string& path, std::string_view purpose)
 {
     namespace fs = std::filesystem;
-    const std::string w(who);
-    if (path.empty())
-        throw std::invalid_argument(detail::concat({w, ": the path is empty"}));
-    std::string target = path;
-    struct stat st {};
-    if (::lstat(path.c_str(), &st) == 0) {
-        if (S_ISLNK(st.st_mode)) {
-            if (::stat(path.c_str(), &st) != 0)
-                throw_errno(errno, detail::concat({w, ": '", path, "' is a symbolic link that leads nowhere"}));
-            std::error_code ec;
-            target = fs::canonical(path, ec).string();
-            if (ec)
-                throw_errno(ec.value(), detail::concat({w, ": cannot follow the symbolic link '", path, "'"}));
-        }
-        require_regular(st.st_mode, who, path, "it is left as it is (give the path of a file)");
-    } else if (errno != ENOENT && errno != ENOTDIR) {   // those two: the directory's check says which part
-        throw_errno(errno, detail::concat({w, ": cannot save to '", path, "'"}));
-    }
+    // a missing or non-directory part of the path: the directory's check below says which
+    const std::string target = resolve_save_target(who, path, true).path;
     require_writable_directory(who, fs::path(target).parent_path().string(),
                                detail::concat({purpose, " '", path, "' goes there"}));
 }
