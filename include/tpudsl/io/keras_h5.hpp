@@ -311,21 +311,15 @@ read_string_attribute(const context& ctx, hid_t obj, const std::string& name, co
         return out;
     if (H5Tget_class(type.get()) != H5T_STRING)
         ctx.fail(detail::concat({"has an attribute '", name, "' of ", where, " that holds no strings"}));
-    // Keras' lists name layers or weights: a million names is beyond any model. The bound is checked
-    // before anything is allocated for them.
-    constexpr hssize_t most_names = hssize_t{1} << 20;
+    // Keras' lists name layers or weights: 65,536 names is beyond any model. The bound is checked
+    // before anything is allocated for them (HDF5 copies each variable-length string it reads, so a
+    // crafted list whose elements all point at one long string asks for count times its length).
+    constexpr hssize_t most_names = hssize_t{1} << 16;
     if (count < 0 || count > most_names)
         ctx.fail(detail::concat({"has an attribute '", name, "' of ", where, " with ", std::to_string(count),
                                  " strings; a Keras file's lists hold at most ", std::to_string(most_names)}));
     const auto n = static_cast<std::size_t>(count);
     if (H5Tis_variable_str(type.get()) > 0) {
-        // Every element may point at the same string of the file's heap, so a list of them could ask
-        // for count x its size when read; Keras writes a variable-length string only alone (a layer's
-        // name), its lists as fixed-length strings.
-        if (n != 1)
-            ctx.fail(detail::concat({"has an attribute '", name, "' of ", where, " that is a list of ",
-                                     std::to_string(n), " variable-length strings; Keras writes lists as "
-                                     "fixed-length strings"}));
         const handle mem(H5Tcopy(H5T_C_S1), H5Tclose);
         (void)H5Tset_size(mem.get(), H5T_VARIABLE);
         (void)H5Tset_cset(mem.get(), H5Tget_cset(type.get()));
@@ -368,9 +362,9 @@ read_chunked_string_attribute(const context& ctx, hid_t obj, const std::string& 
         if (!joined)
             joined.emplace();
         joined->insert(joined->end(), part->begin(), part->end());
-        if (joined->size() > (std::size_t{1} << 20))
+        if (joined->size() > (std::size_t{1} << 16))
             ctx.fail(detail::concat({"has attributes '", name, "0', '", name, "1', ... of ", where,
-                                     " with more than ", std::to_string(std::size_t{1} << 20),
+                                     " with more than ", std::to_string(std::size_t{1} << 16),
                                      " strings together; a Keras file's lists hold fewer"}));
     }
 }
