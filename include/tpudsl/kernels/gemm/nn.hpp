@@ -33,7 +33,7 @@ column_panel(std::size_t M, std::size_t kc, std::size_t kc_max, const float* a, 
     if (pack) {
         float* packed = scratch_buffer(kc_max * V * W, scratch::packed_b);
         pack_panel<V>(kc, bk, n, col, packed);
-        panel<MR, V, Last, true>(M, kc, a, rs, cs, packed, V * W, c + col, n, load_c, finish, epi, col);
+        panel<MR, V, Last, padded_b<Last, true>>(M, kc, a, rs, cs, packed, V * W, c + col, n, load_c, finish, epi, col);
     } else {
         panel<MR, V, Last, false>(M, kc, a, rs, cs, bk + col, n, c + col, n, load_c, finish, epi, col);
     }

@@ -102,7 +102,7 @@ blocked_rows(const gemm_rows* blocks, std::size_t count, std::size_t K, const fl
         if (pack) {
             float* packed = scratch_buffer(P::kc * V * W, scratch::packed_b);
             pack_panel<V>(kc, bk, N, col, packed);
-            pointer_panel<MR, V, Last, true>(rows, m, kc, k0, packed, V * W, load_c, finish, epi, col);
+            pointer_panel<MR, V, Last, padded_b<Last, true>>(rows, m, kc, k0, packed, V * W, load_c, finish, epi, col);
         } else {
             pointer_panel<MR, V, Last, false>(rows, m, kc, k0, bk + col, N, load_c, finish, epi, col);
         }

@@ -191,6 +191,12 @@ tile_store(vfloat (&acc)[R][V], const Rows& rows, bool finish, const Epi& epi, s
         }
 }
 
+/// Whether a tile reads B's last vector whole (`Padded`: packed, padded with zeros) or only its `Last`
+/// lanes: the same code when the last vector is full, so such tiles take `false` and a program
+/// compiles one tile for B packed and B in place.
+template <std::size_t Last, bool Padded>
+inline constexpr bool padded_b = Padded && Last != W;
+
 /// C tile (R rows x V vectors, the last with `Last` lanes) over kc steps, its rows of A and C given by
 /// `rows` (strided_rows or pointer_rows), B's rows ldb floats apart (N in place; V W, `Padded`, when
 /// packed). `load_c`: the chains go on from C; `finish`: this is the last block of K; `add_c`: the
@@ -212,7 +218,8 @@ inline void
 tile(Count n, std::size_t kc, const float* a, std::size_t rs, std::size_t cs, const float* b, std::size_t ldb,
      float* c, std::size_t ldc, bool load_c, bool finish, const Epi& epi, std::size_t col, bool add_c = false) noexcept
 {
-    tile_on<R, V, Last, Padded>(n, kc, strided_rows{a, rs, cs, c, ldc}, b, ldb, load_c, finish, epi, col, add_c);
+    tile_on<R, V, Last, padded_b<Last, Padded>>(n, kc, strided_rows{a, rs, cs, c, ldc}, b, ldb, load_c, finish, epi, col,
+                                                 add_c);
 }
 
 /// The fewest rows of a tile of V vectors whose chains (rows x V) keep both FMA pipes busy through the
