@@ -129,16 +129,22 @@ public:
     layer_name()
     {
         static_assert(I < sizeof...(Layers), "tpudsl::Sequential::layer_name<I>: I is past the last layer");
-        std::size_t same = 0;
-        for (std::size_t j = 0; j < I; ++j)
-            same += (base_names_[j] == base_names_[I]) + (wrapped_names_[j] == base_names_[I]);
         std::string name{base_names_[I]};
-        if (same > 0) {
+        if (constexpr std::size_t same = same_name_count<I>; same > 0) {
             name += '_';
             name += std::to_string(same);
         }
         return name;
     }
+
+    /// The layers before the I-th that Keras counts in its auto-name's class: 1 for `conv1d_1`.
+    template <std::size_t I>
+    static constexpr std::size_t same_name_count = [] {
+        std::size_t same = 0;
+        for (std::size_t j = 0; j < I; ++j)
+            same += (base_names_[j] == base_names_[I]) + (wrapped_names_[j] == base_names_[I]);
+        return same;
+    }();
 };
 
 } // namespace tpudsl
