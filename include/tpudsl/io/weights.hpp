@@ -9,15 +9,19 @@
 
 #include <tpudsl/detail/text.hpp>
 #include <tpudsl/io/files.hpp>
+#include <tpudsl/model/sequential.hpp>
 
+#include <array>
 #include <cerrno>
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
+#include <span>
 #include <stdexcept>
 #include <string>
 #include <string_view>
+#include <type_traits>
 #include <utility>
 #include <vector>
 
@@ -87,36 +91,56 @@ get_u64(const unsigned char* b) noexcept
     return v;
 }
 
-/// Describes the first value of the weight W (of layer I of Model) that is not finite, into `found`
-/// ("nan at element 7 of the kernel of layer 2 'dense_1' (Dense)"); nothing when `found` is set already.
-template <class Model, std::size_t I, class W>
-void
-describe_non_finite(const float* params, std::string& found)
-{
-    if (!found.empty())
-        return;
-    for (std::size_t e = 0; e < W::size; ++e) {
-        const float v = params[W::offset + e];
-        if (!std::isfinite(v)) {
-            // weight_role_name is found by argument-dependent lookup on W::role (core/weights.hpp, which
-            // every model's layers include): this header does not depend on the layers'.
-            found = detail::concat({std::isnan(v) ? "nan" : v > 0 ? "inf" : "-inf", " at element ", std::to_string(e),
-                                    " of the ", weight_role_name(W::role), " of layer ", std::to_string(I), " '",
-                                    Model::template layer_name<I>(), "' (", Model::template layer<I>::spec::class_name,
-                                    ")"});
-            return;
-        }
-    }
-}
+/// Where a weight lies in the parameter buffer and what it is called: first_non_finite_weight's
+/// table of a model's weights, constants of the model's type.
+struct weight_place {
+    std::size_t offset, size;
+    std::string_view role;         // "kernel"
+    std::size_t layer;             // the layer's index
+    std::string_view base_name;    // with same_name_count, the layer's auto-name ("dense_1")
+    std::size_t same_name_count;
+    std::string_view class_name;   // "Dense"
+};
 
-template <class Model, std::size_t I>
-void
-describe_non_finite_in_layer(const float* params, std::string& found)
+/// Every weight of `Model`, layer by layer in Keras' order.
+template <class Model>
+inline constexpr auto weight_places = [] {
+    constexpr std::size_t count = []<std::size_t... I>(std::index_sequence<I...>) {
+        return (std::size_t{0} + ... + Model::template layer<I>::weight_count);
+    }(std::make_index_sequence<Model::layer_count>{});
+    std::array<weight_place, count> places{};
+    std::size_t n = 0;
+    [&]<std::size_t... I>(std::index_sequence<I...>) {
+        ([&]<std::size_t L>(std::integral_constant<std::size_t, L>) {
+            using B = typename Model::template layer<L>;
+            // weight_role_name is found by argument-dependent lookup on the role (core/weights.hpp,
+            // which every model's layers include): this header does not depend on the layers'.
+            [&]<std::size_t... J>(std::index_sequence<J...>) {
+                ((places[n++] = weight_place{B::template weight<J>::offset, B::template weight<J>::size,
+                                             weight_role_name(B::template weight<J>::role), L, B::spec::base_name,
+                                             Model::template same_name_count<L>, B::spec::class_name}),
+                 ...);
+            }(std::make_index_sequence<B::weight_count>{});
+        }(std::integral_constant<std::size_t, I>{}), ...);
+    }(std::make_index_sequence<Model::layer_count>{});
+    return places;
+}();
+
+/// The first value in `params` of the weights `places` lists that is not finite, described ("nan at
+/// element 7 of the kernel of layer 2 'dense_1' (Dense)"), or "" when every one is finite.
+[[nodiscard]] inline std::string
+first_non_finite_in(const float* params, std::span<const weight_place> places)
 {
-    using B = typename Model::template layer<I>;
-    [&]<std::size_t... J>(std::index_sequence<J...>) {
-        (describe_non_finite<Model, I, typename B::template weight<J>>(params, found), ...);
-    }(std::make_index_sequence<B::weight_count>{});
+    for (const weight_place& w : places)
+        for (std::size_t e = 0; e < w.size; ++e) {
+            const float v = params[w.offset + e];
+            if (!std::isfinite(v))
+                return detail::concat({std::isnan(v) ? "nan" : v > 0 ? "inf" : "-inf", " at element ",
+                                       std::to_string(e), " of the ", w.role, " of layer ", std::to_string(w.layer),
+                                       " '", auto_layer_name(w.base_name, w.same_name_count), "' (", w.class_name,
+                                       ")"});
+        }
+    return {};
 }
 
 /// The first value of `Model`'s weights in `params` that is not finite, described, or "" when every
@@ -125,11 +149,7 @@ template <class Model>
 [[nodiscard]] std::string
 first_non_finite_weight(const float* params)
 {
-    std::string found;
-    [&]<std::size_t... I>(std::index_sequence<I...>) {
-        (describe_non_finite_in_layer<Model, I>(params, found), ...);
-    }(std::make_index_sequence<Model::layer_count>{});
-    return found;
+    return first_non_finite_in(params, weight_places<Model>);
 }
 
 /// Refuses to save weights that are not all finite: a file of NaNs would replace a good one, and

@@ -61,9 +61,7 @@ struct summary_layer {
 inline std::array<std::string, 2>
 summary_texts(const summary_layer& layer)
 {
-    std::string name(layer.base_name);
-    if (layer.same_name_count > 0)
-        name += concat({"_", std::to_string(layer.same_name_count)});
+    std::string name = auto_layer_name(layer.base_name, layer.same_name_count);
     name += concat({" (", layer.class_name, ")"});
     std::string shape = "(None";
     for (const std::size_t d : layer.output_dims)
