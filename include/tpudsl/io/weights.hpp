@@ -98,7 +98,7 @@ describe_non_finite(const float* params, std::string& found)
     for (std::size_t e = 0; e < W::size; ++e) {
         const float v = params[W::offset + e];
         if (!std::isfinite(v)) {
-            // weight_role_name is found by argument-dependent lookup on W::role (core/weights.hpp, which
+            // weight_role_name is found by argument-dependent lookup on W::role (core/weight_spec.hpp, which
             // every model's layers include): this header does not depend on the layers'.
             found = detail::concat({std::isnan(v) ? "nan" : v > 0 ? "inf" : "-inf", " at element ", std::to_string(e),
                                     " of the ", weight_role_name(W::role), " of layer ", std::to_string(I), " '",

@@ -278,9 +278,8 @@ window_runs_tile(const window_runs& g, std::size_t i0, std::size_t i1, const flo
 
 /// True when window_runs_gemm reads a B of N columns well in place: its rows at most four column
 /// panels wide. Rows further apart (AVX2's 16-column panel of a 128-filter kernel: 64 bytes used of
-/// every 512) map onto few L1 sets and pages; there one GEMM per window row is as fast (128 filters
-/// on 28 x 28 x 128: about equal, and 94 against 65 GFLOP/s before window_runs_gemm took its runs in
-/// blocks that stay in L1), and keeps its packing of B for wide outputs.
+/// every 512) map onto few L1 sets and pages; there one GEMM per window row, which packs B, is as
+/// fast, and stays the better choice for wide outputs.
 template <std::size_t N>
 inline constexpr bool runs_read_in_place = N <= 4 * plan<N>::nv * W;
 

@@ -2,7 +2,7 @@
 #ifndef TPUDSL_KERNELS_POOLING_HPP
 #define TPUDSL_KERNELS_POOLING_HPP
 
-#include <tpudsl/core/activations.hpp>
+#include <tpudsl/core/activation_tags.hpp>
 #include <tpudsl/detail/simd.hpp>
 #include <tpudsl/kernels/window_geometry.hpp>
 

@@ -2,8 +2,8 @@
 #ifndef TPUDSL_LAYERS_ACTIVATION_OPS_HPP
 #define TPUDSL_LAYERS_ACTIVATION_OPS_HPP
 
-#include <tpudsl/core/activations.hpp>
-#include <tpudsl/kernels/activation.hpp>
+#include <tpudsl/core/activation_tags.hpp>
+#include <tpudsl/kernels/activation_math.hpp>
 #include <tpudsl/layers/activation.hpp>
 #include <tpudsl/layers/step_context.hpp>
 

@@ -2,10 +2,10 @@
 #ifndef TPUDSL_LAYERS_CONV1D_HPP
 #define TPUDSL_LAYERS_CONV1D_HPP
 
-#include <tpudsl/core/activations.hpp>
+#include <tpudsl/core/activation_tags.hpp>
 #include <tpudsl/core/padding.hpp>
 #include <tpudsl/core/shape.hpp>
-#include <tpudsl/core/weights.hpp>
+#include <tpudsl/core/weight_spec.hpp>
 #include <tpudsl/detail/sliding_window.hpp>
 #include <tpudsl/layers/detail/window_rules.hpp>
 #include <tpudsl/layers/layer_base.hpp>

@@ -2,8 +2,8 @@
 #ifndef TPUDSL_LAYERS_DENSE_OPS_HPP
 #define TPUDSL_LAYERS_DENSE_OPS_HPP
 
-#include <tpudsl/core/activations.hpp>
-#include <tpudsl/kernels/activation.hpp>
+#include <tpudsl/core/activation_tags.hpp>
+#include <tpudsl/kernels/activation_math.hpp>
 #include <tpudsl/kernels/gemm.hpp>
 #include <tpudsl/layers/dense.hpp>
 #include <tpudsl/layers/detail/linear.hpp>

@@ -3,8 +3,8 @@
 #ifndef TPUDSL_LAYERS_LAYER_BASE_HPP
 #define TPUDSL_LAYERS_LAYER_BASE_HPP
 
-#include <tpudsl/core/activations.hpp>
-#include <tpudsl/core/weights.hpp>
+#include <tpudsl/core/activation_tags.hpp>
+#include <tpudsl/core/weight_spec.hpp>
 #include <tpudsl/detail/diagnostics.hpp>
 
 #include <cstddef>

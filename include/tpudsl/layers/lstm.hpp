@@ -4,7 +4,7 @@
 
 #include <tpudsl/core/initializers.hpp>
 #include <tpudsl/core/shape.hpp>
-#include <tpudsl/core/weights.hpp>
+#include <tpudsl/core/weight_spec.hpp>
 #include <tpudsl/layers/detail/recurrent_rules.hpp>
 
 #include <cstddef>

@@ -3,7 +3,7 @@
 #ifndef TPUDSL_LAYERS_LSTM_OPS_HPP
 #define TPUDSL_LAYERS_LSTM_OPS_HPP
 
-#include <tpudsl/core/activations.hpp>
+#include <tpudsl/core/activation_tags.hpp>
 #include <tpudsl/kernels/gemm.hpp>
 #include <tpudsl/kernels/scratch.hpp>
 #include <tpudsl/layers/detail/linear.hpp>

@@ -4,7 +4,7 @@
 
 #include <tpudsl/core/padding.hpp>
 #include <tpudsl/core/shape.hpp>
-#include <tpudsl/core/weights.hpp>
+#include <tpudsl/core/weight_spec.hpp>
 #include <tpudsl/detail/sliding_window.hpp>
 #include <tpudsl/layers/detail/window_rules.hpp>
 #include <tpudsl/layers/layer_base.hpp>

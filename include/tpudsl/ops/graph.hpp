@@ -11,14 +11,14 @@
 #ifndef TPUDSL_OPS_GRAPH_HPP
 #define TPUDSL_OPS_GRAPH_HPP
 
-#include <tpudsl/core/activations.hpp>
-#include <tpudsl/core/weights.hpp>
+#include <tpudsl/core/activation_tags.hpp>
+#include <tpudsl/core/weight_spec.hpp>
 #include <tpudsl/distribute/all_reduce.hpp>
 #include <tpudsl/kernels/gemm.hpp>
 #include <tpudsl/layers/detail/conv_core.hpp>
 #include <tpudsl/layers/detail/conv_pool_pair.hpp>
 #include <tpudsl/layers/layer_concepts.hpp>
-#include <tpudsl/layers/ops.hpp>
+#include <tpudsl/layers/all_ops.hpp>
 #include <tpudsl/layers/step_context.hpp>
 #include <tpudsl/ops/plan.hpp>
 

@@ -3,7 +3,7 @@
 #ifndef TPUDSL_KERNELS_GEMM_DOT_HPP
 #define TPUDSL_KERNELS_GEMM_DOT_HPP
 
-#include <tpudsl/core/activations.hpp>
+#include <tpudsl/core/activation_tags.hpp>
 #include <tpudsl/kernels/gemm/rows.hpp>
 #include <tpudsl/kernels/gemm/toolkit.hpp>
 

@@ -4,7 +4,7 @@
 #ifndef TPUDSL_KERNELS_GEMM_NN_HPP
 #define TPUDSL_KERNELS_GEMM_NN_HPP
 
-#include <tpudsl/core/activations.hpp>
+#include <tpudsl/core/activation_tags.hpp>
 #include <tpudsl/kernels/gemm/toolkit.hpp>
 
 #include <algorithm>

@@ -4,7 +4,7 @@
 #define TPUDSL_LAYERS_DETAIL_GLOBAL_POOL_HPP
 
 #include <tpudsl/core/shape.hpp>
-#include <tpudsl/core/weights.hpp>
+#include <tpudsl/core/weight_spec.hpp>
 #include <tpudsl/detail/diagnostics.hpp>
 #include <tpudsl/kernels/window_geometry.hpp>
 #include <tpudsl/layers/detail/window_rules.hpp>

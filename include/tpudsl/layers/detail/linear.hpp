@@ -3,9 +3,9 @@
 #ifndef TPUDSL_LAYERS_DETAIL_LINEAR_HPP
 #define TPUDSL_LAYERS_DETAIL_LINEAR_HPP
 
-#include <tpudsl/core/activations.hpp>
+#include <tpudsl/core/activation_tags.hpp>
 #include <tpudsl/detail/simd.hpp>
-#include <tpudsl/kernels/activation.hpp>
+#include <tpudsl/kernels/activation_math.hpp>
 #include <tpudsl/kernels/gemm.hpp>
 
 #include <cstddef>

@@ -1,6 +1,6 @@
 /// @file Defines the activation tags: Linear, Relu, Softmax, Sigmoid, Tanh.
-#ifndef TPUDSL_CORE_ACTIVATIONS_HPP
-#define TPUDSL_CORE_ACTIVATIONS_HPP
+#ifndef TPUDSL_CORE_ACTIVATION_TAGS_HPP
+#define TPUDSL_CORE_ACTIVATION_TAGS_HPP
 
 #include <string_view>
 #include <type_traits>
@@ -35,4 +35,4 @@ concept ActivationType = std::is_same_v<A, Linear> || std::is_same_v<A, Relu> ||
 
 } // namespace tpudsl
 
-#endif // !TPUDSL_CORE_ACTIVATIONS_HPP
+#endif // !TPUDSL_CORE_ACTIVATION_TAGS_HPP

@@ -1,8 +1,8 @@
 /// @file Scalar reference of a 2-D convolution (direct loops, double accumulation), forward and
 /// backward, and of max and average pooling; a 1-D window is the case in_h = k_h = 1. The oracle of
 /// the im2col + GEMM path and of the pooling kernels.
-#ifndef TPUDSL_KERNELS_REFERENCE_CONV_HPP
-#define TPUDSL_KERNELS_REFERENCE_CONV_HPP
+#ifndef TPUDSL_KERNELS_REFERENCE_SCALAR_CONV_HPP
+#define TPUDSL_KERNELS_REFERENCE_SCALAR_CONV_HPP
 
 #include <tpudsl/kernels/window_geometry.hpp>
 
@@ -137,4 +137,4 @@ average_pool(const window_geometry& g, const float* x, float* y, const float* dy
 
 } // namespace tpudsl::kernels::reference
 
-#endif // !TPUDSL_KERNELS_REFERENCE_CONV_HPP
+#endif // !TPUDSL_KERNELS_REFERENCE_SCALAR_CONV_HPP
