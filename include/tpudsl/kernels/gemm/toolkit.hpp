@@ -19,13 +19,7 @@
 #include <type_traits>
 #include <utility>
 
-// GCC 12 at -O3 reports "iteration N invokes undefined behavior" inside these loops once it has
-// propagated a constant batch size into them. The loops stay in bounds: the kernel tests also run under
-// AddressSanitizer and UBSan.
-#if defined(__GNUC__) && !defined(__clang__)
-#pragma GCC diagnostic push
-#pragma GCC diagnostic ignored "-Waggressive-loop-optimizations"
-#endif
+#include <tpudsl/kernels/gemm/loops_begin.hpp>   // GCC's loop warning off, to loops_end.hpp
 
 namespace tpudsl::kernels {
 
@@ -337,8 +331,6 @@ for_panels(std::size_t kc, const float* packed, F&& f)
 
 } // namespace tpudsl::kernels
 
-#if defined(__GNUC__) && !defined(__clang__)
-#pragma GCC diagnostic pop
-#endif
+#include <tpudsl/kernels/gemm/loops_end.hpp>
 
 #endif // !TPUDSL_KERNELS_GEMM_TOOLKIT_HPP
