@@ -133,7 +133,7 @@ struct dense_ops {
         constexpr std::size_t I = B::input_shape::size;
         const float* w = params + B::template weight<0>::offset;
         const float* bias = params + B::template weight<1>::offset;
-        constexpr bool fused = std::is_same_v<Act, Relu> || std::is_same_v<Act, Linear>;
+        constexpr bool fused = EpilogueActivation<Act>;
         using Epi = std::conditional_t<fused, Act, Linear>;
         if constexpr (dot_products<B>)
             kernels::gemm_nt_bias_rows<I, Units, Epi>(blocks, count, transposed_kernel<B>(w, ctx.weights_version, false),

@@ -108,12 +108,11 @@ gemm_nn_scratch(std::size_t M) noexcept
 
 /// C(M,N) = act(A(M,K) . B(K,N) + bias), the bias and the activation (Linear or Relu) applied in
 /// registers as each tile finishes.
-template <std::size_t K, std::size_t N, class Act>
+template <std::size_t K, std::size_t N, EpilogueActivation Act>
 inline void
 gemm_nn_bias(std::size_t M, const float* a, const float* b, const float* bias, float* c) noexcept
 {
-    static_assert(std::is_same_v<Act, Linear> || std::is_same_v<Act, Relu>, "fused epilogue: Linear or Relu");
-    detail::blocked<N>(M, K, a, K, 1, b, c, false, detail::bias_epilogue<std::is_same_v<Act, Relu>>{bias});
+    detail::blocked<N>(M, K, a, K, 1, b, c, false, detail::bias_epilogue_for<Act>{bias});
 }
 
 } // namespace tpudsl::kernels

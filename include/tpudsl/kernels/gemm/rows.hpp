@@ -140,12 +140,11 @@ gemm_nn_rows_scratch(std::size_t m) noexcept
 
 /// gemm_nn_bias over blocks of rows, as gemm_nn_rows: each C_p = act(A_p . B + bias), the bits of
 /// gemm_nn_bias on its block alone.
-template <std::size_t K, std::size_t N, class Act>
+template <std::size_t K, std::size_t N, EpilogueActivation Act>
 inline void
 gemm_nn_bias_rows(const gemm_rows* blocks, std::size_t count, const float* b, const float* bias) noexcept
 {
-    static_assert(std::is_same_v<Act, Linear> || std::is_same_v<Act, Relu>, "fused epilogue: Linear or Relu");
-    detail::blocked_rows<N>(blocks, count, K, b, detail::bias_epilogue<std::is_same_v<Act, Relu>>{bias});
+    detail::blocked_rows<N>(blocks, count, K, b, detail::bias_epilogue_for<Act>{bias});
 }
 
 } // namespace tpudsl::kernels

@@ -11,6 +11,7 @@
 #ifndef TPUDSL_KERNELS_GEMM_TOOLKIT_HPP
 #define TPUDSL_KERNELS_GEMM_TOOLKIT_HPP
 
+#include <tpudsl/core/activations.hpp>
 #include <tpudsl/detail/simd.hpp>
 #include <tpudsl/kernels/scratch.hpp>
 
@@ -87,6 +88,10 @@ struct bias_epilogue {
             acc = max(acc, vfloat::broadcast(0.0f));
     }
 };
+
+/// The bias epilogue that applies Act.
+template <EpilogueActivation Act>
+using bias_epilogue_for = bias_epilogue<std::is_same_v<Act, Relu>>;
 
 /// A tile's rows of A and C at fixed strides: A(r, k) = a[r rs + k cs], C's row r at c + r ldc.
 ///
