@@ -12,6 +12,9 @@
 
 namespace tpudsl::detail {
 
+template <class Gates, bool ReturnSequences>
+struct recurrent_ops;   // layers/detail/recurrent_ops.hpp, LSTM's and GRU's ops filled with their gates
+
 /// The rules of a recurrent layer (its `rule`), checked in this order.
 enum class recurrent_rule { ok, zero_units, needs_rank2 };
 
