@@ -92,6 +92,23 @@ struct layer_base {
     using absorbable_activation = void;
 };
 
+namespace detail {
+
+/// The first rule that a layer of `units` outputs on an input of rank `rank` breaks, the layer wanting
+/// rank `want`: its `zero_units`, then `needs_rank`; or its `ok` (TimeDistributed<Dense>, LSTM, GRU).
+template <class Rule>
+[[nodiscard]] consteval Rule
+units_and_rank_rule(std::size_t units, std::size_t rank, std::size_t want, Rule needs_rank) noexcept
+{
+    if (units == 0)
+        return Rule::zero_units;
+    if (rank != want)
+        return needs_rank;
+    return Rule::ok;
+}
+
+} // namespace detail
+
 } // namespace tpudsl
 
 #endif // !TPUDSL_LAYERS_LAYER_BASE_HPP

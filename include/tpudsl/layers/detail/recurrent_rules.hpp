@@ -49,11 +49,7 @@ struct recurrent_spec : layer_base {
     [[nodiscard]] static consteval rule
     check() noexcept
     {
-        if (Units == 0)
-            return rule::zero_units;
-        if (In::shape::rank != 2)
-            return rule::needs_rank2;
-        return rule::ok;
+        return units_and_rank_rule(Units, In::shape::rank, 2, rule::needs_rank2);
     }
 
     template <class In>
