@@ -29,13 +29,9 @@ struct window_rule_set {
 using conv_rules = window_rule_set<conv_rule, conv_rule::zero_kernel, conv_rule::kernel_too_large, conv_diagnostic>;
 using pool_rules = window_rule_set<pool_rule, pool_rule::zero_size, pool_rule::window_too_large, pool_diagnostic>;
 
-/// A 1-D window (or stride) as window_spec takes it.
+/// A 1-D window (or stride) as window_spec takes it (a 2-D one: extents_2d, core/padding.hpp).
 template <std::size_t K>
 inline constexpr std::array<std::size_t, 1> extents_1d{K};
-
-/// A window given as an integer (square) or a Size2, as the 2-D layers take it: {rows, cols}.
-template <auto K>
-inline constexpr std::array<std::size_t, 2> extents_2d{rows_of<K>, cols_of<K>};
 
 /// What a layer sliding one window of N spatial dimensions over a channels-last input of rank N + 1
 /// shares: its padding and window, its rules (checked in this order: no filters, a window or a stride
