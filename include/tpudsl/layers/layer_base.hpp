@@ -80,7 +80,7 @@ struct layer_base {
     /// A convolution over this many spatial axes whose ops offer `core<B>` (detail::conv_core): it runs
     /// fused with a max pooling of the same rank right after it (0: never fused).
     static constexpr std::size_t convolution_rank = 0;
-    /// A max pooling over this many spatial axes whose ops offer `core<B>` (detail::pool_core).
+    /// A max pooling over this many spatial axes whose ops offer `core<B>` (detail::pooling_core).
     static constexpr std::size_t max_pooling_rank = 0;
     /// Its non-trainable weights are moving statistics (BatchNormalization's mean and variance):
     /// training backward writes the micro-batch's statistic in their place of the gradient arena, and

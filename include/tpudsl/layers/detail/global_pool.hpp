@@ -16,15 +16,11 @@
 
 namespace tpudsl::detail {
 
-template <kernels::window_geometry G>
-struct pool_core;   // layers/detail/pool_core.hpp
-template <kernels::window_geometry G>
-struct average_pool_core;   // layers/detail/average_pool_core.hpp
+template <kernels::window_geometry G, bool Max>
+struct pooling_core;   // layers/detail/pool_core.hpp
 template <class Binding>
-struct pool_layer_ops;   // layers/detail/pool_core.hpp
-template <class Binding>
-struct average_pool_layer_ops;   // layers/detail/average_pool_core.hpp
-template <template <kernels::window_geometry> class Core>
+struct pooling_ops;   // layers/detail/pool_core.hpp
+template <bool Max>
 struct global_binding;
 
 /// Keras' class names of the global poolings and their auto-names' prefixes, by [Max][N - 1].
@@ -41,8 +37,7 @@ template <std::size_t N, bool Max>
 struct global_pooling : layer_base {
     static constexpr std::string_view class_name = global_pool_class_names[Max][N - 1];
     static constexpr std::string_view base_name = global_pool_base_names[Max][N - 1];
-    using ops = std::conditional_t<Max, pool_layer_ops<global_binding<pool_core>>,
-                                   average_pool_layer_ops<global_binding<average_pool_core>>>;
+    using ops = pooling_ops<global_binding<Max>>;
     using rule = global_pool_rule;
 
     template <class In, std::size_t Index>
@@ -78,11 +73,11 @@ inline constexpr kernels::window_geometry global_geometry = [] {
     return kernels::window_geometry{h, w, c, h, w, h, w, 1, 1, 0, 0};
 }();
 
-/// Which core a bound global pooling runs: `Core` (a max or an average pooling core) over the whole input.
-template <template <kernels::window_geometry> class Core>
+/// Which core a bound global pooling runs: a max (Max) or an average pooling over the whole input.
+template <bool Max>
 struct global_binding {
     template <class B>
-    using core = Core<global_geometry<typename B::input_shape>>;
+    using core = pooling_core<global_geometry<typename B::input_shape>, Max>;
 };
 
 } // namespace tpudsl::detail
