@@ -21,13 +21,6 @@ namespace tpudsl::detail {
 /// Dense's forward and backward (see layers/dense.hpp): z = x W + b, then the activation.
 template <std::size_t Units, class Act>
 struct dense_ops {
-    template <class B>
-    static float*
-    logits(float* scratch, std::size_t) noexcept
-    {
-        return scratch;
-    }
-
     /// This thread's transposed copy of the kernel (Units, I) of the bound layer B, for the input
     /// gradient dX = dZ . W^T: the copy the model's threads share when the last update made it for
     /// these weights (graph::transpose_updated, in the fused pass: each thread transposes the rows it
