@@ -83,12 +83,12 @@ struct recurrent_ops {
         const float* r = params + B::template weight<1>::offset;
         const float* b = params + B::template weight<2>::offset;
         const recurrent_blocks k = blocks<B>(scratch, n);
-        recurrent::to_time_major<T, F>(x, k.xt, n);
+        recurrent::relayout<T, F, true>(x, k.xt, n);
         kernels::gemm_nn_bias<F, G, Linear>(T * n, k.xt, w, b, k.a);   // every step's x W + b at once
         for (std::size_t t = 0; t < T; ++t)
             Gates::step_forward(k, t, n, r, b);
         if constexpr (ReturnSequences)
-            recurrent::to_sample_major<T, U>(k.h, y, n);
+            recurrent::relayout<T, U, false>(k.h, y, n);
         else
             std::memcpy(y, k.h + (T - 1) * n * U, n * U * sizeof(float));
     }
@@ -131,7 +131,7 @@ struct recurrent_ops {
             column_sums<G>(k.s, db + G, T * n);
         if (dx) {
             kernels::gemm_nt<G, F>(T * n, k.a, w, k.xt);   // dX = dZ . W^T, time-major, over xt
-            recurrent::to_sample_major<T, F>(k.xt, dx, n);
+            recurrent::relayout<T, F, false>(k.xt, dx, n);
         }
     }
 };
