@@ -1,5 +1,5 @@
-/// @file Defines the forward and backward pass of tpudsl::GRU on a batch (backpropagation through
-/// time).
+/// @file Defines gru_gates, tpudsl::GRU's step: the gates that recurrent_ops, the forward and backward
+/// pass (backpropagation through time) it shares with LSTM, runs at each step.
 #ifndef TPUDSL_LAYERS_GRU_OPS_HPP
 #define TPUDSL_LAYERS_GRU_OPS_HPP
 

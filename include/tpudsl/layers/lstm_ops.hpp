@@ -1,5 +1,5 @@
-/// @file Defines the forward and backward pass of tpudsl::LSTM on a batch (backpropagation through
-/// time).
+/// @file Defines lstm_gates, tpudsl::LSTM's step: the gates that recurrent_ops, the forward and backward
+/// pass (backpropagation through time) it shares with GRU, runs at each step.
 #ifndef TPUDSL_LAYERS_LSTM_OPS_HPP
 #define TPUDSL_LAYERS_LSTM_OPS_HPP
 
