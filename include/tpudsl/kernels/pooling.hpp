@@ -192,7 +192,7 @@ max_pool_backward(const float* dy, const float* argmax, float* dx) noexcept
 template <window_geometry G, class Act>
 inline constexpr bool pool_backward_through_act =
     windows_tile<G> && G.channels % tpudsl::detail::simd::vfloat::size == 0 &&
-    (std::is_same_v<Act, Relu> || std::is_same_v<Act, Linear>);
+    EpilogueActivation<Act>;
 
 namespace detail {
 /// Window rows [oh0, oh1) of max_pool_backward_through: g = act'(y) dy added to the running sums

@@ -17,13 +17,6 @@ namespace tpudsl::detail {
 template <class Act>
 struct activation_ops {
     template <class B>
-    static float*
-    logits(float* scratch, std::size_t) noexcept
-    {
-        return scratch;
-    }
-
-    template <class B>
     static void
     forward(const float*, const float* x, float* y, float* scratch, std::size_t n, const step_context&) noexcept
     {

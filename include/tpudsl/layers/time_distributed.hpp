@@ -78,11 +78,7 @@ struct TimeDistributed<Dense<Units, Act>> : detail::time_distributed_base {
     [[nodiscard]] static consteval rule
     check() noexcept
     {
-        if (Units == 0)
-            return rule::zero_units;
-        if (In::shape::rank != 2)
-            return rule::needs_rank2;
-        return rule::ok;
+        return detail::units_and_rank_rule(Units, In::shape::rank, 2, rule::needs_rank2);
     }
 
     /// The input it would accept: (timesteps, features), any of them.

@@ -53,7 +53,7 @@ struct conv_core {
                                        4 * G.in_h * G.in_w <= 5 * G.out_h * G.out_w &&
                                        kernels::dz_frame_size<G, F> <= P * K;
     /// The activation applied in the GEMM's epilogue (the others run as a pass after it).
-    static constexpr bool epilogue_activation = std::is_same_v<Act, Relu> || std::is_same_v<Act, Linear>;
+    static constexpr bool epilogue_activation = EpilogueActivation<Act>;
     using epilogue = std::conditional_t<epilogue_activation, Act, Linear>;
     /// A 3 x 3 convolution of stride 1 over at least 16 channels runs as Winograd F(m x m, 3 x 3)
     /// (kernels::winograd_fits, kernels::winograd_tile): 36 products per 4 x 4 outputs and channel
@@ -61,7 +61,7 @@ struct conv_core {
     /// passes the input's edge (no frame, no im2col). Its bits are not im2col's: within float
     /// rounding of the direct sum.
     static constexpr bool winograd = !softmax && epilogue_activation && kernels::winograd_fits<G, F>;
-    using winograd_epilogue = kernels::detail::bias_epilogue<std::is_same_v<Act, Relu>>;
+    using winograd_epilogue = kernels::detail::bias_epilogue_for<epilogue>;
 
     /// Where sample s's windows are read (reads_in_place): in x, or in the frame forward left in the
     /// scratch.
