@@ -3,7 +3,7 @@
 #define TPUDSL_LAYERS_AVERAGE_POOLING1D_OPS_HPP
 
 #include <tpudsl/layers/average_pooling1d.hpp>
-#include <tpudsl/layers/detail/average_pool_core.hpp>
+#include <tpudsl/layers/detail/pool_core.hpp>
 #include <tpudsl/layers/detail/conv_core.hpp>
 
 namespace tpudsl::detail {

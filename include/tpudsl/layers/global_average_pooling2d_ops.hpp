@@ -3,7 +3,7 @@
 #ifndef TPUDSL_LAYERS_GLOBAL_AVERAGE_POOLING2D_OPS_HPP
 #define TPUDSL_LAYERS_GLOBAL_AVERAGE_POOLING2D_OPS_HPP
 
-#include <tpudsl/layers/detail/average_pool_core.hpp>
+#include <tpudsl/layers/detail/pool_core.hpp>
 #include <tpudsl/layers/detail/global_pool.hpp>
 #include <tpudsl/layers/global_average_pooling2d.hpp>
 
