@@ -855,7 +855,7 @@ def header(name, namespace, entries, total, out_shape, source, version, model_na
     lines = [f"/// @file {name}: the tpudsl type of the {by} model '{comment_text(model_name, MODEL_NAME)}' in "
              f"{comment_text(os.path.basename(source), FILE_NAME)},",
              "/// written by tools/keras_to_tpudsl.py. Its layers are Keras', one for one and in order.",
-             f"#ifndef {guard}", f"#define {guard}", "", "#include <tpudsl/core.hpp>", ""]
+             f"#ifndef {guard}", f"#define {guard}", "", "#include <tpudsl/model.hpp>", ""]
     if cpp_type:
         lines.append("#include <cstdint>")
     lines += ["#include <type_traits>", ""]

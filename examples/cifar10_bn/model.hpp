@@ -3,7 +3,7 @@
 #ifndef TPUDSL_EXAMPLES_CIFAR10_BN_MODEL_HPP
 #define TPUDSL_EXAMPLES_CIFAR10_BN_MODEL_HPP
 
-#include <tpudsl/core.hpp>
+#include <tpudsl/model.hpp>
 
 namespace seeds {
 

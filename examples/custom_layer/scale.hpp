@@ -3,7 +3,7 @@
 #ifndef TPUDSL_EXAMPLES_CUSTOM_LAYER_SCALE_HPP
 #define TPUDSL_EXAMPLES_CUSTOM_LAYER_SCALE_HPP
 
-#include <tpudsl/core.hpp>
+#include <tpudsl/model.hpp>
 #include <tpudsl/layers/step_context.hpp>
 
 #include <cstddef>

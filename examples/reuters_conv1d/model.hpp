@@ -2,7 +2,7 @@
 #ifndef TPUDSL_EXAMPLES_REUTERS_CONV1D_MODEL_HPP
 #define TPUDSL_EXAMPLES_REUTERS_CONV1D_MODEL_HPP
 
-#include <tpudsl/core.hpp>
+#include <tpudsl/model.hpp>
 
 #include <array>
 #include <cstddef>

@@ -2,7 +2,7 @@
 #ifndef TPUDSL_TPUDSL_HPP
 #define TPUDSL_TPUDSL_HPP
 
-#include <tpudsl/core.hpp>
+#include <tpudsl/model.hpp>
 #include <tpudsl/data/cifar10.hpp>
 #include <tpudsl/data/fashion_mnist.hpp>
 #include <tpudsl/data/preprocessing.hpp>
@@ -13,7 +13,7 @@
 #include <tpudsl/train/callbacks.hpp>
 #include <tpudsl/train/losses.hpp>
 #include <tpudsl/train/metrics.hpp>
-#include <tpudsl/train/model.hpp>
+#include <tpudsl/train/trainable.hpp>
 #include <tpudsl/train/optimizers.hpp>
 
 #endif // !TPUDSL_TPUDSL_HPP

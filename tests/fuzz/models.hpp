@@ -3,7 +3,7 @@
 #ifndef TPUDSL_TESTS_FUZZ_MODELS_HPP
 #define TPUDSL_TESTS_FUZZ_MODELS_HPP
 
-#include <tpudsl/core.hpp>
+#include <tpudsl/model.hpp>
 
 namespace fuzz {
 

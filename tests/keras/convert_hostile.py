@@ -398,7 +398,7 @@ def compile_accepted(r, include, cxx, tmp):
         return
     tu = os.path.join(tmp, "accepted.cpp")
     with open(tu, "w") as f:
-        f.write("#include <tpudsl/core.hpp>\n")
+        f.write("#include <tpudsl/model.hpp>\n")
         for _, out, _ in r.accepted:
             f.write(f'#include "{out}"\n')
         for label, _, type_name in r.accepted:

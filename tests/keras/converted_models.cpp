@@ -43,7 +43,7 @@
 #include <generated/reuters_conv1d.hpp>
 #include <generated/time_distributed_dense.hpp>
 
-#include <tpudsl/core.hpp>
+#include <tpudsl/model.hpp>
 
 #include <cstddef>
 #include <fstream>

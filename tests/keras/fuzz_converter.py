@@ -14,7 +14,7 @@ name and the file's, writing nothing (exit 1). Anything else (an exception out o
 timeout, several lines, an internal error) is a failure: its input is saved under OUT_DIR/failures/
 and named. Case I of seed S is the same input on every run (`--seed S --case I` reruns it alone).
 At the end a sample of the accepted headers (--compile, 30 by default) is compiled in one
-translation unit after <tpudsl/core.hpp>, each checked to declare its type.
+translation unit after <tpudsl/model.hpp>, each checked to declare its type.
 
 --seconds defaults to $FUZZ_SECONDS or 30; --seed to $FUZZ_SEED or one from the clock, printed.
 Exit status 0 when every case behaves.
@@ -319,7 +319,7 @@ def compile_sample(accepted, include, cxx, outdir, count, rng):
     os.makedirs(folder)
     tu = os.path.join(folder, "accepted.cpp")
     with open(tu, "w") as f:
-        f.write("#include <tpudsl/core.hpp>\n")
+        f.write("#include <tpudsl/model.hpp>\n")
         for _, (case, text) in chosen:
             with open(os.path.join(folder, f"case{case}.hpp"), "w") as h:
                 h.write(text)

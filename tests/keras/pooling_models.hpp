@@ -4,7 +4,7 @@
 #ifndef TPUDSL_TESTS_KERAS_POOLING_MODELS_HPP
 #define TPUDSL_TESTS_KERAS_POOLING_MODELS_HPP
 
-#include <tpudsl/core.hpp>
+#include <tpudsl/model.hpp>
 
 namespace pooling_models {
 

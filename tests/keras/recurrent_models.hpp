@@ -5,7 +5,7 @@
 #ifndef TPUDSL_TESTS_KERAS_RECURRENT_MODELS_HPP
 #define TPUDSL_TESTS_KERAS_RECURRENT_MODELS_HPP
 
-#include <tpudsl/core.hpp>
+#include <tpudsl/model.hpp>
 
 namespace recurrent_models {
 

@@ -3,7 +3,7 @@
 #ifndef TPUDSL_TESTS_KERAS_TIME_DISTRIBUTED_MODELS_HPP
 #define TPUDSL_TESTS_KERAS_TIME_DISTRIBUTED_MODELS_HPP
 
-#include <tpudsl/core.hpp>
+#include <tpudsl/model.hpp>
 
 namespace time_distributed_models {
 

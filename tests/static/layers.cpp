@@ -1,4 +1,5 @@
 // Static tests of each layer's binding: output shapes, Keras weight shapes, parameter counts.
+#include <tpudsl/core.hpp>   // the deprecated name of <tpudsl/model.hpp> compiles for one more release
 #include <tpudsl/tpudsl.hpp>
 
 #include <array>

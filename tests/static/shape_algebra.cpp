@@ -1,7 +1,7 @@
 // Static tests of shapes and Keras' output arithmetic: a successful build is a pass.
 #include <tpudsl/core/padding.hpp>
 #include <tpudsl/core/shape.hpp>
-#include <tpudsl/core/weights.hpp>
+#include <tpudsl/core/weight_spec.hpp>
 
 #include <array>
 #include <cstddef>

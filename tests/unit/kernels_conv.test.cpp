@@ -6,7 +6,7 @@
 #include <tpudsl/kernels/direct_conv.hpp>
 #include <tpudsl/kernels/gemm.hpp>
 #include <tpudsl/kernels/im2col.hpp>
-#include <tpudsl/kernels/reference/conv.hpp>
+#include <tpudsl/kernels/reference/scalar_conv.hpp>
 #include <tpudsl/ops/graph.hpp>
 #include <tpudsl/tpudsl.hpp>
 

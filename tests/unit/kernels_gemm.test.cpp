@@ -5,7 +5,7 @@
 
 #include <tpudsl/detail/simd.hpp>
 #include <tpudsl/kernels/gemm.hpp>
-#include <tpudsl/kernels/reference/gemm.hpp>
+#include <tpudsl/kernels/reference/scalar_gemm.hpp>
 #include <tpudsl/tpudsl.hpp>
 
 #include <catch2/catch.hpp>

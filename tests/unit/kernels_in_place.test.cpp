@@ -126,7 +126,7 @@ void
 check_framed_pair_bits(std::size_t n, bool with_dx)
 {
     using core = tpudsl::detail::conv_core<G, F, Relu>;
-    using pair = tpudsl::detail::conv_pool_pair<core, tpudsl::detail::pool_core<PG>>;
+    using pair = tpudsl::detail::conv_pool_pair<core, tpudsl::detail::pooling_core<PG, true>>;
     STATIC_REQUIRE(core::framed);
     STATIC_REQUIRE(!core::winograd);   // whose bits are not im2col's
     constexpr std::size_t P = G.positions(), K = G.patch(), out = PG.positions() * F, Q = PG.positions();
@@ -533,7 +533,7 @@ TEST_CASE("a padded convolution fused with its pooling reads its zero frames wit
     }
     using thin = tpudsl::detail::conv_pool_pair<
         tpudsl::detail::conv_core<window_geometry{10, 10, 1, 3, 3, 1, 1, 10, 10, 1, 1}, 16, Relu>,
-        tpudsl::detail::pool_core<window_geometry{10, 10, 16, 2, 2, 2, 2, 5, 5, 0, 0}>>;
+        tpudsl::detail::pooling_core<window_geometry{10, 10, 16, 2, 2, 2, 2, 5, 5, 0, 0}, true>>;
     STATIC_REQUIRE(thin::conv_type::framed);
     STATIC_REQUIRE(thin::pooled_in_tiles);
     STATIC_REQUIRE(thin::in_bands);

@@ -2,6 +2,7 @@
 #ifndef TPUDSL_CORE_PADDING_HPP
 #define TPUDSL_CORE_PADDING_HPP
 
+#include <array>
 #include <concepts>
 #include <cstddef>
 #include <string_view>
@@ -30,23 +31,24 @@ struct Size2 {
 
 namespace detail {
 
+/// A 2-D window (or stride) given as an integer (square) or a Size2: {rows, cols}.
+template <auto K>
+inline constexpr std::array<std::size_t, 2> extents_2d = [] {
+    if constexpr (std::is_same_v<std::remove_cvref_t<decltype(K)>, Size2>) {
+        return std::array<std::size_t, 2>{K.rows, K.cols};
+    } else {
+        const auto k = static_cast<std::size_t>(K > 0 ? K : 0);
+        return std::array<std::size_t, 2>{k, k};
+    }
+}();
+
 /// Rows of a 2-D window given as an integer or a Size2.
 template <auto K>
-inline constexpr std::size_t rows_of = [] {
-    if constexpr (std::is_same_v<std::remove_cvref_t<decltype(K)>, Size2>)
-        return K.rows;
-    else
-        return static_cast<std::size_t>(K > 0 ? K : 0);
-}();
+inline constexpr std::size_t rows_of = extents_2d<K>[0];
 
 /// Columns of a 2-D window given as an integer or a Size2.
 template <auto K>
-inline constexpr std::size_t cols_of = [] {
-    if constexpr (std::is_same_v<std::remove_cvref_t<decltype(K)>, Size2>)
-        return K.cols;
-    else
-        return static_cast<std::size_t>(K > 0 ? K : 0);
-}();
+inline constexpr std::size_t cols_of = extents_2d<K>[1];
 
 /// An integer or a Size2 with both sides non-zero.
 template <auto K>

@@ -59,12 +59,6 @@ dtype_name(dtype t)
 
 namespace detail {
 
-[[noreturn]] inline void
-bad_input(const std::string& what)
-{
-    throw std::invalid_argument(detail::concat({"tpudsl: ", what}));
-}
-
 /// A number as Python prints it (2.5, 1e+20, 7): the shortest text that reads back the same.
 template <class T>
 [[nodiscard]] std::string
@@ -302,8 +296,8 @@ first_where(const T* v, std::size_t n, Bad bad) noexcept
 
 /// True unless x is finite (NaN fails the comparison). A function object, not a function: passed to
 /// first_where as a type it is inlined into the block's OR and vectorised, where a function pointer
-/// left one call per element (5% of the MNIST model's training in tpudsl_bench, which calls fit on 8
-/// batches at a time).
+/// left one call per element: a cost fit pays on every call, which matters when it is called on a few
+/// batches at a time.
 inline constexpr struct not_finite_fn {
     bool
     operator()(float x) const noexcept

@@ -8,6 +8,7 @@
 
 #include <cstddef>
 #include <initializer_list>
+#include <stdexcept>
 #include <string>
 #include <string_view>
 
@@ -26,6 +27,14 @@ concat(std::initializer_list<std::string_view> pieces)
     for (const std::string_view p : pieces)
         text.append(p);
     return text;
+}
+
+/// Throws std::invalid_argument "tpudsl: <what>": how the checks at the library's edges (arrays,
+/// datasets, arguments) refuse what they are given.
+[[noreturn]] inline void
+bad_input(const std::string& what)
+{
+    throw std::invalid_argument(concat({"tpudsl: ", what}));
 }
 
 /// `s` as one line of plain text, for a message that quotes what a file says: every byte outside

@@ -260,8 +260,8 @@ namespace tpudsl::distribute {
 /// end(i)) of the parameter buffer. A float's cost differs by range (a deferred kernel's gradient is a
 /// GEMM over the step's samples, a shared transposed kernel is rewritten beside its update, a bias is a
 /// sum of arenas), so equal float counts are not equal work: in the MNIST MLP on two threads the
-/// thread whose shard holds the 512 x 512 kernel (its gradient and its shared transpose) took about 14%
-/// longer. The cuts start at equal float counts; each thread records its time on its shard, and every
+/// thread whose shard holds the 512 x 512 kernel (its gradient and its shared transpose) is the one
+/// the others wait for. The cuts start at equal float counts; each thread records its time on its shard, and every
 /// `window` steps each cut moves toward where the time measured, taken as even within each shard,
 /// splits evenly: half-way at first; a cut that turns back (the costly floats lie on both sides of it,
 /// where the even-within-a-shard guess overshoots) halves its step, one that keeps its direction

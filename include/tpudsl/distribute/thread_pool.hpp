@@ -23,8 +23,8 @@ namespace tpudsl::distribute {
 /// start with ScopedFlushDenormal), and so do a model's steps here: a Keras model computes the same
 /// zeros, and training never meets the slow path x86 cores take on denormals. (Adam's first moment
 /// of a weight whose gradient stays zero, an MNIST corner pixel's or a dead unit's, shrinks by 0.9 a
-/// step and crosses the denormals some 150 steps in a row: the MNIST MLP's fused pass took up to 25%
-/// longer over those steps.) On cores other than x86 and AArch64 it changes nothing. The mode
+/// step and crosses the denormals for many steps in a row, and the fused pass slows down over
+/// them.) On cores other than x86 and AArch64 it changes nothing. The mode
 /// covers the calls and memory operations made while it lives (a thread_pool task); arithmetic the
 /// compiler may move across its ends is not fenced.
 class flush_denormals {
@@ -76,8 +76,8 @@ private:
 /// A barrier for a few threads that meet every few milliseconds (a training step meets three
 /// times): a participant that arrives early spins on the generation for up to `spin` (the usual gap
 /// between the replicas' arrivals is tens of microseconds) and only then sleeps in atomic::wait.
-/// std::barrier sleeps almost at once, and waking the sleeper cost the MLP's two-thread step 14-35 us
-/// at its mid-step barrier on a virtual machine (5-12 us with this one; docs/benchmarks.md).
+/// std::barrier sleeps almost at once, and waking the sleeper costs more than the gap it saved, at
+/// every barrier of every step.
 class spin_barrier {
 public:
     explicit spin_barrier(std::size_t participants,

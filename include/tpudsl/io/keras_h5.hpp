@@ -21,7 +21,7 @@
 #ifndef TPUDSL_IO_KERAS_H5_HPP
 #define TPUDSL_IO_KERAS_H5_HPP
 
-#include <tpudsl/core/weights.hpp>
+#include <tpudsl/core/weight_spec.hpp>
 #include <tpudsl/detail/text.hpp>
 #include <tpudsl/io/files.hpp>
 #include <tpudsl/io/hdf5.hpp>

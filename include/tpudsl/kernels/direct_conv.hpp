@@ -278,9 +278,8 @@ window_runs_tile(const window_runs& g, std::size_t i0, std::size_t i1, const flo
 
 /// True when window_runs_gemm reads a B of N columns well in place: its rows at most four column
 /// panels wide. Rows further apart (AVX2's 16-column panel of a 128-filter kernel: 64 bytes used of
-/// every 512) map onto few L1 sets and pages; there one GEMM per window row is as fast (128 filters
-/// on 28 x 28 x 128: about equal, and 94 against 65 GFLOP/s before window_runs_gemm took its runs in
-/// blocks that stay in L1), and keeps its packing of B for wide outputs.
+/// every 512) map onto few L1 sets and pages; there one GEMM per window row, which packs B, is as
+/// fast, and stays the better choice for wide outputs.
 template <std::size_t N>
 inline constexpr bool runs_read_in_place = N <= 4 * plan<N>::nv * W;
 
@@ -382,14 +381,13 @@ rows_kernel_gradient(const float* x, const float* dz, float* dw, bool accumulate
 
 /// z(P, F) = act(conv(x) + b) for one sample x of geometry G, read in place (conv_path_for<G> is
 /// strided or direct); Act is Linear or Relu (applied as each tile leaves the registers).
-template <window_geometry G, std::size_t F, class Act>
+template <window_geometry G, std::size_t F, EpilogueActivation Act>
 inline void
 conv_forward_in_place(const float* x, const float* w, const float* b, float* z) noexcept
 {
     constexpr conv_path path = conv_path_for<G>;
     static_assert(path != conv_path::im2col, "conv_forward_in_place: this geometry needs im2col");
-    static_assert(std::is_same_v<Act, Linear> || std::is_same_v<Act, Relu>, "fused epilogue: Linear or Relu");
-    using Epi = detail::bias_epilogue<std::is_same_v<Act, Relu>>;
+    using Epi = detail::bias_epilogue_for<Act>;
     const Epi epi{b};
     if constexpr (path == conv_path::strided) {
         detail::blocked<F>(G.out_w, G.patch(), x, G.s_w * G.channels, 1, w, z, false, epi);
@@ -435,13 +433,12 @@ inline constexpr bool pools_in_tiles = conv_path_for<G> == conv_path::direct && 
 /// y(PG's output), argmax <- max_pool_forward<PG> of conv_forward_in_place<G, F, Act>(x), the same
 /// bits, without writing the convolution's output: each pooling window's positions are one register
 /// tile (pools_in_tiles<G, PG, F>). Act is Linear or Relu.
-template <window_geometry G, window_geometry PG, std::size_t F, class Act>
+template <window_geometry G, window_geometry PG, std::size_t F, EpilogueActivation Act>
 inline void
 conv_pool_forward_in_place(const float* x, const float* w, const float* b, float* y, float* argmax) noexcept
 {
     static_assert(pools_in_tiles<G, PG, F>, "conv_pool_forward_in_place: these windows do not tile in registers");
-    static_assert(std::is_same_v<Act, Linear> || std::is_same_v<Act, Relu>, "fused epilogue: Linear or Relu");
-    using Epi = detail::bias_epilogue<std::is_same_v<Act, Relu>>;
+    using Epi = detail::bias_epilogue_for<Act>;
     const Epi epi{b};
     constexpr std::size_t W = detail::W, vectors = (F + W - 1) / W;
     constexpr std::size_t nv = std::min(vectors, detail::pool_panel_vectors<PG.k_h * PG.k_w>);

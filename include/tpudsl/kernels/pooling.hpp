@@ -2,7 +2,7 @@
 #ifndef TPUDSL_KERNELS_POOLING_HPP
 #define TPUDSL_KERNELS_POOLING_HPP
 
-#include <tpudsl/core/activations.hpp>
+#include <tpudsl/core/activation_tags.hpp>
 #include <tpudsl/detail/simd.hpp>
 #include <tpudsl/kernels/window_geometry.hpp>
 
@@ -192,7 +192,7 @@ max_pool_backward(const float* dy, const float* argmax, float* dx) noexcept
 template <window_geometry G, class Act>
 inline constexpr bool pool_backward_through_act =
     windows_tile<G> && G.channels % tpudsl::detail::simd::vfloat::size == 0 &&
-    (std::is_same_v<Act, Relu> || std::is_same_v<Act, Linear>);
+    EpilogueActivation<Act>;
 
 namespace detail {
 /// Window rows [oh0, oh1) of max_pool_backward_through: g = act'(y) dy added to the running sums

@@ -74,8 +74,8 @@ inline constexpr bool winograd_fits = G.k_h == 3 && G.k_w == 3 && G.s_h == 1 && 
 /// The side m of a Winograd convolution's output tiles for geometry G: 4 where 4 x 4 tiles take at
 /// most 70% of the products 2 x 2 tiles would (36 per tile against 16, counting the positions past
 /// the output's edge that a last tile computes), else 2. A 4 x 4 tile's transforms cost more per
-/// product saved and its transformed kernel is 2.25 times larger: CIFAR-10's 13 x 13 x 64 layer, at
-/// 73%, ran slower with them.
+/// product saved and its transformed kernel is 2.25 times larger, so a layer just above the bound
+/// (CIFAR-10's 13 x 13 x 64, at 73%) is faster with 2 x 2 tiles.
 template <window_geometry G>
 inline constexpr std::size_t winograd_tile =
     10 * 36 * ((G.out_h + 3) / 4) * ((G.out_w + 3) / 4) <= 7 * 16 * ((G.out_h + 1) / 2) * ((G.out_w + 1) / 2) ? 4 : 2;

@@ -2,8 +2,8 @@
 #ifndef TPUDSL_LAYERS_ACTIVATION_HPP
 #define TPUDSL_LAYERS_ACTIVATION_HPP
 
-#include <tpudsl/core/activations.hpp>
-#include <tpudsl/core/weights.hpp>
+#include <tpudsl/core/activation_tags.hpp>
+#include <tpudsl/core/weight_spec.hpp>
 #include <tpudsl/layers/layer_base.hpp>
 
 #include <cstddef>

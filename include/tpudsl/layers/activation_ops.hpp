@@ -2,8 +2,8 @@
 #ifndef TPUDSL_LAYERS_ACTIVATION_OPS_HPP
 #define TPUDSL_LAYERS_ACTIVATION_OPS_HPP
 
-#include <tpudsl/core/activations.hpp>
-#include <tpudsl/kernels/activation.hpp>
+#include <tpudsl/core/activation_tags.hpp>
+#include <tpudsl/kernels/activation_math.hpp>
 #include <tpudsl/layers/activation.hpp>
 #include <tpudsl/layers/step_context.hpp>
 
@@ -16,13 +16,6 @@ namespace tpudsl::detail {
 /// Activation's forward and backward, element-wise (Softmax: over the last axis).
 template <class Act>
 struct activation_ops {
-    template <class B>
-    static float*
-    logits(float* scratch, std::size_t) noexcept
-    {
-        return scratch;
-    }
-
     template <class B>
     static void
     forward(const float*, const float* x, float* y, float* scratch, std::size_t n, const step_context&) noexcept

@@ -4,12 +4,9 @@
 
 #include <tpudsl/core/padding.hpp>
 #include <tpudsl/core/shape.hpp>
-#include <tpudsl/core/weights.hpp>
-#include <tpudsl/detail/sliding_window.hpp>
-#include <tpudsl/layers/detail/window_rules.hpp>
-#include <tpudsl/layers/layer_base.hpp>
+#include <tpudsl/core/weight_spec.hpp>
+#include <tpudsl/layers/detail/window_spec.hpp>
 
-#include <array>
 #include <cstddef>
 #include <string_view>
 
@@ -27,37 +24,13 @@ struct average_pooling1d_ops;   // layers/average_pooling1d_ops.hpp
 /// @tparam Stride step, > 0 (Pool by default)
 /// @tparam Pad    `Valid` (default) or `Same`
 template <std::size_t Pool = 2, std::size_t Stride = Pool, PaddingType Pad = Valid>
-struct AveragePooling1D : layer_base {
+struct AveragePooling1D
+    : detail::window_spec<Pad, 1, detail::extents_1d<Pool>, detail::extents_1d<Stride>, detail::pool_rules> {
     static constexpr std::string_view class_name = "AveragePooling1D";
     static constexpr std::string_view base_name = "average_pooling1d";
     static constexpr std::size_t pool_size = Pool;
     static constexpr std::size_t stride = Stride;
-    using padding = Pad;
     using ops = detail::average_pooling1d_ops<AveragePooling1D>;
-    using window =
-        detail::sliding_window<Pad, 1, std::array<std::size_t, 1>{Pool}, std::array<std::size_t, 1>{Stride}>;
-
-    using rule = detail::pool_rule;
-
-    template <class In, std::size_t Index>
-    [[nodiscard]] static consteval rule
-    check() noexcept
-    {
-        if (window::has_zero_window())
-            return rule::zero_size;
-        if (window::has_zero_stride())
-            return rule::zero_stride;
-        return window::template check_input<typename In::shape>(rule::needs_rank2, rule::window_too_large);
-    }
-
-    template <rule R>
-    using diagnostic = detail::pool_diagnostic<R>;
-
-    template <class In>
-    using expects = typename window::template expects<typename In::shape>;
-
-    template <class In>
-    using output = detail::tensor<typename window::template output_shape<typename In::shape, In::shape::dims[1]>>;
 };
 
 } // namespace tpudsl

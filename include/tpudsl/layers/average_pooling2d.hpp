@@ -4,12 +4,9 @@
 
 #include <tpudsl/core/padding.hpp>
 #include <tpudsl/core/shape.hpp>
-#include <tpudsl/core/weights.hpp>
-#include <tpudsl/detail/sliding_window.hpp>
-#include <tpudsl/layers/detail/window_rules.hpp>
-#include <tpudsl/layers/layer_base.hpp>
+#include <tpudsl/core/weight_spec.hpp>
+#include <tpudsl/layers/detail/window_spec.hpp>
 
-#include <array>
 #include <cstddef>
 #include <string_view>
 
@@ -28,39 +25,15 @@ struct average_pooling2d_ops;   // layers/average_pooling2d_ops.hpp
 /// @tparam Pad    `Valid` (default) or `Same`
 template <auto Pool = 2, auto Stride = Pool, PaddingType Pad = Valid>
     requires detail::WindowArg<Pool> && detail::WindowArg<Stride>
-struct AveragePooling2D : layer_base {
+struct AveragePooling2D
+    : detail::window_spec<Pad, 2, detail::extents_2d<Pool>, detail::extents_2d<Stride>, detail::pool_rules> {
     static constexpr std::string_view class_name = "AveragePooling2D";
     static constexpr std::string_view base_name = "average_pooling2d";
     static constexpr std::size_t pool_rows = detail::rows_of<Pool>;
     static constexpr std::size_t pool_cols = detail::cols_of<Pool>;
     static constexpr std::size_t stride_rows = detail::rows_of<Stride>;
     static constexpr std::size_t stride_cols = detail::cols_of<Stride>;
-    using padding = Pad;
     using ops = detail::average_pooling2d_ops<AveragePooling2D>;
-    using window = detail::sliding_window<Pad, 2, std::array<std::size_t, 2>{pool_rows, pool_cols},
-                                          std::array<std::size_t, 2>{stride_rows, stride_cols}>;
-
-    using rule = detail::pool_rule;
-
-    template <class In, std::size_t Index>
-    [[nodiscard]] static consteval rule
-    check() noexcept
-    {
-        if (window::has_zero_window())
-            return rule::zero_size;
-        if (window::has_zero_stride())
-            return rule::zero_stride;
-        return window::template check_input<typename In::shape>(rule::needs_rank3, rule::window_too_large);
-    }
-
-    template <rule R>
-    using diagnostic = detail::pool_diagnostic<R>;
-
-    template <class In>
-    using expects = typename window::template expects<typename In::shape>;
-
-    template <class In>
-    using output = detail::tensor<typename window::template output_shape<typename In::shape, In::shape::dims[2]>>;
 };
 
 } // namespace tpudsl

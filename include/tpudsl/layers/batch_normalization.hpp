@@ -3,7 +3,7 @@
 #define TPUDSL_LAYERS_BATCH_NORMALIZATION_HPP
 
 #include <tpudsl/core/shape.hpp>
-#include <tpudsl/core/weights.hpp>
+#include <tpudsl/core/weight_spec.hpp>
 #include <tpudsl/layers/layer_base.hpp>
 
 #include <cstddef>

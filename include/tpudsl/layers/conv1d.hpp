@@ -2,15 +2,12 @@
 #ifndef TPUDSL_LAYERS_CONV1D_HPP
 #define TPUDSL_LAYERS_CONV1D_HPP
 
-#include <tpudsl/core/activations.hpp>
+#include <tpudsl/core/activation_tags.hpp>
 #include <tpudsl/core/padding.hpp>
 #include <tpudsl/core/shape.hpp>
-#include <tpudsl/core/weights.hpp>
-#include <tpudsl/detail/sliding_window.hpp>
-#include <tpudsl/layers/detail/window_rules.hpp>
-#include <tpudsl/layers/layer_base.hpp>
+#include <tpudsl/core/weight_spec.hpp>
+#include <tpudsl/layers/detail/window_spec.hpp>
 
-#include <array>
 #include <cstddef>
 #include <string_view>
 #include <type_traits>
@@ -32,43 +29,17 @@ struct conv1d_ops;   // layers/conv1d_ops.hpp
 /// @tparam Stride  step of the window, > 0
 template <std::size_t Filters, std::size_t Kernel, ActivationType Act = Linear, PaddingType Pad = Valid,
           std::size_t Stride = 1>
-struct Conv1D : layer_base {
+struct Conv1D
+    : detail::window_spec<Pad, 1, detail::extents_1d<Kernel>, detail::extents_1d<Stride>, detail::conv_rules, Filters> {
     static constexpr std::string_view class_name = "Conv1D";
     static constexpr std::string_view base_name = "conv1d";
     static constexpr std::size_t filters = Filters;
     static constexpr std::size_t kernel_size = Kernel;
     static constexpr std::size_t stride = Stride;
     using activation = Act;
-    using padding = Pad;
     using ops = detail::conv1d_ops<Filters, Kernel, Act, Pad, Stride>;
     /// Fused with a MaxPool1D right after it, unless its activation is not element-wise.
     static constexpr std::size_t convolution_rank = std::is_same_v<Act, Softmax> ? 0 : 1;
-    using window =
-        detail::sliding_window<Pad, 1, std::array<std::size_t, 1>{Kernel}, std::array<std::size_t, 1>{Stride}>;
-
-    using rule = detail::conv_rule;
-
-    template <class In, std::size_t Index>
-    [[nodiscard]] static consteval rule
-    check() noexcept
-    {
-        if (Filters == 0)
-            return rule::zero_filters;
-        if (window::has_zero_window())
-            return rule::zero_kernel;
-        if (window::has_zero_stride())
-            return rule::zero_stride;
-        return window::template check_input<typename In::shape>(rule::needs_rank2, rule::kernel_too_large);
-    }
-
-    template <rule R>
-    using diagnostic = detail::conv_diagnostic<R>;
-
-    template <class In>
-    using expects = typename window::template expects<typename In::shape>;
-
-    template <class In>
-    using output = detail::tensor<typename window::template output_shape<typename In::shape, Filters>>;
 
     template <class In>
     using weights = weight_list<weight<weight_role::kernel, Shape<Kernel, In::shape::dims[1], Filters>>,
@@ -77,8 +48,8 @@ struct Conv1D : layer_base {
     /// im2col rows of one sample, then the logits when the activation is Softmax: (out_steps, Kernel * in_channels).
     template <class In>
     static constexpr std::size_t scratch_size =
-        window::template positions<typename In::shape> * Kernel * In::shape::dims[1] +
-        detail::logits_size<Act, output<In>::shape::size>;
+        Conv1D::window::template positions<typename In::shape> * Kernel * In::shape::dims[1] +
+        detail::logits_size<Act, Conv1D::template output<In>::shape::size>;
 };
 
 } // namespace tpudsl

@@ -2,15 +2,12 @@
 #ifndef TPUDSL_LAYERS_CONV2D_HPP
 #define TPUDSL_LAYERS_CONV2D_HPP
 
-#include <tpudsl/core/activations.hpp>
+#include <tpudsl/core/activation_tags.hpp>
 #include <tpudsl/core/padding.hpp>
 #include <tpudsl/core/shape.hpp>
-#include <tpudsl/core/weights.hpp>
-#include <tpudsl/detail/sliding_window.hpp>
-#include <tpudsl/layers/detail/window_rules.hpp>
-#include <tpudsl/layers/layer_base.hpp>
+#include <tpudsl/core/weight_spec.hpp>
+#include <tpudsl/layers/detail/window_spec.hpp>
 
-#include <array>
 #include <cstddef>
 #include <string_view>
 #include <type_traits>
@@ -33,7 +30,8 @@ struct conv2d_ops;   // layers/conv2d_ops.hpp
 /// @tparam Stride  step: an integer or a `Size2{rows, cols}`
 template <std::size_t Filters, auto Kernel, ActivationType Act = Linear, PaddingType Pad = Valid, auto Stride = 1>
     requires detail::WindowArg<Kernel> && detail::WindowArg<Stride>
-struct Conv2D : layer_base {
+struct Conv2D
+    : detail::window_spec<Pad, 2, detail::extents_2d<Kernel>, detail::extents_2d<Stride>, detail::conv_rules, Filters> {
     static constexpr std::string_view class_name = "Conv2D";
     static constexpr std::string_view base_name = "conv2d";
     static constexpr std::size_t filters = Filters;
@@ -42,36 +40,9 @@ struct Conv2D : layer_base {
     static constexpr std::size_t stride_rows = detail::rows_of<Stride>;
     static constexpr std::size_t stride_cols = detail::cols_of<Stride>;
     using activation = Act;
-    using padding = Pad;
     using ops = detail::conv2d_ops<Conv2D>;
     /// Fused with a MaxPool2D right after it, unless its activation is not element-wise.
     static constexpr std::size_t convolution_rank = std::is_same_v<Act, Softmax> ? 0 : 2;
-    using window = detail::sliding_window<Pad, 2, std::array<std::size_t, 2>{kernel_rows, kernel_cols},
-                                          std::array<std::size_t, 2>{stride_rows, stride_cols}>;
-
-    using rule = detail::conv_rule;
-
-    template <class In, std::size_t Index>
-    [[nodiscard]] static consteval rule
-    check() noexcept
-    {
-        if (Filters == 0)
-            return rule::zero_filters;
-        if (window::has_zero_window())
-            return rule::zero_kernel;
-        if (window::has_zero_stride())
-            return rule::zero_stride;
-        return window::template check_input<typename In::shape>(rule::needs_rank3, rule::kernel_too_large);
-    }
-
-    template <rule R>
-    using diagnostic = detail::conv_diagnostic<R>;
-
-    template <class In>
-    using expects = typename window::template expects<typename In::shape>;
-
-    template <class In>
-    using output = detail::tensor<typename window::template output_shape<typename In::shape, Filters>>;
 
     template <class In>
     using weights =
@@ -81,8 +52,8 @@ struct Conv2D : layer_base {
     /// im2col rows of one sample, then the logits when the activation is Softmax: (out_rows * out_cols, kh * kw * in_channels).
     template <class In>
     static constexpr std::size_t scratch_size =
-        window::template positions<typename In::shape> * window::window_size * In::shape::dims[2] +
-        detail::logits_size<Act, output<In>::shape::size>;
+        Conv2D::window::template positions<typename In::shape> * Conv2D::window::window_size * In::shape::dims[2] +
+        detail::logits_size<Act, Conv2D::template output<In>::shape::size>;
 };
 
 } // namespace tpudsl

@@ -2,9 +2,9 @@
 #ifndef TPUDSL_LAYERS_DENSE_HPP
 #define TPUDSL_LAYERS_DENSE_HPP
 
-#include <tpudsl/core/activations.hpp>
+#include <tpudsl/core/activation_tags.hpp>
 #include <tpudsl/core/shape.hpp>
-#include <tpudsl/core/weights.hpp>
+#include <tpudsl/core/weight_spec.hpp>
 #include <tpudsl/layers/layer_base.hpp>
 
 #include <cstddef>

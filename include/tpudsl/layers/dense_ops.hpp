@@ -2,8 +2,8 @@
 #ifndef TPUDSL_LAYERS_DENSE_OPS_HPP
 #define TPUDSL_LAYERS_DENSE_OPS_HPP
 
-#include <tpudsl/core/activations.hpp>
-#include <tpudsl/kernels/activation.hpp>
+#include <tpudsl/core/activation_tags.hpp>
+#include <tpudsl/kernels/activation_math.hpp>
 #include <tpudsl/kernels/gemm.hpp>
 #include <tpudsl/layers/dense.hpp>
 #include <tpudsl/layers/detail/linear.hpp>
@@ -21,13 +21,6 @@ namespace tpudsl::detail {
 /// Dense's forward and backward (see layers/dense.hpp): z = x W + b, then the activation.
 template <std::size_t Units, class Act>
 struct dense_ops {
-    template <class B>
-    static float*
-    logits(float* scratch, std::size_t) noexcept
-    {
-        return scratch;
-    }
-
     /// This thread's transposed copy of the kernel (Units, I) of the bound layer B, for the input
     /// gradient dX = dZ . W^T: the copy the model's threads share when the last update made it for
     /// these weights (graph::transpose_updated, in the fused pass: each thread transposes the rows it
@@ -133,7 +126,7 @@ struct dense_ops {
         constexpr std::size_t I = B::input_shape::size;
         const float* w = params + B::template weight<0>::offset;
         const float* bias = params + B::template weight<1>::offset;
-        constexpr bool fused = std::is_same_v<Act, Relu> || std::is_same_v<Act, Linear>;
+        constexpr bool fused = EpilogueActivation<Act>;
         using Epi = std::conditional_t<fused, Act, Linear>;
         if constexpr (dot_products<B>)
             kernels::gemm_nt_bias_rows<I, Units, Epi>(blocks, count, transposed_kernel<B>(w, ctx.weights_version, false),

@@ -2,7 +2,7 @@
 #ifndef TPUDSL_LAYERS_DROPOUT_HPP
 #define TPUDSL_LAYERS_DROPOUT_HPP
 
-#include <tpudsl/core/weights.hpp>
+#include <tpudsl/core/weight_spec.hpp>
 #include <tpudsl/detail/diagnostics.hpp>
 #include <tpudsl/layers/layer_base.hpp>
 

@@ -3,7 +3,7 @@
 #define TPUDSL_LAYERS_GRU_HPP
 
 #include <tpudsl/core/shape.hpp>
-#include <tpudsl/core/weights.hpp>
+#include <tpudsl/core/weight_spec.hpp>
 #include <tpudsl/layers/detail/recurrent_rules.hpp>
 
 #include <cstddef>
@@ -12,8 +12,8 @@
 namespace tpudsl {
 
 namespace detail {
-template <std::size_t Units, bool ReturnSequences>
-struct gru_ops;   // layers/gru_ops.hpp
+template <std::size_t Units>
+struct gru_gates;   // layers/gru_ops.hpp
 } // namespace detail
 
 /// `GRU(units, return_sequences)` on (timesteps, features), Keras' defaults: tanh activation, sigmoid
@@ -31,7 +31,7 @@ struct GRU : detail::recurrent_spec<Units, ReturnSequences> {
     static constexpr std::string_view class_name = "GRU";
     static constexpr std::string_view base_name = "gru";
     static constexpr std::string_view keras_cell = "gru_cell";   // its weights are its cell's in Keras' files
-    using ops = detail::gru_ops<Units, ReturnSequences>;
+    using ops = detail::recurrent_ops<detail::gru_gates<Units>, ReturnSequences>;
 
     template <detail::recurrent_rule R>
     using diagnostic = detail::gru_diagnostic<R>;

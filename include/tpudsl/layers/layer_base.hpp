@@ -3,8 +3,8 @@
 #ifndef TPUDSL_LAYERS_LAYER_BASE_HPP
 #define TPUDSL_LAYERS_LAYER_BASE_HPP
 
-#include <tpudsl/core/activations.hpp>
-#include <tpudsl/core/weights.hpp>
+#include <tpudsl/core/activation_tags.hpp>
+#include <tpudsl/core/weight_spec.hpp>
 #include <tpudsl/detail/diagnostics.hpp>
 
 #include <cstddef>
@@ -80,7 +80,7 @@ struct layer_base {
     /// A convolution over this many spatial axes whose ops offer `core<B>` (detail::conv_core): it runs
     /// fused with a max pooling of the same rank right after it (0: never fused).
     static constexpr std::size_t convolution_rank = 0;
-    /// A max pooling over this many spatial axes whose ops offer `core<B>` (detail::pool_core).
+    /// A max pooling over this many spatial axes whose ops offer `core<B>` (detail::pooling_core).
     static constexpr std::size_t max_pooling_rank = 0;
     /// Its non-trainable weights are moving statistics (BatchNormalization's mean and variance):
     /// training backward writes the micro-batch's statistic in their place of the gradient arena, and
@@ -91,6 +91,23 @@ struct layer_base {
     /// layer's place (Activation<Relu>: Relu); void when none.
     using absorbable_activation = void;
 };
+
+namespace detail {
+
+/// The first rule that a layer of `units` outputs on an input of rank `rank` breaks, the layer wanting
+/// rank `want`: its `zero_units`, then `needs_rank`; or its `ok` (TimeDistributed<Dense>, LSTM, GRU).
+template <class Rule>
+[[nodiscard]] consteval Rule
+units_and_rank_rule(std::size_t units, std::size_t rank, std::size_t want, Rule needs_rank) noexcept
+{
+    if (units == 0)
+        return Rule::zero_units;
+    if (rank != want)
+        return needs_rank;
+    return Rule::ok;
+}
+
+} // namespace detail
 
 } // namespace tpudsl
 

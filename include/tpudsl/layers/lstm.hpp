@@ -4,7 +4,7 @@
 
 #include <tpudsl/core/initializers.hpp>
 #include <tpudsl/core/shape.hpp>
-#include <tpudsl/core/weights.hpp>
+#include <tpudsl/core/weight_spec.hpp>
 #include <tpudsl/layers/detail/recurrent_rules.hpp>
 
 #include <cstddef>
@@ -13,8 +13,8 @@
 namespace tpudsl {
 
 namespace detail {
-template <std::size_t Units, bool ReturnSequences>
-struct lstm_ops;   // layers/lstm_ops.hpp
+template <std::size_t Units>
+struct lstm_gates;   // layers/lstm_ops.hpp
 } // namespace detail
 
 /// `LSTM(units, return_sequences)` on (timesteps, features), Keras' defaults: tanh activation, sigmoid
@@ -29,7 +29,7 @@ struct LSTM : detail::recurrent_spec<Units, ReturnSequences> {
     static constexpr std::string_view class_name = "LSTM";
     static constexpr std::string_view base_name = "lstm";
     static constexpr std::string_view keras_cell = "lstm_cell";   // its weights are its cell's in Keras' files
-    using ops = detail::lstm_ops<Units, ReturnSequences>;
+    using ops = detail::recurrent_ops<detail::lstm_gates<Units>, ReturnSequences>;
 
     template <detail::recurrent_rule R>
     using diagnostic = detail::lstm_diagnostic<R>;

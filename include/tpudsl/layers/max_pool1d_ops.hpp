@@ -10,15 +10,16 @@
 
 namespace tpudsl::detail {
 
-/// Which pool_core a bound MaxPool1D runs: its window over (1, steps, channels).
+/// Which pooling_core a bound MaxPool1D runs: its window over (1, steps, channels).
 template <std::size_t Pool, std::size_t Stride, class Pad>
 struct pool1d_binding {
     template <class B>
-    using core = pool_core<geometry_1d<Pad, typename B::input_shape, typename B::output_shape, Pool, Stride>>;
+    using core =
+        pooling_core<geometry_1d<Pad, typename B::input_shape, typename B::output_shape, Pool, Stride>, true>;
 };
 
 template <std::size_t Pool, std::size_t Stride, class Pad>
-struct max_pool1d_ops : pool_layer_ops<pool1d_binding<Pool, Stride, Pad>> {};
+struct max_pool1d_ops : pooling_ops<pool1d_binding<Pool, Stride, Pad>> {};
 
 } // namespace tpudsl::detail
 

@@ -10,16 +10,17 @@
 
 namespace tpudsl::detail {
 
-/// Which pool_core a bound MaxPool2D runs: its window over (rows, cols, channels).
+/// Which pooling_core a bound MaxPool2D runs: its window over (rows, cols, channels).
 template <class Spec>
 struct pool2d_binding {
     template <class B>
-    using core = pool_core<geometry_2d<typename Spec::padding, typename B::input_shape, typename B::output_shape,
-                                       Spec::pool_rows, Spec::pool_cols, Spec::stride_rows, Spec::stride_cols>>;
+    using core = pooling_core<geometry_2d<typename Spec::padding, typename B::input_shape, typename B::output_shape,
+                                          Spec::pool_rows, Spec::pool_cols, Spec::stride_rows, Spec::stride_cols>,
+                              true>;
 };
 
 template <class Spec>
-struct max_pool2d_ops : pool_layer_ops<pool2d_binding<Spec>> {};
+struct max_pool2d_ops : pooling_ops<pool2d_binding<Spec>> {};
 
 } // namespace tpudsl::detail
 

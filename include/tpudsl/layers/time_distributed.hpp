@@ -2,9 +2,9 @@
 #ifndef TPUDSL_LAYERS_TIME_DISTRIBUTED_HPP
 #define TPUDSL_LAYERS_TIME_DISTRIBUTED_HPP
 
-#include <tpudsl/core/activations.hpp>
+#include <tpudsl/core/activation_tags.hpp>
 #include <tpudsl/core/shape.hpp>
-#include <tpudsl/core/weights.hpp>
+#include <tpudsl/core/weight_spec.hpp>
 #include <tpudsl/detail/diagnostics.hpp>
 #include <tpudsl/layers/dense.hpp>
 #include <tpudsl/layers/layer_base.hpp>
@@ -78,11 +78,7 @@ struct TimeDistributed<Dense<Units, Act>> : detail::time_distributed_base {
     [[nodiscard]] static consteval rule
     check() noexcept
     {
-        if (Units == 0)
-            return rule::zero_units;
-        if (In::shape::rank != 2)
-            return rule::needs_rank2;
-        return rule::ok;
+        return detail::units_and_rank_rule(Units, In::shape::rank, 2, rule::needs_rank2);
     }
 
     /// The input it would accept: (timesteps, features), any of them.

@@ -33,14 +33,6 @@ struct time_distributed_ops {
     template <class B>
     static constexpr std::size_t timesteps = B::input_shape::dims[0];
 
-    /// The logits of every timestep, (n, T, Units), when the activation is Softmax.
-    template <class B>
-    static float*
-    logits(float* scratch, std::size_t) noexcept
-    {
-        return scratch;
-    }
-
     /// Dense's requests, for T rows per sample.
     template <class B>
     static constexpr kernels::scratch_sizes

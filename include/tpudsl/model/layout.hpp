@@ -5,7 +5,7 @@
 
 #include <tpudsl/core/input.hpp>
 #include <tpudsl/core/shape.hpp>
-#include <tpudsl/core/weights.hpp>
+#include <tpudsl/core/weight_spec.hpp>
 #include <tpudsl/detail/diagnostics.hpp>
 #include <tpudsl/detail/type_list.hpp>
 #include <tpudsl/layers/layer_concepts.hpp>

@@ -3,7 +3,7 @@
 #define TPUDSL_MODEL_SEQUENTIAL_HPP
 
 #include <tpudsl/core/input.hpp>
-#include <tpudsl/core/weights.hpp>
+#include <tpudsl/core/weight_spec.hpp>
 #include <tpudsl/detail/diagnostics.hpp>
 #include <tpudsl/detail/type_list.hpp>
 #include <tpudsl/model/layout.hpp>

@@ -11,14 +11,14 @@
 #ifndef TPUDSL_OPS_GRAPH_HPP
 #define TPUDSL_OPS_GRAPH_HPP
 
-#include <tpudsl/core/activations.hpp>
-#include <tpudsl/core/weights.hpp>
+#include <tpudsl/core/activation_tags.hpp>
+#include <tpudsl/core/weight_spec.hpp>
 #include <tpudsl/distribute/all_reduce.hpp>
 #include <tpudsl/kernels/gemm.hpp>
 #include <tpudsl/layers/detail/conv_core.hpp>
 #include <tpudsl/layers/detail/conv_pool_pair.hpp>
 #include <tpudsl/layers/layer_concepts.hpp>
-#include <tpudsl/layers/ops.hpp>
+#include <tpudsl/layers/all_ops.hpp>
 #include <tpudsl/layers/step_context.hpp>
 #include <tpudsl/ops/plan.hpp>
 
@@ -466,11 +466,18 @@ public:
     {
         return delta(ws, cap, 0);
     }
-    /// The last layer's logits (only when softmax_output), (n, output_size).
+    /// The last layer's logits (only when softmax_output), (n, output_size): where its ops' `logits`
+    /// says (a convolution's follow its im2col rows), else at the start of its scratch (Dense,
+    /// Activation, TimeDistributed).
     [[nodiscard]] static float*
     logits(float* ws, std::size_t cap, std::size_t n) noexcept
     {
-        return ops<layers - 1>::template logits<layer<layers - 1>>(scratch(ws, cap, layers - 1), n);
+        using last = ops<layers - 1>;
+        float* s = scratch(ws, cap, layers - 1);
+        if constexpr (requires { last::template logits<layer<layers - 1>>(s, n); })
+            return last::template logits<layer<layers - 1>>(s, n);
+        else
+            return s;
     }
 
     /// Forward pass of n <= cap samples x (n, input_size) into the workspace.

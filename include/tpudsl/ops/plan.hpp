@@ -10,7 +10,7 @@
 #ifndef TPUDSL_OPS_PLAN_HPP
 #define TPUDSL_OPS_PLAN_HPP
 
-#include <tpudsl/core/weights.hpp>
+#include <tpudsl/core/weight_spec.hpp>
 
 #include <algorithm>
 #include <array>

@@ -1,50 +1,23 @@
-/// @file What a trained model's memory is made of: aligned float storage, the weights' version
-/// counter, and the check that a batch's buffers fit in the machine's memory before they are allocated.
+/// @file What a trained model's memory needs besides its storage (detail/aligned_buffer.hpp): the
+/// weights' version counter, and the check that a batch's buffers fit in the machine's memory before
+/// they are allocated.
 #ifndef TPUDSL_TRAIN_BUFFERS_HPP
 #define TPUDSL_TRAIN_BUFFERS_HPP
 
 #include <tpudsl/config.hpp>
-#include <tpudsl/data/array_ref.hpp>
+#include <tpudsl/detail/aligned_buffer.hpp>
 #include <tpudsl/detail/text.hpp>
 
-#include <algorithm>
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <cstdio>
 #include <limits>
-#include <memory>
-#include <new>
 #include <string>
 
 #include <unistd.h>
 
 namespace tpudsl::detail {
-
-/// 64-byte aligned, zeroed float storage of a fixed size.
-class aligned_floats_buffer {
-public:
-    aligned_floats_buffer() = default;
-    explicit aligned_floats_buffer(std::size_t n) { resize(n); }
-    void
-    resize(std::size_t n)
-    {
-        data_.reset(n ? static_cast<float*>(::operator new[](n * sizeof(float), std::align_val_t{buffer_alignment}))
-                      : nullptr);
-        size_ = n;
-        std::fill_n(data_.get(), n, 0.0f);
-    }
-    [[nodiscard]] float* data() noexcept { return data_.get(); }
-    [[nodiscard]] const float* data() const noexcept { return data_.get(); }
-    [[nodiscard]] std::size_t size() const noexcept { return size_; }
-
-private:
-    struct deleter {
-        void operator()(float* p) const noexcept { ::operator delete[](p, std::align_val_t{buffer_alignment}); }
-    };
-    std::unique_ptr<float[], deleter> data_;
-    std::size_t size_ = 0;
-};
 
 /// A process-unique, nonzero version for a set of weights.
 inline std::uint64_t

@@ -3,7 +3,7 @@
 /// workspaces and gradient arenas, each thread's kernel scratch, and the step itself (forward, loss,
 /// backward on the strategy's threads, then the fused reduce-and-update, or a multi-worker strategy's
 /// chained reduce). Keras' API over it (compile, fit, evaluate, predict) is detail::trainer
-/// (train/model.hpp).
+/// (train/trainer_core.hpp, trainer_evaluate.hpp, trainer_fit.hpp).
 ///
 /// Memory: the parameters, the optimizer's slots and one gradient arena per micro-batch are allocated
 /// when the model is built (sizes are constants of the type); the micro-batches' workspaces, input and
@@ -17,7 +17,7 @@
 #include <tpudsl/ops/graph.hpp>
 #include <tpudsl/train/batch_sources.hpp>
 #include <tpudsl/train/buffers.hpp>
-#include <tpudsl/train/initializers.hpp>
+#include <tpudsl/train/parameter_init.hpp>
 #include <tpudsl/train/losses.hpp>
 #include <tpudsl/train/metrics.hpp>
 #include <tpudsl/train/optimizers.hpp>

@@ -3,7 +3,7 @@
 #ifndef TPUDSL_KERNELS_GEMM_DOT_HPP
 #define TPUDSL_KERNELS_GEMM_DOT_HPP
 
-#include <tpudsl/core/activations.hpp>
+#include <tpudsl/core/activation_tags.hpp>
 #include <tpudsl/kernels/gemm/rows.hpp>
 #include <tpudsl/kernels/gemm/toolkit.hpp>
 
@@ -11,11 +11,7 @@
 #include <cstddef>
 #include <type_traits>
 
-// GCC 12's -Waggressive-loop-optimizations false alarm in these loops (see toolkit.hpp).
-#if defined(__GNUC__) && !defined(__clang__)
-#pragma GCC diagnostic push
-#pragma GCC diagnostic ignored "-Waggressive-loop-optimizations"
-#endif
+#include <tpudsl/kernels/gemm/loops_begin.hpp>   // GCC's loop warning off, to loops_end.hpp
 
 namespace tpudsl::kernels {
 
@@ -139,11 +135,10 @@ inline constexpr bool prefers_dot_products = detail::narrow_columns<N> && K >= 8
 /// C_p = act(A_p (m_p, K) . B(N, K)^T + bias) for each block of rows: each element one dot product
 /// along K, every lane busy (detail::dot_rows). An element's bits depend only on its row of A and
 /// its row of B: the same for a block alone or among others, and on any number of rows.
-template <std::size_t K, std::size_t N, class Act>
+template <std::size_t K, std::size_t N, EpilogueActivation Act>
 inline void
 gemm_nt_bias_rows(const gemm_rows* blocks, std::size_t count, const float* b, const float* bias) noexcept
 {
-    static_assert(std::is_same_v<Act, Linear> || std::is_same_v<Act, Relu>, "fused epilogue: Linear or Relu");
     const std::size_t m = detail::total_rows(blocks, count);
     if (m == 0)
         return;
@@ -179,8 +174,6 @@ gemm_nt_bias(std::size_t M, const float* a, const float* b, const float* bias, f
 
 } // namespace tpudsl::kernels
 
-#if defined(__GNUC__) && !defined(__clang__)
-#pragma GCC diagnostic pop
-#endif
+#include <tpudsl/kernels/gemm/loops_end.hpp>
 
 #endif // !TPUDSL_KERNELS_GEMM_DOT_HPP

@@ -10,11 +10,7 @@
 #include <cstddef>
 #include <cstring>
 
-// GCC 12's -Waggressive-loop-optimizations false alarm in these loops (see toolkit.hpp).
-#if defined(__GNUC__) && !defined(__clang__)
-#pragma GCC diagnostic push
-#pragma GCC diagnostic ignored "-Waggressive-loop-optimizations"
-#endif
+#include <tpudsl/kernels/gemm/loops_begin.hpp>   // GCC's loop warning off, to loops_end.hpp
 
 namespace tpudsl::kernels {
 
@@ -338,8 +334,6 @@ gemm_tn_micro_batches_columns(std::size_t row, std::size_t j0, std::size_t j1, s
 
 } // namespace tpudsl::kernels
 
-#if defined(__GNUC__) && !defined(__clang__)
-#pragma GCC diagnostic pop
-#endif
+#include <tpudsl/kernels/gemm/loops_end.hpp>
 
 #endif // !TPUDSL_KERNELS_GEMM_MICRO_BATCHES_HPP

@@ -4,7 +4,7 @@
 #ifndef TPUDSL_KERNELS_GEMM_NN_HPP
 #define TPUDSL_KERNELS_GEMM_NN_HPP
 
-#include <tpudsl/core/activations.hpp>
+#include <tpudsl/core/activation_tags.hpp>
 #include <tpudsl/kernels/gemm/toolkit.hpp>
 
 #include <algorithm>
@@ -12,11 +12,7 @@
 #include <cstring>
 #include <type_traits>
 
-// GCC 12's -Waggressive-loop-optimizations false alarm in these loops (see toolkit.hpp).
-#if defined(__GNUC__) && !defined(__clang__)
-#pragma GCC diagnostic push
-#pragma GCC diagnostic ignored "-Waggressive-loop-optimizations"
-#endif
+#include <tpudsl/kernels/gemm/loops_begin.hpp>   // GCC's loop warning off, to loops_end.hpp
 
 namespace tpudsl::kernels {
 
@@ -112,18 +108,15 @@ gemm_nn_scratch(std::size_t M) noexcept
 
 /// C(M,N) = act(A(M,K) . B(K,N) + bias), the bias and the activation (Linear or Relu) applied in
 /// registers as each tile finishes.
-template <std::size_t K, std::size_t N, class Act>
+template <std::size_t K, std::size_t N, EpilogueActivation Act>
 inline void
 gemm_nn_bias(std::size_t M, const float* a, const float* b, const float* bias, float* c) noexcept
 {
-    static_assert(std::is_same_v<Act, Linear> || std::is_same_v<Act, Relu>, "fused epilogue: Linear or Relu");
-    detail::blocked<N>(M, K, a, K, 1, b, c, false, detail::bias_epilogue<std::is_same_v<Act, Relu>>{bias});
+    detail::blocked<N>(M, K, a, K, 1, b, c, false, detail::bias_epilogue_for<Act>{bias});
 }
 
 } // namespace tpudsl::kernels
 
-#if defined(__GNUC__) && !defined(__clang__)
-#pragma GCC diagnostic pop
-#endif
+#include <tpudsl/kernels/gemm/loops_end.hpp>
 
 #endif // !TPUDSL_KERNELS_GEMM_NN_HPP

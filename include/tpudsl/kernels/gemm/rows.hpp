@@ -3,7 +3,7 @@
 #ifndef TPUDSL_KERNELS_GEMM_ROWS_HPP
 #define TPUDSL_KERNELS_GEMM_ROWS_HPP
 
-#include <tpudsl/core/activations.hpp>
+#include <tpudsl/core/activation_tags.hpp>
 #include <tpudsl/kernels/gemm/nn.hpp>
 #include <tpudsl/kernels/gemm/toolkit.hpp>
 
@@ -12,11 +12,7 @@
 #include <type_traits>
 #include <vector>
 
-// GCC 12's -Waggressive-loop-optimizations false alarm in these loops (see toolkit.hpp).
-#if defined(__GNUC__) && !defined(__clang__)
-#pragma GCC diagnostic push
-#pragma GCC diagnostic ignored "-Waggressive-loop-optimizations"
-#endif
+#include <tpudsl/kernels/gemm/loops_begin.hpp>   // GCC's loop warning off, to loops_end.hpp
 
 namespace tpudsl::kernels {
 
@@ -144,18 +140,15 @@ gemm_nn_rows_scratch(std::size_t m) noexcept
 
 /// gemm_nn_bias over blocks of rows, as gemm_nn_rows: each C_p = act(A_p . B + bias), the bits of
 /// gemm_nn_bias on its block alone.
-template <std::size_t K, std::size_t N, class Act>
+template <std::size_t K, std::size_t N, EpilogueActivation Act>
 inline void
 gemm_nn_bias_rows(const gemm_rows* blocks, std::size_t count, const float* b, const float* bias) noexcept
 {
-    static_assert(std::is_same_v<Act, Linear> || std::is_same_v<Act, Relu>, "fused epilogue: Linear or Relu");
-    detail::blocked_rows<N>(blocks, count, K, b, detail::bias_epilogue<std::is_same_v<Act, Relu>>{bias});
+    detail::blocked_rows<N>(blocks, count, K, b, detail::bias_epilogue_for<Act>{bias});
 }
 
 } // namespace tpudsl::kernels
 
-#if defined(__GNUC__) && !defined(__clang__)
-#pragma GCC diagnostic pop
-#endif
+#include <tpudsl/kernels/gemm/loops_end.hpp>
 
 #endif // !TPUDSL_KERNELS_GEMM_ROWS_HPP

@@ -11,6 +11,7 @@
 #ifndef TPUDSL_KERNELS_GEMM_TOOLKIT_HPP
 #define TPUDSL_KERNELS_GEMM_TOOLKIT_HPP
 
+#include <tpudsl/core/activation_tags.hpp>
 #include <tpudsl/detail/simd.hpp>
 #include <tpudsl/kernels/scratch.hpp>
 
@@ -19,13 +20,7 @@
 #include <type_traits>
 #include <utility>
 
-// GCC 12 at -O3 reports "iteration N invokes undefined behavior" inside these loops once it has
-// propagated a constant batch size into them. The loops stay in bounds: the kernel tests also run under
-// AddressSanitizer and UBSan.
-#if defined(__GNUC__) && !defined(__clang__)
-#pragma GCC diagnostic push
-#pragma GCC diagnostic ignored "-Waggressive-loop-optimizations"
-#endif
+#include <tpudsl/kernels/gemm/loops_begin.hpp>   // GCC's loop warning off, to loops_end.hpp
 
 namespace tpudsl::kernels {
 
@@ -93,6 +88,10 @@ struct bias_epilogue {
             acc = max(acc, vfloat::broadcast(0.0f));
     }
 };
+
+/// The bias epilogue that applies Act.
+template <EpilogueActivation Act>
+using bias_epilogue_for = bias_epilogue<std::is_same_v<Act, Relu>>;
 
 /// A tile's rows of A and C at fixed strides: A(r, k) = a[r rs + k cs], C's row r at c + r ldc.
 ///
@@ -344,8 +343,6 @@ for_panels(std::size_t kc, const float* packed, F&& f)
 
 } // namespace tpudsl::kernels
 
-#if defined(__GNUC__) && !defined(__clang__)
-#pragma GCC diagnostic pop
-#endif
+#include <tpudsl/kernels/gemm/loops_end.hpp>
 
 #endif // !TPUDSL_KERNELS_GEMM_TOOLKIT_HPP

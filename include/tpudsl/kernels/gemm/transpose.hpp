@@ -10,11 +10,7 @@
 #include <algorithm>
 #include <cstddef>
 
-// GCC 12's -Waggressive-loop-optimizations false alarm in these loops (see toolkit.hpp).
-#if defined(__GNUC__) && !defined(__clang__)
-#pragma GCC diagnostic push
-#pragma GCC diagnostic ignored "-Waggressive-loop-optimizations"
-#endif
+#include <tpudsl/kernels/gemm/loops_begin.hpp>   // GCC's loop warning off, to loops_end.hpp
 
 namespace tpudsl::kernels {
 
@@ -40,8 +36,8 @@ transpose_scalar(const float* in, std::size_t r0, std::size_t r1, std::size_t c0
 /// (16 floats when aligned) is read once, and each of the strip's 16 rows of `out` is written from
 /// start to end, a stream the hardware prefetches. The fused pass writes the shared transposed kernels
 /// this way into lines that the rest of the step has evicted; walked across the columns instead, each
-/// 8 x 8 block stored into 8 lines 2 KB apart (a 512-wide kernel) that had to be fetched first: a
-/// 512 x 512 kernel took 590-800 us where this takes 200-220 (docs/benchmarks.md).
+/// 8 x 8 block stored into 8 lines 2 KB apart (a 512-wide kernel) that had to be fetched first, and
+/// the transpose was several times slower.
 inline void
 transpose_strided(const float* in, std::size_t rows, std::size_t cols, std::size_t in_ld, float* out,
                   std::size_t out_ld) noexcept
@@ -136,8 +132,6 @@ gemm_nt(std::size_t M, const float* a, const float* b, float* c, const float* bt
 
 } // namespace tpudsl::kernels
 
-#if defined(__GNUC__) && !defined(__clang__)
-#pragma GCC diagnostic pop
-#endif
+#include <tpudsl/kernels/gemm/loops_end.hpp>
 
 #endif // !TPUDSL_KERNELS_GEMM_TRANSPOSE_HPP

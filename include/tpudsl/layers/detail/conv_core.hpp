@@ -3,9 +3,9 @@
 #ifndef TPUDSL_LAYERS_DETAIL_CONV_CORE_HPP
 #define TPUDSL_LAYERS_DETAIL_CONV_CORE_HPP
 
-#include <tpudsl/core/activations.hpp>
+#include <tpudsl/core/activation_tags.hpp>
 #include <tpudsl/core/padding.hpp>
-#include <tpudsl/kernels/activation.hpp>
+#include <tpudsl/kernels/activation_math.hpp>
 #include <tpudsl/kernels/direct_conv.hpp>
 #include <tpudsl/kernels/gemm.hpp>
 #include <tpudsl/kernels/im2col.hpp>
@@ -47,13 +47,13 @@ struct conv_core {
     /// window gradients (dcols: P K floats a sample, 1 MB for CIFAR-10's second convolution, written
     /// and read back by col2im), but it multiplies dZ's zero border too: in_h in_w window sums where
     /// dcols holds out_h out_w. Taken where that is at most a quarter more (a Same convolution: none;
-    /// 32 x 32 from 30 x 30: 14%; 15 x 15 from 13 x 13, 33%, is slower with AVX2), with at least 16
+    /// 32 x 32 from 30 x 30: 14%; 15 x 15 from 13 x 13, 33%, is past the bound), with at least 16
     /// channels (a narrower C wastes its vectors); otherwise dcols = dZ . W^T, then col2im.
     static constexpr bool dx_as_conv = reads_in_place && kernels::input_gradient_as_conv<G> && G.channels >= 16 &&
                                        4 * G.in_h * G.in_w <= 5 * G.out_h * G.out_w &&
                                        kernels::dz_frame_size<G, F> <= P * K;
     /// The activation applied in the GEMM's epilogue (the others run as a pass after it).
-    static constexpr bool epilogue_activation = std::is_same_v<Act, Relu> || std::is_same_v<Act, Linear>;
+    static constexpr bool epilogue_activation = EpilogueActivation<Act>;
     using epilogue = std::conditional_t<epilogue_activation, Act, Linear>;
     /// A 3 x 3 convolution of stride 1 over at least 16 channels runs as Winograd F(m x m, 3 x 3)
     /// (kernels::winograd_fits, kernels::winograd_tile): 36 products per 4 x 4 outputs and channel
@@ -61,7 +61,7 @@ struct conv_core {
     /// passes the input's edge (no frame, no im2col). Its bits are not im2col's: within float
     /// rounding of the direct sum.
     static constexpr bool winograd = !softmax && epilogue_activation && kernels::winograd_fits<G, F>;
-    using winograd_epilogue = kernels::detail::bias_epilogue<std::is_same_v<Act, Relu>>;
+    using winograd_epilogue = kernels::detail::bias_epilogue_for<epilogue>;
 
     /// Where sample s's windows are read (reads_in_place): in x, or in the frame forward left in the
     /// scratch.

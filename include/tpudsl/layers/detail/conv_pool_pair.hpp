@@ -3,7 +3,7 @@
 #ifndef TPUDSL_LAYERS_DETAIL_CONV_POOL_PAIR_HPP
 #define TPUDSL_LAYERS_DETAIL_CONV_POOL_PAIR_HPP
 
-#include <tpudsl/kernels/activation.hpp>
+#include <tpudsl/kernels/activation_math.hpp>
 #include <tpudsl/kernels/direct_conv.hpp>
 #include <tpudsl/kernels/gemm.hpp>
 #include <tpudsl/kernels/im2col.hpp>

@@ -3,9 +3,9 @@
 #ifndef TPUDSL_LAYERS_DETAIL_LINEAR_HPP
 #define TPUDSL_LAYERS_DETAIL_LINEAR_HPP
 
-#include <tpudsl/core/activations.hpp>
+#include <tpudsl/core/activation_tags.hpp>
 #include <tpudsl/detail/simd.hpp>
-#include <tpudsl/kernels/activation.hpp>
+#include <tpudsl/kernels/activation_math.hpp>
 #include <tpudsl/kernels/gemm.hpp>
 
 #include <cstddef>
@@ -48,7 +48,7 @@ template <std::size_t K, std::size_t N, class Act>
 inline void
 linear_forward(std::size_t M, const float* x, const float* w, const float* b, float* y, float* logits) noexcept
 {
-    if constexpr (std::is_same_v<Act, Relu> || std::is_same_v<Act, Linear>) {
+    if constexpr (EpilogueActivation<Act>) {
         kernels::gemm_nn_bias<K, N, Act>(M, x, w, b, y);
     } else {
         kernels::gemm_nn_bias<K, N, Linear>(M, x, w, b, y);

@@ -12,24 +12,18 @@ namespace tpudsl::detail::recurrent {
 
 using simd::vfloat;
 
-/// to(t, s, :) = from(s, t, :): n samples of T rows of D floats, sample-major to time-major.
-template <std::size_t T, std::size_t D>
+/// Moves n samples of T rows of D floats between the sample-major layout (s, t, :) and the
+/// time-major one (t, s, :): to time-major when ToTimeMajor, back to sample-major otherwise.
+template <std::size_t T, std::size_t D, bool ToTimeMajor>
 inline void
-to_time_major(const float* from, float* to, std::size_t n) noexcept
+relayout(const float* from, float* to, std::size_t n) noexcept
 {
     for (std::size_t s = 0; s < n; ++s)
-        for (std::size_t t = 0; t < T; ++t)
-            std::memcpy(to + (t * n + s) * D, from + (s * T + t) * D, D * sizeof(float));
-}
-
-/// to(s, t, :) = from(t, s, :): time-major back to sample-major.
-template <std::size_t T, std::size_t D>
-inline void
-to_sample_major(const float* from, float* to, std::size_t n) noexcept
-{
-    for (std::size_t s = 0; s < n; ++s)
-        for (std::size_t t = 0; t < T; ++t)
-            std::memcpy(to + (s * T + t) * D, from + (t * n + s) * D, D * sizeof(float));
+        for (std::size_t t = 0; t < T; ++t) {
+            const std::size_t sample_major = (s * T + t) * D, time_major = (t * n + s) * D;
+            std::memcpy(to + (ToTimeMajor ? time_major : sample_major), from + (ToTimeMajor ? sample_major : time_major),
+                        D * sizeof(float));
+        }
 }
 
 /// `count` lanes from p (all of a vector, or the first count < size of them, the others 0).

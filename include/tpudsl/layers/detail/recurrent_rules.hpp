@@ -3,7 +3,7 @@
 #define TPUDSL_LAYERS_DETAIL_RECURRENT_RULES_HPP
 
 #include <tpudsl/core/shape.hpp>
-#include <tpudsl/core/weights.hpp>
+#include <tpudsl/core/weight_spec.hpp>
 #include <tpudsl/detail/diagnostics.hpp>
 #include <tpudsl/layers/layer_base.hpp>
 
@@ -11,6 +11,9 @@
 #include <type_traits>
 
 namespace tpudsl::detail {
+
+template <class Gates, bool ReturnSequences>
+struct recurrent_ops;   // layers/detail/recurrent_ops.hpp, LSTM's and GRU's ops filled with their gates
 
 /// The rules of a recurrent layer (its `rule`), checked in this order.
 enum class recurrent_rule { ok, zero_units, needs_rank2 };
@@ -46,11 +49,7 @@ struct recurrent_spec : layer_base {
     [[nodiscard]] static consteval rule
     check() noexcept
     {
-        if (Units == 0)
-            return rule::zero_units;
-        if (In::shape::rank != 2)
-            return rule::needs_rank2;
-        return rule::ok;
+        return units_and_rank_rule(Units, In::shape::rank, 2, rule::needs_rank2);
     }
 
     template <class In>

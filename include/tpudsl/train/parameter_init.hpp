@@ -1,11 +1,11 @@
 /// @file Fills a model's flat parameter buffer with each weight's initializer (core/initializers.hpp):
 /// Keras' defaults unless a layer names another. Each value is a function of (seed, layer, weight,
 /// element), so the same seed gives the same bits whatever the thread count.
-#ifndef TPUDSL_TRAIN_INITIALIZERS_HPP
-#define TPUDSL_TRAIN_INITIALIZERS_HPP
+#ifndef TPUDSL_TRAIN_PARAMETER_INIT_HPP
+#define TPUDSL_TRAIN_PARAMETER_INIT_HPP
 
 #include <tpudsl/core/initializers.hpp>
-#include <tpudsl/core/weights.hpp>
+#include <tpudsl/core/weight_spec.hpp>
 
 #include <cstddef>
 #include <cstdint>
@@ -41,4 +41,4 @@ initialize_parameters(float* params, std::uint64_t seed) noexcept
 
 } // namespace tpudsl
 
-#endif // !TPUDSL_TRAIN_INITIALIZERS_HPP
+#endif // !TPUDSL_TRAIN_PARAMETER_INIT_HPP

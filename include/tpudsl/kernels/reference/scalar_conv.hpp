@@ -1,8 +1,8 @@
 /// @file Scalar reference of a 2-D convolution (direct loops, double accumulation), forward and
 /// backward, and of max and average pooling; a 1-D window is the case in_h = k_h = 1. The oracle of
 /// the im2col + GEMM path and of the pooling kernels.
-#ifndef TPUDSL_KERNELS_REFERENCE_CONV_HPP
-#define TPUDSL_KERNELS_REFERENCE_CONV_HPP
+#ifndef TPUDSL_KERNELS_REFERENCE_SCALAR_CONV_HPP
+#define TPUDSL_KERNELS_REFERENCE_SCALAR_CONV_HPP
 
 #include <tpudsl/kernels/window_geometry.hpp>
 
@@ -24,6 +24,20 @@ input_at(const window_geometry& g, std::size_t oh, std::size_t ow, std::size_t k
     return ih < g.in_h && iw < g.in_w;
 }
 
+/// Calls f(ih, iw, kh, kw) for each input under output (oh, ow) that is not padding, kh then kw in
+/// order.
+template <class F>
+inline void
+for_window_inputs(const window_geometry& g, std::size_t oh, std::size_t ow, F&& f)
+{
+    for (std::size_t kh = 0; kh < g.k_h; ++kh)
+        for (std::size_t kw = 0; kw < g.k_w; ++kw) {
+            std::size_t ih, iw;
+            if (input_at(g, oh, ow, kh, kw, ih, iw))
+                f(ih, iw, kh, kw);
+        }
+}
+
 /// y(out_h, out_w, F) = b + sum x(ih, iw, c) w(kh, kw, c, F) for one sample (no activation).
 inline void
 conv2d_forward(const window_geometry& g, std::size_t filters, const float* x, const float* w, const float* b, float* y)
@@ -32,15 +46,11 @@ conv2d_forward(const window_geometry& g, std::size_t filters, const float* x, co
         for (std::size_t ow = 0; ow < g.out_w; ++ow)
             for (std::size_t f = 0; f < filters; ++f) {
                 double s = b[f];
-                for (std::size_t kh = 0; kh < g.k_h; ++kh)
-                    for (std::size_t kw = 0; kw < g.k_w; ++kw) {
-                        std::size_t ih, iw;
-                        if (!input_at(g, oh, ow, kh, kw, ih, iw))
-                            continue;
-                        for (std::size_t c = 0; c < g.channels; ++c)
-                            s += static_cast<double>(x[(ih * g.in_w + iw) * g.channels + c]) *
-                                 w[((kh * g.k_w + kw) * g.channels + c) * filters + f];
-                    }
+                for_window_inputs(g, oh, ow, [&](std::size_t ih, std::size_t iw, std::size_t kh, std::size_t kw) {
+                    for (std::size_t c = 0; c < g.channels; ++c)
+                        s += static_cast<double>(x[(ih * g.in_w + iw) * g.channels + c]) *
+                             w[((kh * g.k_w + kw) * g.channels + c) * filters + f];
+                });
                 y[(oh * g.out_w + ow) * filters + f] = static_cast<float>(s);
             }
 }
@@ -56,18 +66,14 @@ conv2d_backward(const window_geometry& g, std::size_t filters, const float* x, c
             for (std::size_t f = 0; f < filters; ++f) {
                 const double d = dy[(oh * g.out_w + ow) * filters + f];
                 db[f] += static_cast<float>(d);
-                for (std::size_t kh = 0; kh < g.k_h; ++kh)
-                    for (std::size_t kw = 0; kw < g.k_w; ++kw) {
-                        std::size_t ih, iw;
-                        if (!input_at(g, oh, ow, kh, kw, ih, iw))
-                            continue;
-                        for (std::size_t c = 0; c < g.channels; ++c) {
-                            const std::size_t wi = ((kh * g.k_w + kw) * g.channels + c) * filters + f;
-                            const std::size_t xi = (ih * g.in_w + iw) * g.channels + c;
-                            dw[wi] += static_cast<float>(d * x[xi]);
-                            gx[xi] += d * w[wi];
-                        }
+                for_window_inputs(g, oh, ow, [&](std::size_t ih, std::size_t iw, std::size_t kh, std::size_t kw) {
+                    for (std::size_t c = 0; c < g.channels; ++c) {
+                        const std::size_t wi = ((kh * g.k_w + kw) * g.channels + c) * filters + f;
+                        const std::size_t xi = (ih * g.in_w + iw) * g.channels + c;
+                        dw[wi] += static_cast<float>(d * x[xi]);
+                        gx[xi] += d * w[wi];
                     }
+                });
             }
     for (std::size_t i = 0; i < gx.size(); ++i)
         dx[i] = static_cast<float>(gx[i]);
@@ -85,18 +91,14 @@ max_pool(const window_geometry& g, const float* x, float* y, const float* dy, fl
                 bool found = false;
                 float best = 0.0f;
                 std::size_t at = 0;
-                for (std::size_t kh = 0; kh < g.k_h; ++kh)
-                    for (std::size_t kw = 0; kw < g.k_w; ++kw) {
-                        std::size_t ih, iw;
-                        if (!input_at(g, oh, ow, kh, kw, ih, iw))
-                            continue;
-                        const std::size_t xi = (ih * g.in_w + iw) * g.channels + c;
-                        if (!found || x[xi] > best) {
-                            best = x[xi];
-                            at = xi;
-                            found = true;
-                        }
+                for_window_inputs(g, oh, ow, [&](std::size_t ih, std::size_t iw, std::size_t, std::size_t) {
+                    const std::size_t xi = (ih * g.in_w + iw) * g.channels + c;
+                    if (!found || x[xi] > best) {
+                        best = x[xi];
+                        at = xi;
+                        found = true;
                     }
+                });
                 const std::size_t yi = (oh * g.out_w + ow) * g.channels + c;
                 y[yi] = best;
                 dx[at] += dy[yi];
@@ -114,22 +116,15 @@ average_pool(const window_geometry& g, const float* x, float* y, const float* dy
             for (std::size_t c = 0; c < g.channels; ++c) {
                 double sum = 0.0;
                 std::size_t count = 0;
-                for (std::size_t kh = 0; kh < g.k_h; ++kh)
-                    for (std::size_t kw = 0; kw < g.k_w; ++kw) {
-                        std::size_t ih, iw;
-                        if (!input_at(g, oh, ow, kh, kw, ih, iw))
-                            continue;
-                        sum += x[(ih * g.in_w + iw) * g.channels + c];
-                        ++count;
-                    }
+                for_window_inputs(g, oh, ow, [&](std::size_t ih, std::size_t iw, std::size_t, std::size_t) {
+                    sum += x[(ih * g.in_w + iw) * g.channels + c];
+                    ++count;
+                });
                 const std::size_t yi = (oh * g.out_w + ow) * g.channels + c;
                 y[yi] = static_cast<float>(sum / static_cast<double>(count));
-                for (std::size_t kh = 0; kh < g.k_h; ++kh)
-                    for (std::size_t kw = 0; kw < g.k_w; ++kw) {
-                        std::size_t ih, iw;
-                        if (input_at(g, oh, ow, kh, kw, ih, iw))
-                            gx[(ih * g.in_w + iw) * g.channels + c] += dy[yi] / static_cast<double>(count);
-                    }
+                for_window_inputs(g, oh, ow, [&](std::size_t ih, std::size_t iw, std::size_t, std::size_t) {
+                    gx[(ih * g.in_w + iw) * g.channels + c] += dy[yi] / static_cast<double>(count);
+                });
             }
     for (std::size_t i = 0; i < gx.size(); ++i)
         dx[i] = static_cast<float>(gx[i]);
@@ -137,4 +132,4 @@ average_pool(const window_geometry& g, const float* x, float* y, const float* dy
 
 } // namespace tpudsl::kernels::reference
 
-#endif // !TPUDSL_KERNELS_REFERENCE_CONV_HPP
+#endif // !TPUDSL_KERNELS_REFERENCE_SCALAR_CONV_HPP

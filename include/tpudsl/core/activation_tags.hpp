@@ -1,6 +1,6 @@
 /// @file Defines the activation tags: Linear, Relu, Softmax, Sigmoid, Tanh.
-#ifndef TPUDSL_CORE_ACTIVATIONS_HPP
-#define TPUDSL_CORE_ACTIVATIONS_HPP
+#ifndef TPUDSL_CORE_ACTIVATION_TAGS_HPP
+#define TPUDSL_CORE_ACTIVATION_TAGS_HPP
 
 #include <string_view>
 #include <type_traits>
@@ -33,6 +33,12 @@ template <class A>
 concept ActivationType = std::is_same_v<A, Linear> || std::is_same_v<A, Relu> || std::is_same_v<A, Softmax> ||
                          std::is_same_v<A, Sigmoid> || std::is_same_v<A, Tanh>;
 
+/// True for the activations a GEMM or a convolution applies in its epilogue, as each tile leaves the
+/// registers: Linear (nothing) and Relu (element-wise, its derivative a select). The others run as a
+/// pass of their own after it.
+template <class A>
+concept EpilogueActivation = std::is_same_v<A, Linear> || std::is_same_v<A, Relu>;
+
 } // namespace tpudsl
 
-#endif // !TPUDSL_CORE_ACTIVATIONS_HPP
+#endif // !TPUDSL_CORE_ACTIVATION_TAGS_HPP

@@ -1,8 +1,8 @@
 /// @file Defines the activations' forward (in place) and backward (from the output) kernels.
-#ifndef TPUDSL_KERNELS_ACTIVATION_HPP
-#define TPUDSL_KERNELS_ACTIVATION_HPP
+#ifndef TPUDSL_KERNELS_ACTIVATION_MATH_HPP
+#define TPUDSL_KERNELS_ACTIVATION_MATH_HPP
 
-#include <tpudsl/core/activations.hpp>
+#include <tpudsl/core/activation_tags.hpp>
 
 #include <algorithm>
 #include <cmath>
@@ -80,4 +80,4 @@ activation_backward(const float* y, const float* dy, float* dz, std::size_t rows
 
 } // namespace tpudsl::kernels
 
-#endif // !TPUDSL_KERNELS_ACTIVATION_HPP
+#endif // !TPUDSL_KERNELS_ACTIVATION_MATH_HPP

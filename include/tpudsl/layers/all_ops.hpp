@@ -1,8 +1,8 @@
 /// @file The forward and backward passes of every built-in layer: what a model's graph runs. A
-/// translation unit that trains a model includes this (tpudsl.hpp and train/model.hpp do); declaring
-/// one needs only the layers' spec headers (core.hpp).
-#ifndef TPUDSL_LAYERS_OPS_HPP
-#define TPUDSL_LAYERS_OPS_HPP
+/// translation unit that trains a model includes this (tpudsl.hpp and the trainer do); declaring
+/// one needs only the layers' spec headers (tpudsl/model.hpp).
+#ifndef TPUDSL_LAYERS_ALL_OPS_HPP
+#define TPUDSL_LAYERS_ALL_OPS_HPP
 
 #include <tpudsl/layers/activation_ops.hpp>
 #include <tpudsl/layers/average_pooling1d_ops.hpp>
@@ -24,4 +24,4 @@
 #include <tpudsl/layers/max_pool2d_ops.hpp>
 #include <tpudsl/layers/time_distributed_ops.hpp>
 
-#endif // !TPUDSL_LAYERS_OPS_HPP
+#endif // !TPUDSL_LAYERS_ALL_OPS_HPP

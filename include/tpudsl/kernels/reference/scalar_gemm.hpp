@@ -1,6 +1,6 @@
 /// @file Scalar reference of the GEMM kernels (double accumulation), the oracle of their tests.
-#ifndef TPUDSL_KERNELS_REFERENCE_GEMM_HPP
-#define TPUDSL_KERNELS_REFERENCE_GEMM_HPP
+#ifndef TPUDSL_KERNELS_REFERENCE_SCALAR_GEMM_HPP
+#define TPUDSL_KERNELS_REFERENCE_SCALAR_GEMM_HPP
 
 #include <cstddef>
 
@@ -31,4 +31,4 @@ gemm(std::size_t M, std::size_t N, std::size_t K, const float* a, bool trans_a, 
 
 } // namespace tpudsl::kernels::reference
 
-#endif // !TPUDSL_KERNELS_REFERENCE_GEMM_HPP
+#endif // !TPUDSL_KERNELS_REFERENCE_SCALAR_GEMM_HPP

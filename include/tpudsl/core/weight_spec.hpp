@@ -1,7 +1,7 @@
 /// @file Defines the descriptors of a layer's weights (Keras' layouts) and the tensor spec that
 /// flows from layer to layer.
-#ifndef TPUDSL_CORE_WEIGHTS_HPP
-#define TPUDSL_CORE_WEIGHTS_HPP
+#ifndef TPUDSL_CORE_WEIGHT_SPEC_HPP
+#define TPUDSL_CORE_WEIGHT_SPEC_HPP
 
 #include <tpudsl/config.hpp>
 #include <tpudsl/core/initializers.hpp>
@@ -96,4 +96,4 @@ struct tensor {
 
 } // namespace tpudsl
 
-#endif // !TPUDSL_CORE_WEIGHTS_HPP
+#endif // !TPUDSL_CORE_WEIGHT_SPEC_HPP
