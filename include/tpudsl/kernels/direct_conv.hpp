@@ -268,7 +268,7 @@ window_runs_tile(const window_runs& g, std::size_t i0, std::size_t i1, const flo
     vfloat acc[T][V];
     tile_start<T, V, Last>(acc, t, load_c, n);
     for (std::size_t i = i0; i < i1; ++i) {
-        tile_steps<T, V, Last, false>(acc, g.run, t, b + i * g.run * ldb, ldb, n);
+        tile_steps<T, V, Last>(acc, g.run, t, b + i * g.run * ldb, ldb, n);
 #pragma GCC unroll 16
         for (std::size_t r = 0; r < T; ++r)
             t.a[r] += g.run_step;
@@ -367,11 +367,11 @@ rows_kernel_gradient(const float* x, const float* dz, float* dw, bool accumulate
                     tile_start<T, V, Last>(acc, out, accumulate || oh0 > 0, n);
                     for (std::size_t oh = oh0; oh < oh1; ++oh) {
                         const float* xrow = x + (oh * G.s_h + kh) * G.in_w * G.channels + i;
-                        tile_steps<T, V, Last, false>(acc, G.out_w,
+                        tile_steps<T, V, Last>(acc, G.out_w,
                                                       strided_rows{xrow, 1, G.s_w * G.channels, nullptr, 0},
                                                       dz + oh * G.out_w * F + col, F, n);
                     }
-                    tile_store<T, V, Last>(acc, out, false, plain{}, col, false, n);
+                    tile_store<T, V, Last>(acc, out, false, epilogue{}, col, false, n);
                 });
             });
     }
@@ -387,8 +387,7 @@ conv_forward_in_place(const float* x, const float* w, const float* b, float* z) 
 {
     constexpr conv_path path = conv_path_for<G>;
     static_assert(path != conv_path::im2col, "conv_forward_in_place: this geometry needs im2col");
-    using Epi = detail::bias_epilogue_for<Act>;
-    const Epi epi{b};
+    const detail::epilogue epi = detail::bias_epilogue_for<Act>(b);
     if constexpr (path == conv_path::strided) {
         detail::blocked<F>(G.out_w, G.patch(), x, G.s_w * G.channels, 1, w, z, false, epi);
     } else if constexpr (path == conv_path::rows) {   // window rows of k_w C floats, in_w C apart
@@ -438,8 +437,7 @@ inline void
 conv_pool_forward_in_place(const float* x, const float* w, const float* b, float* y, float* argmax) noexcept
 {
     static_assert(pools_in_tiles<G, PG, F>, "conv_pool_forward_in_place: these windows do not tile in registers");
-    using Epi = detail::bias_epilogue_for<Act>;
-    const Epi epi{b};
+    const detail::epilogue epi = detail::bias_epilogue_for<Act>(b);
     constexpr std::size_t W = detail::W, vectors = (F + W - 1) / W;
     constexpr std::size_t nv = std::min(vectors, detail::pool_panel_vectors<PG.k_h * PG.k_w>);
     constexpr std::size_t panels = vectors / nv, rest = vectors % nv, last_lanes = F - (vectors - 1) * W;
@@ -621,8 +619,8 @@ positions_tile(const float* dzt, std::size_t ld, std::size_t F, std::size_t taps
     const strided_rows into{wf, 1, C, out, NV * W};
     tile_start<C, NV, W>(acc, into, false);
     for (std::size_t q = 0; q < taps; ++q)
-        tile_steps<C, NV, W, false>(acc, F, strided_rows{wf + q * F * C, 1, C, out, NV * W}, dzt + q, ld);
-    tile_store<C, NV, W>(acc, into, false, plain{}, 0, false);
+        tile_steps<C, NV, W>(acc, F, strided_rows{wf + q * F * C, 1, C, out, NV * W}, dzt + q, ld);
+    tile_store<C, NV, W>(acc, into, false, epilogue{}, 0, false);
 }
 
 /// dX (in_w, C) of a 1-D convolution by positions (input_gradient_by_positions): dZ^T in the scratch
@@ -694,7 +692,7 @@ conv_input_gradient_in_place(const float* dzp, const float* wf, float* dx) noexc
         detail::conv_input_gradient_by_positions<G, F>(dzp, wf, dx);
     } else if constexpr (G.in_h > 1 && detail::runs_read_in_place<C>) {
         constexpr detail::window_runs runs{G.in_w, FW * F, F, R, FW * F, G.k_h};
-        detail::window_runs_gemm<C>(runs, G.in_h * G.in_w, at, wf, dx, detail::plain{});
+        detail::window_runs_gemm<C>(runs, G.in_h * G.in_w, at, wf, dx, detail::epilogue{});
     } else {   // output row h: one strided GEMM per window row i, added up
         for (std::size_t h = 0; h < G.in_h; ++h)
             for (std::size_t i = 0; i < G.k_h; ++i)

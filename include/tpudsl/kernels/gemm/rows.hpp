@@ -49,7 +49,7 @@ total_rows(const gemm_rows* blocks, std::size_t count) noexcept
 
 /// Rows [0, m) of `rows` under one column panel of B, in tiles of MR rows (row_tiles), each tile's
 /// rows wherever they are: A from column k0, C from column col.
-template <std::size_t MR, std::size_t V, std::size_t Last, bool Padded, class Epi>
+template <std::size_t MR, std::size_t V, std::size_t Last, class Epi>
 inline void
 pointer_panel(const row_ref* rows, std::size_t m, std::size_t kc, std::size_t k0, const float* b, std::size_t ldb,
               bool load_c, bool finish, const Epi& epi, std::size_t col) noexcept
@@ -62,7 +62,7 @@ pointer_panel(const row_ref* rows, std::size_t m, std::size_t kc, std::size_t k0
             t.a[r] = row.a + k0;
             t.c[r] = row.c + col;
         }
-        tile_on<R, V, Last, Padded>(n, kc, t, b, ldb, load_c, finish, epi, col);
+        tile_on<R, V, Last>(n, kc, t, b, ldb, load_c, finish, epi, col);
     });
 }
 
@@ -73,7 +73,7 @@ pointer_panel(const row_ref* rows, std::size_t m, std::size_t kc, std::size_t k0
 /// (a Dense layer's kernel once per replica and step instead of once per micro-batch), and a tile's
 /// rows may come from two blocks: eight blocks of 16 rows run as 21 tiles of 6 and one of 2 on AVX2,
 /// not as 8 x (6 + 6 + 4).
-template <std::size_t N, class Epi = plain>
+template <std::size_t N, class Epi = epilogue>
 inline void
 blocked_rows(const gemm_rows* blocks, std::size_t count, std::size_t K, const float* b, const Epi& epi = {}) noexcept
 {
@@ -95,13 +95,15 @@ blocked_rows(const gemm_rows* blocks, std::size_t count, std::size_t K, const fl
     auto column = [&]<std::size_t MR, std::size_t V, std::size_t Last>(std::size_t kc, std::size_t k0, bool load_c,
                                                                        bool finish, std::size_t col) {
         const float* bk = b + k0 * N;
+        const float* panel_b = bk + col;
+        std::size_t ldb = N;
         if (pack) {
             float* packed = scratch_buffer(P::kc * V * W, scratch::packed_b);
             pack_panel<V>(kc, bk, N, col, packed);
-            pointer_panel<MR, V, Last, padded_b<Last, true>>(rows, m, kc, k0, packed, V * W, load_c, finish, epi, col);
-        } else {
-            pointer_panel<MR, V, Last, false>(rows, m, kc, k0, bk + col, N, load_c, finish, epi, col);
+            panel_b = packed;
+            ldb = V * W;
         }
+        pointer_panel<MR, V, Last>(rows, m, kc, k0, panel_b, ldb, load_c, finish, epi, col);
     };
     for (std::size_t k0 = 0; k0 < K; k0 += P::kc) {
         const std::size_t kc = std::min(P::kc, K - k0);
@@ -144,7 +146,7 @@ template <std::size_t K, std::size_t N, EpilogueActivation Act>
 inline void
 gemm_nn_bias_rows(const gemm_rows* blocks, std::size_t count, const float* b, const float* bias) noexcept
 {
-    detail::blocked_rows<N>(blocks, count, K, b, detail::bias_epilogue_for<Act>{bias});
+    detail::blocked_rows<N>(blocks, count, K, b, detail::bias_epilogue_for<Act>(bias));
 }
 
 } // namespace tpudsl::kernels
