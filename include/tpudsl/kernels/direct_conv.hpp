@@ -106,22 +106,27 @@ patch_products(const float* const (&base)[R], const float* w, std::size_t col, v
     }
 }
 
-/// Z rows [p0, p0 + R), V vectors at column `col`: act(sum_k x(window, k) W(k, .) + b), the patch
-/// unrolled with compile-time offsets.
+/// Z rows [p0, p0 + n), n <= R, V vectors at column `col`: act(sum_k x(window, k) W(k, .) + b), the
+/// patch unrolled with compile-time offsets. A short tile (the positions left after the last full
+/// one) repeats its last real row's chains in the others and stores only the real rows: the same
+/// bits, and one instance for the full tiles and the last.
 template <window_geometry G, std::size_t F, std::size_t R, std::size_t V, std::size_t Last, class Epi>
 inline void
-forward_tile(const float* x, std::size_t p0, const float* w, float* z, const Epi& epi, std::size_t col) noexcept
+forward_tile(const float* x, std::size_t p0, const float* w, float* z, const Epi& epi, std::size_t col,
+             std::size_t n = R) noexcept
 {
     const float* base[R];
 #pragma GCC unroll 16
     for (std::size_t r = 0; r < R; ++r)
-        base[r] = x + window_start<G>(p0 + r);
+        base[r] = x + window_start<G>(p0 + (r < n ? r : n - 1));
     vfloat acc[R][V];
     patch_products<G, F, R, V, Last>(base, w, col, acc);
 #pragma GCC unroll 16
     for (std::size_t r = 0; r < R; ++r)
 #pragma GCC unroll 4
         for (std::size_t v = 0; v < V; ++v) {
+            if (r >= n)   // in the loop's body: bounds in the loop's test would keep it from unrolling
+                continue;
             const std::size_t lanes = v + 1 < V ? W : Last;
             epi.apply(acc[r][v], col + v * W, lanes);
             float* out = z + (p0 + r) * F + col + v * W;
@@ -416,7 +421,7 @@ conv_forward_in_place(const float* x, const float* w, const float* b, float* z) 
             for (; p + mr <= positions; p += mr)
                 detail::forward_tile<G, F, mr, V, Last>(x, p, w, z, epi, col);
             if constexpr (positions % mr != 0)
-                detail::forward_tile<G, F, positions % mr, V, Last>(x, p, w, z, epi, col);
+                detail::forward_tile<G, F, mr, V, Last>(x, p, w, z, epi, col, positions % mr);
         });
     }
 }

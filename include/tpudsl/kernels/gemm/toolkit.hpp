@@ -193,8 +193,9 @@ tile_store(vfloat (&acc)[R][V], const Rows& rows, bool finish, const Epi& epi, s
 }
 
 /// C tile (R rows x V vectors, the last with `Last` lanes) over kc steps, its rows of A and C given by
-/// `rows` (strided_rows or pointer_rows), B's rows ldb floats apart (N in place, V W packed). `load_c`: the chains go on from C; `finish`: this is the last block of K; `add_c`: the
-/// chains start from zero and C + chain is stored. `n`: the real rows, R but in row_tiles' remainder.
+/// `rows` (strided_rows or pointer_rows), B's rows ldb floats apart (N in place, V W packed).
+/// `load_c`: the chains go on from C; `finish`: this is the last block of K; `add_c`: the chains
+/// start from zero and C + chain is stored. `n`: the real rows, R but in row_tiles' remainder.
 template <std::size_t R, std::size_t V, std::size_t Last, class Epi, class Rows, class Count>
 inline void
 tile_on(Count n, std::size_t kc, const Rows& rows, const float* b, std::size_t ldb, bool load_c, bool finish,
