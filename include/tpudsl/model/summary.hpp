@@ -58,7 +58,7 @@ struct summary_layer {
 };
 
 /// A row's name and output shape as Keras prints them: "lstm_1 (LSTM)", "(None, 64)".
-inline std::array<std::string, 2>
+[[gnu::cold]] inline std::array<std::string, 2>
 summary_texts(const summary_layer& layer)
 {
     std::string name = auto_layer_name(layer.base_name, layer.same_name_count);
@@ -70,7 +70,7 @@ summary_texts(const summary_layer& layer)
 }
 
 /// The table, one function for every model: `summary<Model>` gathers the rows and the counts.
-inline void
+[[gnu::cold]] inline void
 print_summary(std::ostream& os, std::string_view model_name, std::span<const summary_layer> layers, std::size_t total,
               std::size_t trainable, std::size_t non_trainable)
 {
