@@ -170,6 +170,129 @@ inline constexpr std::size_t weights_header_bytes = 8 + 3 * 8;   // magic, count
 inline constexpr std::size_t weights_trailer_bytes = 8;          // the FNV-1a checksum of the floats
 static_assert(sizeof(float) == 4, "tpudsl: weights files store IEEE-754 binary32 floats");
 
+/// What a weights file of a model records and is checked against: its parameter count, its buffer's
+/// floats, its layout's fingerprint and its weights (for the finite check). Constants of the model's
+/// type; save_weights_file and load_weights_file, the work, are compiled once for every model.
+struct weights_layout {
+    std::size_t count, size;
+    std::uint64_t fingerprint;
+    std::span<const weight_place> places;
+};
+
+template <class Model>
+[[nodiscard]] constexpr weights_layout
+weights_layout_of() noexcept
+{
+    return {Model::param_count, Model::param_buffer_size, layout_fingerprint<Model>(), weight_places<Model>};
+}
+
+/// save_weights' work, for a model of layout `m`.
+[[gnu::cold]] inline void
+save_weights_file(const std::string& path, const float* params, const weights_layout& m)
+{
+    constexpr std::string_view who = "tpudsl::save_weights";
+    if (const std::string bad = first_non_finite_in(params, m.places); !bad.empty())
+        throw std::runtime_error(concat({who, ": '", path, "' not written: the weights hold ", bad,
+                                         "; non-finite weights are never saved (TerminateOnNaN stops a "
+                                         "run whose loss is no longer finite)"}));
+    replace_file(who, path, [&](auto&& sink) {
+        unsigned char header[weights_header_bytes];
+        std::memcpy(header, weights_magic, sizeof weights_magic);
+        put_u64(header + 8, m.count);
+        put_u64(header + 16, m.size);
+        put_u64(header + 24, m.fingerprint);
+        sink(header, sizeof header);
+        std::uint64_t sum = fnv1a_offset;
+        unsigned char chunk[4096];
+        std::size_t used = 0;
+        for (std::size_t i = 0; i < m.size; ++i) {
+            std::uint32_t bits;
+            std::memcpy(&bits, params + i, 4);
+            unsigned char* b = chunk + used;
+            b[0] = static_cast<unsigned char>(bits);
+            b[1] = static_cast<unsigned char>(bits >> 8);
+            b[2] = static_cast<unsigned char>(bits >> 16);
+            b[3] = static_cast<unsigned char>(bits >> 24);
+            sum = fnv1a(sum, b, 4);
+            used += 4;
+            if (used == sizeof chunk) {
+                sink(chunk, used);
+                used = 0;
+            }
+        }
+        put_u64(chunk + used, sum);   // sizeof chunk is a multiple of 4 and > 8: room left
+        sink(chunk, used + weights_trailer_bytes);
+    });
+}
+
+/// load_weights' work, for a model of layout `m`.
+[[gnu::cold]] inline void
+load_weights_file(const std::string& path, float* params, const weights_layout& m)
+{
+    constexpr std::string_view who = "tpudsl::load_weights";
+    const std::string w(who);
+    // O_NONBLOCK: opening a FIFO must not wait for a writer (it is refused just below)
+    unique_fd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK));
+    if (!fd)
+        throw_errno(errno, concat({w, ": cannot open '", path, "'"}));
+    struct stat st {};
+    if (::fstat(fd.get(), &st) != 0)
+        throw_errno(errno, concat({w, ": cannot examine '", path, "'"}));
+    require_regular(st.st_mode, who, path, "a weights file is a regular file");
+    const auto file_bytes = static_cast<std::uint64_t>(st.st_size);
+
+    auto read_exactly = [&](unsigned char* p, std::size_t n) {
+        const std::ptrdiff_t got = read_full(fd.get(), p, n);
+        if (got < 0)
+            throw_errno(errno, concat({w, ": reading '", path, "' failed"}));
+        return static_cast<std::size_t>(got);
+    };
+
+    unsigned char header[weights_header_bytes];
+    const std::size_t header_got = read_exactly(header, sizeof header);
+    if (header_got < sizeof weights_magic || std::memcmp(header, weights_magic, sizeof weights_magic) != 0)
+        throw std::runtime_error(concat({w, ": '", path, "' is not a tpudsl weights file (bad magic)"}));
+    if (header_got < sizeof header)
+        throw std::runtime_error(concat({w, ": '", path, "' is truncated in its header"}));
+    const std::uint64_t count = get_u64(header + 8), size = get_u64(header + 16), fingerprint = get_u64(header + 24);
+    if (count != m.count || size != m.size || fingerprint != m.fingerprint)
+        throw std::runtime_error(concat({w, ": '", path, "' holds ", std::to_string(count),
+                                         " parameters of another model layout; this model has ",
+                                         std::to_string(m.count)}));
+
+    // The header matches this model, so the body's size is known: read exactly that much (never a
+    // size taken from the file), then look for anything after it.
+    const std::size_t body_bytes = 4 * m.size + weights_trailer_bytes;
+    std::vector<unsigned char> body(body_bytes + 1);
+    const std::size_t got = read_exactly(body.data(), body.size());
+    if (got < 4 * m.size)
+        throw std::runtime_error(concat({w, ": '", path, "' is truncated at float ", std::to_string(got / 4),
+                                         " of ", std::to_string(m.size)}));
+    if (got < body_bytes)
+        throw std::runtime_error(concat({w, ": '", path, "' is truncated before its checksum"}));
+    if (got > body_bytes) {
+        const std::uint64_t expected = weights_header_bytes + body_bytes;
+        throw std::runtime_error(concat({w, ": '", path, "' has ",
+                                         (file_bytes > expected ? std::to_string(file_bytes - expected) : std::string("some")),
+                                         " bytes after its checksum; a weights file of this model is ",
+                                         std::to_string(expected), " bytes"}));
+    }
+    std::uint64_t sum = fnv1a_offset;
+    std::vector<float> buffer(m.size);
+    for (std::size_t i = 0; i < buffer.size(); ++i) {
+        const unsigned char* b = body.data() + 4 * i;
+        sum = fnv1a(sum, b, 4);
+        const std::uint32_t bits = static_cast<std::uint32_t>(b[0]) | (static_cast<std::uint32_t>(b[1]) << 8) |
+                                   (static_cast<std::uint32_t>(b[2]) << 16) | (static_cast<std::uint32_t>(b[3]) << 24);
+        std::memcpy(&buffer[i], &bits, 4);
+    }
+    if (get_u64(body.data() + 4 * m.size) != sum)
+        throw std::runtime_error(concat({w, ": '", path, "' is corrupt (checksum mismatch)"}));
+    if (const std::string bad = first_non_finite_in(buffer.data(), m.places); !bad.empty())
+        throw std::runtime_error(concat({w, ": '", path, "' holds ", bad, "; weights must be finite"}));
+    std::memcpy(params, buffer.data(), buffer.size() * sizeof(float));
+}
+
 } // namespace detail
 
 /// Writes the parameters of `Model` to `path` atomically: a unique temporary file beside it,
@@ -181,35 +304,7 @@ template <class Model>
 void
 save_weights(const std::string& path, const float* params)
 {
-    detail::require_finite_to_save<Model>("tpudsl::save_weights", path, params);
-    detail::replace_file("tpudsl::save_weights", path, [&](auto&& sink) {
-        unsigned char header[detail::weights_header_bytes];
-        std::memcpy(header, detail::weights_magic, sizeof detail::weights_magic);
-        detail::put_u64(header + 8, Model::param_count);
-        detail::put_u64(header + 16, Model::param_buffer_size);
-        detail::put_u64(header + 24, detail::layout_fingerprint<Model>());
-        sink(header, sizeof header);
-        std::uint64_t sum = detail::fnv1a_offset;
-        unsigned char chunk[4096];
-        std::size_t used = 0;
-        for (std::size_t i = 0; i < Model::param_buffer_size; ++i) {
-            std::uint32_t bits;
-            std::memcpy(&bits, params + i, 4);
-            unsigned char* b = chunk + used;
-            b[0] = static_cast<unsigned char>(bits);
-            b[1] = static_cast<unsigned char>(bits >> 8);
-            b[2] = static_cast<unsigned char>(bits >> 16);
-            b[3] = static_cast<unsigned char>(bits >> 24);
-            sum = detail::fnv1a(sum, b, 4);
-            used += 4;
-            if (used == sizeof chunk) {
-                sink(chunk, used);
-                used = 0;
-            }
-        }
-        detail::put_u64(chunk + used, sum);   // sizeof chunk is a multiple of 4 and > 8: room left
-        sink(chunk, used + detail::weights_trailer_bytes);
-    });
+    detail::save_weights_file(path, params, detail::weights_layout_of<Model>());
 }
 
 /// Reads parameters written by save_weights<Model> into `params` (left untouched on any error).
@@ -221,71 +316,7 @@ template <class Model>
 void
 load_weights(const std::string& path, float* params)
 {
-    constexpr std::string_view who = "tpudsl::load_weights";
-    const std::string w(who);
-    // O_NONBLOCK: opening a FIFO must not wait for a writer (it is refused just below)
-    detail::unique_fd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK));
-    if (!fd)
-        detail::throw_errno(errno, detail::concat({w, ": cannot open '", path, "'"}));
-    struct stat st {};
-    if (::fstat(fd.get(), &st) != 0)
-        detail::throw_errno(errno, detail::concat({w, ": cannot examine '", path, "'"}));
-    detail::require_regular(st.st_mode, who, path, "a weights file is a regular file");
-    const auto file_bytes = static_cast<std::uint64_t>(st.st_size);
-
-    auto read_exactly = [&](unsigned char* p, std::size_t n) {
-        const std::ptrdiff_t got = detail::read_full(fd.get(), p, n);
-        if (got < 0)
-            detail::throw_errno(errno, detail::concat({w, ": reading '", path, "' failed"}));
-        return static_cast<std::size_t>(got);
-    };
-
-    unsigned char header[detail::weights_header_bytes];
-    const std::size_t header_got = read_exactly(header, sizeof header);
-    if (header_got < sizeof detail::weights_magic ||
-        std::memcmp(header, detail::weights_magic, sizeof detail::weights_magic) != 0)
-        throw std::runtime_error(detail::concat({w, ": '", path, "' is not a tpudsl weights file (bad magic)"}));
-    if (header_got < sizeof header)
-        throw std::runtime_error(detail::concat({w, ": '", path, "' is truncated in its header"}));
-    const std::uint64_t count = detail::get_u64(header + 8), size = detail::get_u64(header + 16),
-                        fingerprint = detail::get_u64(header + 24);
-    if (count != Model::param_count || size != Model::param_buffer_size ||
-        fingerprint != detail::layout_fingerprint<Model>())
-        throw std::runtime_error(detail::concat({w, ": '", path, "' holds ", std::to_string(count),
-                                                 " parameters of another model layout; this model has ",
-                                                 std::to_string(Model::param_count)}));
-
-    // The header matches this model, so the body's size is known: read exactly that much (never a
-    // size taken from the file), then look for anything after it.
-    constexpr std::size_t body_bytes = 4 * Model::param_buffer_size + detail::weights_trailer_bytes;
-    std::vector<unsigned char> body(body_bytes + 1);
-    const std::size_t got = read_exactly(body.data(), body.size());
-    if (got < 4 * Model::param_buffer_size)
-        throw std::runtime_error(detail::concat({w, ": '", path, "' is truncated at float ", std::to_string(got / 4),
-                                                 " of ", std::to_string(Model::param_buffer_size)}));
-    if (got < body_bytes)
-        throw std::runtime_error(detail::concat({w, ": '", path, "' is truncated before its checksum"}));
-    if (got > body_bytes) {
-        const std::uint64_t expected = detail::weights_header_bytes + body_bytes;
-        throw std::runtime_error(detail::concat({w, ": '", path, "' has ",
-                                                 (file_bytes > expected ? std::to_string(file_bytes - expected) : std::string("some")),
-                                                 " bytes after its checksum; a weights file of this model is ",
-                                                 std::to_string(expected), " bytes"}));
-    }
-    std::uint64_t sum = detail::fnv1a_offset;
-    std::vector<float> buffer(Model::param_buffer_size);
-    for (std::size_t i = 0; i < buffer.size(); ++i) {
-        const unsigned char* b = body.data() + 4 * i;
-        sum = detail::fnv1a(sum, b, 4);
-        const std::uint32_t bits = static_cast<std::uint32_t>(b[0]) | (static_cast<std::uint32_t>(b[1]) << 8) |
-                                   (static_cast<std::uint32_t>(b[2]) << 16) | (static_cast<std::uint32_t>(b[3]) << 24);
-        std::memcpy(&buffer[i], &bits, 4);
-    }
-    if (detail::get_u64(body.data() + 4 * Model::param_buffer_size) != sum)
-        throw std::runtime_error(detail::concat({w, ": '", path, "' is corrupt (checksum mismatch)"}));
-    if (const std::string bad = detail::first_non_finite_weight<Model>(buffer.data()); !bad.empty())
-        throw std::runtime_error(detail::concat({w, ": '", path, "' holds ", bad, "; weights must be finite"}));
-    std::memcpy(params, buffer.data(), buffer.size() * sizeof(float));
+    detail::load_weights_file(path, params, detail::weights_layout_of<Model>());
 }
 
 } // namespace tpudsl
