@@ -273,7 +273,7 @@ window_runs_tile(const window_runs& g, std::size_t i0, std::size_t i1, const flo
     vfloat acc[T][V];
     tile_start<T, V, Last>(acc, t, load_c, n);
     for (std::size_t i = i0; i < i1; ++i) {
-        tile_steps<T, V, Last>(acc, g.run, t, b + i * g.run * ldb, ldb, n);
+        tile_steps<T, V, Last, false>(acc, g.run, t, b + i * g.run * ldb, ldb, n);
 #pragma GCC unroll 16
         for (std::size_t r = 0; r < T; ++r)
             t.a[r] += g.run_step;
@@ -372,7 +372,7 @@ rows_kernel_gradient(const float* x, const float* dz, float* dw, bool accumulate
                     tile_start<T, V, Last>(acc, out, accumulate || oh0 > 0, n);
                     for (std::size_t oh = oh0; oh < oh1; ++oh) {
                         const float* xrow = x + (oh * G.s_h + kh) * G.in_w * G.channels + i;
-                        tile_steps<T, V, Last>(acc, G.out_w,
+                        tile_steps<T, V, Last, false>(acc, G.out_w,
                                                       strided_rows{xrow, 1, G.s_w * G.channels, nullptr, 0},
                                                       dz + oh * G.out_w * F + col, F, n);
                     }
@@ -624,7 +624,7 @@ positions_tile(const float* dzt, std::size_t ld, std::size_t F, std::size_t taps
     const strided_rows into{wf, 1, C, out, NV * W};
     tile_start<C, NV, W>(acc, into, false);
     for (std::size_t q = 0; q < taps; ++q)
-        tile_steps<C, NV, W>(acc, F, strided_rows{wf + q * F * C, 1, C, out, NV * W}, dzt + q, ld);
+        tile_steps<C, NV, W, false>(acc, F, strided_rows{wf + q * F * C, 1, C, out, NV * W}, dzt + q, ld);
     tile_store<C, NV, W>(acc, into, false, epilogue{}, 0, false);
 }
 

@@ -24,10 +24,10 @@ struct gemm_micro_batch {
 namespace detail {
 
 /// A C tile (R rows from i, V vectors at col) of gemm_tn_micro_batches: one chain per element over every micro-batch's
-/// rows in order, from zero (from C when `load_c`), in registers. B's panels are read packed one after another (when
-/// `packed` is set: it holds each micro-batch's panel in turn, rows V W floats apart) or in place (rows n floats apart). C's rows
+/// rows in order, from zero (from C when `load_c`), in registers. B's panels are read packed one after another (`Packed`:
+/// `packed` holds each micro-batch's panel in turn, rows V W floats apart) or in place (rows n floats apart). C's rows
 /// are n floats apart. `real`: the tile's real rows (row_tiles).
-template <std::size_t R, std::size_t V, std::size_t Last, class Count>
+template <std::size_t R, std::size_t V, std::size_t Last, bool Packed, class Count>
 inline void
 micro_batches_tile(std::size_t i, Count real, std::size_t lda, const gemm_micro_batch* batches, std::size_t count,
                    const float* packed, std::size_t n, float* c, std::size_t col, bool load_c) noexcept
@@ -35,12 +35,15 @@ micro_batches_tile(std::size_t i, Count real, std::size_t lda, const gemm_micro_
     vfloat acc[R][V];
     const strided_rows out{nullptr, 0, 0, c, n};
     tile_start<R, V, Last>(acc, out, load_c, real);
-    const float* next = packed;   // the micro-batches' packed panels, one after another
+    const float* b = packed;
     for (std::size_t p = 0; p < count; ++p) {
         const gemm_micro_batch mb = batches[p];
-        const float* b = packed ? next : mb.b + col;
-        tile_steps<R, V, Last>(acc, mb.k, strided_rows{mb.a + i, 1, lda, nullptr, 0}, b, packed ? V * W : n, real);
-        next += packed ? mb.k * V * W : 0;
+        if constexpr (!Packed)
+            b = mb.b + col;
+        tile_steps<R, V, Last, Packed>(acc, mb.k, strided_rows{mb.a + i, 1, lda, nullptr, 0}, b, Packed ? V * W : n,
+                                       real);
+        if constexpr (Packed)
+            b += mb.k * V * W;
     }
     tile_store<R, V, Last>(acc, out, false, epilogue{}, col, false, real);
 }
@@ -56,19 +59,24 @@ micro_batches_panel(std::size_t m, std::size_t lda, const gemm_micro_batch* batc
                     std::size_t n, float* c, std::size_t col, bool load_c, bool pack) noexcept
 {
     constexpr std::size_t LD = V * W;
-    float* packed = nullptr;
     if (pack) {
-        packed = scratch_buffer(rows * LD, scratch::packed_b);
+        float* packed = scratch_buffer(rows * LD, scratch::packed_b);
         float* to = packed;
         for (std::size_t p = 0; p < count; ++p) {
             const gemm_micro_batch mb = batches[p];
             pack_panel<V>(mb.k, mb.b, n, col, to);
             to += mb.k * LD;
         }
+        row_tiles<MR, latency_rows<V>>(m, [&]<std::size_t R>(std::size_t i, auto real) {
+            micro_batches_tile<R, V, Last, true>(i, real, lda, batches, count, packed, n, c + i * n + col, col,
+                                                 load_c);
+        });
+    } else {
+        row_tiles<MR, latency_rows<V>>(m, [&]<std::size_t R>(std::size_t i, auto real) {
+            micro_batches_tile<R, V, Last, false>(i, real, lda, batches, count, nullptr, n, c + i * n + col, col,
+                                                  load_c);
+        });
     }
-    row_tiles<MR, latency_rows<V>>(m, [&]<std::size_t R>(std::size_t i, auto real) {
-        micro_batches_tile<R, V, Last>(i, real, lda, batches, count, packed, n, c + i * n + col, col, load_c);
-    });
 }
 
 /// gemm_tn_micro_batches for a wide C (tn_packs_both) and at least 48 rows: rows of C in blocks of mc, each
@@ -120,7 +128,7 @@ packed_micro_batches(std::size_t m, std::size_t lda, const gemm_micro_batch* bat
                 to += mb.k * V * W;
             }
             row_tiles<MR, latency_rows<V>>(block, [&]<std::size_t R>(std::size_t i, auto real) {
-                tile<R, V, Last>(real, rows, pa + i / MR * ps + i % MR, 1, MR, pb, V * W, cm + i * N + col, N,
+                tile<R, V, Last, true>(real, rows, pa + i / MR * ps + i % MR, 1, MR, pb, V * W, cm + i * N + col, N,
                                        load_c, true, epilogue{}, col);
             });
         };

@@ -26,15 +26,13 @@ column_panel(std::size_t M, std::size_t kc, std::size_t kc_max, const float* a, 
              const float* bk, std::size_t n, float* c, bool load_c, bool finish, const Epi& epi, std::size_t col,
              bool pack) noexcept
 {
-    const float* b = bk + col;
-    std::size_t ldb = n;
     if (pack) {
         float* packed = scratch_buffer(kc_max * V * W, scratch::packed_b);
         pack_panel<V>(kc, bk, n, col, packed);
-        b = packed;
-        ldb = V * W;
+        panel<MR, V, Last, padded_b<Last, true>>(M, kc, a, rs, cs, packed, V * W, c + col, n, load_c, finish, epi, col);
+    } else {
+        panel<MR, V, Last, false>(M, kc, a, rs, cs, bk + col, n, c + col, n, load_c, finish, epi, col);
     }
-    panel<MR, V, Last>(M, kc, a, rs, cs, b, ldb, c + col, n, load_c, finish, epi, col);
 }
 
 /// C(M,N) (+)= A . B with A(i, k) = a[i * rs + k * cs] and B (K, N) row-major.

@@ -49,7 +49,7 @@ total_rows(const gemm_rows* blocks, std::size_t count) noexcept
 
 /// Rows [0, m) of `rows` under one column panel of B, in tiles of MR rows (row_tiles), each tile's
 /// rows wherever they are: A from column k0, C from column col.
-template <std::size_t MR, std::size_t V, std::size_t Last, class Epi>
+template <std::size_t MR, std::size_t V, std::size_t Last, bool Padded, class Epi>
 inline void
 pointer_panel(const row_ref* rows, std::size_t m, std::size_t kc, std::size_t k0, const float* b, std::size_t ldb,
               bool load_c, bool finish, const Epi& epi, std::size_t col) noexcept
@@ -62,7 +62,7 @@ pointer_panel(const row_ref* rows, std::size_t m, std::size_t kc, std::size_t k0
             t.a[r] = row.a + k0;
             t.c[r] = row.c + col;
         }
-        tile_on<R, V, Last>(n, kc, t, b, ldb, load_c, finish, epi, col);
+        tile_on<R, V, Last, Padded>(n, kc, t, b, ldb, load_c, finish, epi, col);
     });
 }
 
@@ -95,15 +95,13 @@ blocked_rows(const gemm_rows* blocks, std::size_t count, std::size_t K, const fl
     auto column = [&]<std::size_t MR, std::size_t V, std::size_t Last>(std::size_t kc, std::size_t k0, bool load_c,
                                                                        bool finish, std::size_t col) {
         const float* bk = b + k0 * N;
-        const float* panel_b = bk + col;
-        std::size_t ldb = N;
         if (pack) {
             float* packed = scratch_buffer(P::kc * V * W, scratch::packed_b);
             pack_panel<V>(kc, bk, N, col, packed);
-            panel_b = packed;
-            ldb = V * W;
+            pointer_panel<MR, V, Last, padded_b<Last, true>>(rows, m, kc, k0, packed, V * W, load_c, finish, epi, col);
+        } else {
+            pointer_panel<MR, V, Last, false>(rows, m, kc, k0, bk + col, N, load_c, finish, epi, col);
         }
-        pointer_panel<MR, V, Last>(rows, m, kc, k0, panel_b, ldb, load_c, finish, epi, col);
     };
     for (std::size_t k0 = 0; k0 < K; k0 += P::kc) {
         const std::size_t kc = std::min(P::kc, K - k0);

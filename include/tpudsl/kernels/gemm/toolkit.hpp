@@ -142,11 +142,10 @@ tile_start(vfloat (&acc)[R][V], const Rows& rows, bool load_c, std::size_t n = R
 }
 
 /// kc steps of a tile's chains: acc(r, .) = fma(A(r, k), B's row k, acc(r, .)), A from `rows` (.at),
-/// B's rows ldb floats apart (N in place, V W packed). The last vector's `Last` lanes are read alone
-/// whether B is in place or packed (its padding is zeros either way): the chains are the same, and a
-/// program compiles one tile for both.
+/// B's rows ldb floats apart (N in place; V W when `Padded`: packed, its last vector padded with zeros
+/// and read whole, where a masked load would cost a step of the innermost loop).
 /// `n`: the tile's real rows; the rows from n on repeat row n - 1's chains (A is read only where it is).
-template <std::size_t R, std::size_t V, std::size_t Last, class Rows>
+template <std::size_t R, std::size_t V, std::size_t Last, bool Padded, class Rows>
 [[gnu::always_inline]] inline void
 tile_steps(vfloat (&acc)[R][V], std::size_t kc, const Rows& rows, const float* b, std::size_t ldb,
            std::size_t n = R) noexcept
@@ -155,7 +154,8 @@ tile_steps(vfloat (&acc)[R][V], std::size_t kc, const Rows& rows, const float* b
         vfloat bv[V];
 #pragma GCC unroll 4
         for (std::size_t v = 0; v < V; ++v)
-            bv[v] = v + 1 < V || Last == W ? vfloat::load(b + k * ldb + v * W) : vfloat::load_n(b + k * ldb + v * W, Last);
+            bv[v] = v + 1 < V || Last == W || Padded ? vfloat::load(b + k * ldb + v * W)
+                                                      : vfloat::load_n(b + k * ldb + v * W, Last);
 #pragma GCC unroll 16
         for (std::size_t r = 0; r < R; ++r) {
             const vfloat av = vfloat::broadcast(rows.at(Rows::repeats_rows || r < n ? r : n - 1, k));
@@ -192,28 +192,36 @@ tile_store(vfloat (&acc)[R][V], const Rows& rows, bool finish, const Epi& epi, s
         }
 }
 
+/// Whether a tile reads B's last vector whole (`Padded`: packed, padded with zeros) or only its `Last`
+/// lanes: the same code when the last vector is full, so such tiles take `false` and a program
+/// compiles one tile for B packed and B in place.
+template <std::size_t Last, bool Padded>
+inline constexpr bool padded_b = Padded && Last != W;
+
 /// C tile (R rows x V vectors, the last with `Last` lanes) over kc steps, its rows of A and C given by
-/// `rows` (strided_rows or pointer_rows), B's rows ldb floats apart (N in place, V W packed).
+/// `rows` (strided_rows or pointer_rows), B's rows ldb floats apart (N in place; V W, `Padded`, when
+/// packed).
 /// `load_c`: the chains go on from C; `finish`: this is the last block of K; `add_c`: the chains
 /// start from zero and C + chain is stored. `n`: the real rows, R but in row_tiles' remainder.
-template <std::size_t R, std::size_t V, std::size_t Last, class Epi, class Rows, class Count>
+template <std::size_t R, std::size_t V, std::size_t Last, bool Padded, class Epi, class Rows, class Count>
 inline void
 tile_on(Count n, std::size_t kc, const Rows& rows, const float* b, std::size_t ldb, bool load_c, bool finish,
         const Epi& epi, std::size_t col, bool add_c = false) noexcept
 {
     vfloat acc[R][V];
     tile_start<R, V, Last>(acc, rows, load_c, n);
-    tile_steps<R, V, Last>(acc, kc, rows, b, ldb, n);
+    tile_steps<R, V, Last, Padded>(acc, kc, rows, b, ldb, n);
     tile_store<R, V, Last>(acc, rows, finish, epi, col, add_c, n);
 }
 
 /// tile_on with A(i, k) = a[i rs + k cs] and C's rows ldc floats apart from c.
-template <std::size_t R, std::size_t V, std::size_t Last, class Epi, class Count>
+template <std::size_t R, std::size_t V, std::size_t Last, bool Padded, class Epi, class Count>
 inline void
 tile(Count n, std::size_t kc, const float* a, std::size_t rs, std::size_t cs, const float* b, std::size_t ldb,
      float* c, std::size_t ldc, bool load_c, bool finish, const Epi& epi, std::size_t col, bool add_c = false) noexcept
 {
-    tile_on<R, V, Last>(n, kc, strided_rows{a, rs, cs, c, ldc}, b, ldb, load_c, finish, epi, col, add_c);
+    tile_on<R, V, Last, padded_b<Last, Padded>>(n, kc, strided_rows{a, rs, cs, c, ldc}, b, ldb, load_c, finish, epi, col,
+                                                 add_c);
 }
 
 /// The fewest rows of a tile of V vectors whose chains (rows x V) keep both FMA pipes busy through the
@@ -258,13 +266,13 @@ row_tiles(std::size_t m, F&& f)
 }
 
 /// Rows [0, m) of one column panel, in tiles of MR rows (row_tiles); C's rows ldc floats apart.
-template <std::size_t MR, std::size_t V, std::size_t Last, class Epi>
+template <std::size_t MR, std::size_t V, std::size_t Last, bool Padded, class Epi>
 inline void
 panel(std::size_t m, std::size_t kc, const float* a, std::size_t rs, std::size_t cs, const float* b, std::size_t ldb,
       float* c, std::size_t ldc, bool load_c, bool finish, const Epi& epi, std::size_t col) noexcept
 {
     row_tiles<MR, latency_rows<V>>(m, [&]<std::size_t R>(std::size_t i, auto n) {
-        tile<R, V, Last>(n, kc, a + i * rs, rs, cs, b, ldb, c + i * ldc, ldc, load_c, finish, epi, col);
+        tile<R, V, Last, Padded>(n, kc, a + i * rs, rs, cs, b, ldb, c + i * ldc, ldc, load_c, finish, epi, col);
     });
 }
 
