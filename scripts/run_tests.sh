@@ -18,9 +18,13 @@ ctest --preset release -j "$(nproc)"
 tests/fuzz/run.sh 30
 
 cmake --preset portable -DTPUDSL_TSAN_TESTS=OFF -DTPUDSL_SANITIZED_TRAINING_TESTS=OFF -DTPUDSL_BUILD_BENCHMARKS=OFF \
-      -DTPUDSL_KERAS_TESTS=OFF   # real Keras once is enough (the release run's ctest -L keras)
+      -DTPUDSL_KERAS_TESTS=OFF \
+      -DTPUDSL_STATIC_TESTS=OFF -DTPUDSL_RESUME_TESTS=OFF   # real Keras, the static and the resume tests: see below
 cmake --build --preset portable -j "$(nproc)"
-# Not the kill-and-resume tests either: what they check (a backup's bytes, the data stream's position,
-# the relaunch) is the same code on every SIMD path, and at baseline SIMD they took over 4 minutes of
-# the run's 2 cores; the release run has them. Nor the converter's (Python, no SIMD path at all).
+# Real Keras once is enough (the release run's ctest -L keras). The static tests (static_asserts, each
+# header on its own) are not built: they check types, the same at every SIMD level, and the baseline
+# paths of the headers compile in every other program here. Nor the kill-and-resume tests: what they
+# check (a backup's bytes, the data stream's position, the relaunch) is the same code on every SIMD
+# path, and at baseline SIMD they took over 4 minutes of the run's 2 cores; the release run has them.
+# Nor the converter's (Python, no SIMD path at all), the compile-fail, package and docs tests.
 ctest --preset portable -j "$(nproc)" -LE "compile_fail|package|static|docs|resume|converter"

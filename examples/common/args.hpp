@@ -29,7 +29,7 @@ public:
 };
 
 /// The value of `flag` as a whole number in [lowest, highest], or a usage_error saying why not.
-inline std::uint64_t
+[[gnu::cold]] inline std::uint64_t
 parse_number(std::string_view flag, std::string_view value, std::uint64_t lowest, std::uint64_t highest,
              const std::string& usage)
 {
@@ -70,7 +70,7 @@ struct Args {
 };
 
 /// Parses the flags over the seed's defaults; --help prints the usage line and exits.
-inline Args
+[[gnu::cold]] inline Args
 parse_args(int argc, char** argv, Args defaults)
 {
     const std::string program = argc > 0 ? std::string(argv[0]).substr(std::string(argv[0]).find_last_of('/') + 1)

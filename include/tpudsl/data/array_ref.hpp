@@ -245,7 +245,7 @@ validation_data(const X& x, const Y& y)
 namespace detail {
 
 /// Refuses an array whose elements do not lie row-major and contiguous (array_ref::strides).
-inline void
+[[gnu::cold]] inline void
 check_layout(const array_ref& a, const std::string& name)
 {
     if (a.row_major())
@@ -345,7 +345,7 @@ check_inputs(const array_ref& x, const char* name, std::size_t vocab, bool value
 /// Checks labels: sparse ones as int32 class ids in [0, width), `positions` per sample (one per
 /// timestep of a (T, classes) output), dense ones as finite float rows of `width` (the values unless
 /// `values` is false); and as many as there are samples.
-inline void
+[[gnu::cold]] inline void
 check_labels(const array_ref& y, const char* name, std::size_t samples, bool sparse, std::size_t width,
              bool values = true, std::size_t positions = 1)
 {

@@ -34,7 +34,7 @@ default_directory()
 /// Reads one batch file; appends its images (channels-last) and labels to `split`. Refuses a file
 /// whose size is not a whole number of records, or a label above 9, naming the file and record, and
 /// a directory or device where the file should be; `split` is left as it was on any error.
-inline void
+[[gnu::cold]] inline void
 read_batch(const std::string& path, image_split& split)
 {
     const auto size = static_cast<std::size_t>(detail::regular_file_size(path));
@@ -77,7 +77,7 @@ read_batch(const std::string& path, image_split& split)
 
 /// `cifar10.load_data()`: 50,000 training images from data_batch_1..5.bin, 10,000 test images
 /// from test_batch.bin.
-inline image_dataset
+[[gnu::cold]] inline image_dataset
 load_data(const std::string& dir = default_directory())
 {
     const std::string how = "download the CIFAR-10 binary version (cifar-10-binary.tar.gz), unpack it, and point "

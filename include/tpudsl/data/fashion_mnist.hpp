@@ -130,7 +130,7 @@ default_directory()
 
 /// Reads train-images-idx3-ubyte(.gz), train-labels-idx1-ubyte(.gz), t10k-images-idx3-ubyte(.gz),
 /// t10k-labels-idx1-ubyte(.gz) from `dir`.
-inline image_dataset
+[[gnu::cold]] inline image_dataset
 load_data(const std::string& dir = default_directory())
 {
     return detail::load_idx_dataset("Fashion-MNIST", dir, "install the Debian package dataset-fashion-mnist, or point "
@@ -151,7 +151,7 @@ default_directory()
 }
 
 /// `mnist.load_data()` from the four IDX files (the same names as Fashion-MNIST's) in `dir`.
-inline image_dataset
+[[gnu::cold]] inline image_dataset
 load_data(const std::string& dir = default_directory())
 {
     return detail::load_idx_dataset("MNIST", dir, "download the four MNIST IDX files (train-images-idx3-ubyte.gz, ...) and point "

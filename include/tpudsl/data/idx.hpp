@@ -45,7 +45,7 @@ public:
 namespace detail {
 
 /// The size of the regular file at `path`, or an error saying what is there instead.
-inline std::uint64_t
+[[gnu::cold]] inline std::uint64_t
 regular_file_size(const std::string& path)
 {
     namespace fs = std::filesystem;
@@ -327,7 +327,7 @@ read_idx(const std::string& path, std::size_t rank)
 
 /// Returns the first of `names` that exists in `dir`, or throws missing_data_set saying where it
 /// looked and how to get the data.
-inline std::string
+[[gnu::cold]] inline std::string
 find_file(const std::string& dir, std::initializer_list<const char*> names, const std::string& how_to_get)
 {
     for (const char* n : names) {

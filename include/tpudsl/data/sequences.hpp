@@ -149,7 +149,7 @@ default_directory()
 }
 
 /// `reuters.load_data()`: reuters_train.txt and reuters_test.txt from `dir`.
-inline sequence_dataset
+[[gnu::cold]] inline sequence_dataset
 load_data(const std::string& dir = default_directory())
 {
     const std::string how = "export it with tools/export_keras_dataset.py reuters DIR (needs Keras) and point "

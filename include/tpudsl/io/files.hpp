@@ -187,7 +187,7 @@ struct save_target {
     std::optional<mode_t> mode;
 };
 
-[[nodiscard]] inline save_target
+[[gnu::cold]] [[nodiscard]] inline save_target
 resolve_save_target(std::string_view who, const std::string& path, bool missing_parts_ok)
 {
     const std::string w(who);
@@ -213,7 +213,7 @@ resolve_save_target(std::string_view who, const std::string& path, bool missing_
 }
 
 /// replace_file's work, one function for every caller: `fill(context, sink)` writes the content.
-inline void
+[[gnu::cold]] inline void
 replace_file_with(std::string_view who, const std::string& path, void (*fill)(void*, const file_sink&), void* context)
 {
     namespace fs = std::filesystem;
@@ -288,7 +288,7 @@ replace_file(std::string_view who, const std::string& path, Fill&& fill)
 /// no other writer uses and without ".tmp.", so that nothing takes it for a save under way) and removed.
 /// Throws std::system_error with the system's reason: "<who>: cannot write into the directory '<dir>'
 /// (<purpose>)" (no such directory, not a directory, read-only, no permission, no inodes left).
-inline void
+[[gnu::cold]] inline void
 require_writable_directory(std::string_view who, const std::string& dir, std::string_view purpose)
 {
     const std::string where = dir.empty() ? std::string(".") : dir;
@@ -315,7 +315,7 @@ require_writable_directory(std::string_view who, const std::string& dir, std::st
 /// saved fails before it starts rather than after: a path that is not empty, a target that is a
 /// regular file if it exists (a symbolic link to one is followed, as replace_file follows it), and a
 /// directory it can write a file into (require_writable_directory). Throws as replace_file does.
-inline void
+[[gnu::cold]] inline void
 require_replaceable(std::string_view who, const std::string& path, std::string_view purpose)
 {
     namespace fs = std::filesystem;

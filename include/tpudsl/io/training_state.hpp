@@ -101,7 +101,7 @@ struct state_layout {
 /// Writes `s` and the buffers (`layout.param_floats` parameters, `slot_floats` slot floats) to `path`
 /// atomically; std::system_error with the system's reason when a step fails (nothing is left behind,
 /// a previous file stays as it was). Not a template: one function for every model.
-inline void
+[[gnu::cold]] inline void
 write_training_state(const std::string& path, const training_state& s, state_layout layout, const float* params,
                      const float* slots, std::size_t slot_floats)
 {
@@ -161,7 +161,7 @@ write_training_state(const std::string& path, const training_state& s, state_lay
 /// Reads a state written by write_training_state for `layout`; std::runtime_error naming the file and
 /// what is wrong for a file that is not one, is truncated or corrupt, or belongs to another model
 /// layout; std::system_error with the system's reason when it cannot be opened or read.
-[[nodiscard]] inline training_state
+[[gnu::cold]] [[nodiscard]] inline training_state
 read_training_state(const std::string& path, state_layout layout, std::size_t max_slot_floats)
 {
     const std::string who = concat({"tpudsl::BackupAndRestore: the backup '", path, "'"});

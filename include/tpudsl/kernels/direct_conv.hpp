@@ -106,22 +106,27 @@ patch_products(const float* const (&base)[R], const float* w, std::size_t col, v
     }
 }
 
-/// Z rows [p0, p0 + R), V vectors at column `col`: act(sum_k x(window, k) W(k, .) + b), the patch
-/// unrolled with compile-time offsets.
+/// Z rows [p0, p0 + n), n <= R, V vectors at column `col`: act(sum_k x(window, k) W(k, .) + b), the
+/// patch unrolled with compile-time offsets. A short tile (the positions left after the last full
+/// one) repeats its last real row's chains in the others and stores only the real rows: the same
+/// bits, and one instance for the full tiles and the last.
 template <window_geometry G, std::size_t F, std::size_t R, std::size_t V, std::size_t Last, class Epi>
 inline void
-forward_tile(const float* x, std::size_t p0, const float* w, float* z, const Epi& epi, std::size_t col) noexcept
+forward_tile(const float* x, std::size_t p0, const float* w, float* z, const Epi& epi, std::size_t col,
+             std::size_t n = R) noexcept
 {
     const float* base[R];
 #pragma GCC unroll 16
     for (std::size_t r = 0; r < R; ++r)
-        base[r] = x + window_start<G>(p0 + r);
+        base[r] = x + window_start<G>(p0 + (r < n ? r : n - 1));
     vfloat acc[R][V];
     patch_products<G, F, R, V, Last>(base, w, col, acc);
 #pragma GCC unroll 16
     for (std::size_t r = 0; r < R; ++r)
 #pragma GCC unroll 4
         for (std::size_t v = 0; v < V; ++v) {
+            if (r >= n)   // in the loop's body: bounds in the loop's test would keep it from unrolling
+                continue;
             const std::size_t lanes = v + 1 < V ? W : Last;
             epi.apply(acc[r][v], col + v * W, lanes);
             float* out = z + (p0 + r) * F + col + v * W;
@@ -371,7 +376,7 @@ rows_kernel_gradient(const float* x, const float* dz, float* dw, bool accumulate
                                                       strided_rows{xrow, 1, G.s_w * G.channels, nullptr, 0},
                                                       dz + oh * G.out_w * F + col, F, n);
                     }
-                    tile_store<T, V, Last>(acc, out, false, plain{}, col, false, n);
+                    tile_store<T, V, Last>(acc, out, false, epilogue{}, col, false, n);
                 });
             });
     }
@@ -387,8 +392,7 @@ conv_forward_in_place(const float* x, const float* w, const float* b, float* z) 
 {
     constexpr conv_path path = conv_path_for<G>;
     static_assert(path != conv_path::im2col, "conv_forward_in_place: this geometry needs im2col");
-    using Epi = detail::bias_epilogue_for<Act>;
-    const Epi epi{b};
+    const detail::epilogue epi = detail::bias_epilogue_for<Act>(b);
     if constexpr (path == conv_path::strided) {
         detail::blocked<F>(G.out_w, G.patch(), x, G.s_w * G.channels, 1, w, z, false, epi);
     } else if constexpr (path == conv_path::rows) {   // window rows of k_w C floats, in_w C apart
@@ -417,7 +421,7 @@ conv_forward_in_place(const float* x, const float* w, const float* b, float* z) 
             for (; p + mr <= positions; p += mr)
                 detail::forward_tile<G, F, mr, V, Last>(x, p, w, z, epi, col);
             if constexpr (positions % mr != 0)
-                detail::forward_tile<G, F, positions % mr, V, Last>(x, p, w, z, epi, col);
+                detail::forward_tile<G, F, mr, V, Last>(x, p, w, z, epi, col, positions % mr);
         });
     }
 }
@@ -438,8 +442,7 @@ inline void
 conv_pool_forward_in_place(const float* x, const float* w, const float* b, float* y, float* argmax) noexcept
 {
     static_assert(pools_in_tiles<G, PG, F>, "conv_pool_forward_in_place: these windows do not tile in registers");
-    using Epi = detail::bias_epilogue_for<Act>;
-    const Epi epi{b};
+    const detail::epilogue epi = detail::bias_epilogue_for<Act>(b);
     constexpr std::size_t W = detail::W, vectors = (F + W - 1) / W;
     constexpr std::size_t nv = std::min(vectors, detail::pool_panel_vectors<PG.k_h * PG.k_w>);
     constexpr std::size_t panels = vectors / nv, rest = vectors % nv, last_lanes = F - (vectors - 1) * W;
@@ -622,7 +625,7 @@ positions_tile(const float* dzt, std::size_t ld, std::size_t F, std::size_t taps
     tile_start<C, NV, W>(acc, into, false);
     for (std::size_t q = 0; q < taps; ++q)
         tile_steps<C, NV, W, false>(acc, F, strided_rows{wf + q * F * C, 1, C, out, NV * W}, dzt + q, ld);
-    tile_store<C, NV, W>(acc, into, false, plain{}, 0, false);
+    tile_store<C, NV, W>(acc, into, false, epilogue{}, 0, false);
 }
 
 /// dX (in_w, C) of a 1-D convolution by positions (input_gradient_by_positions): dZ^T in the scratch
@@ -694,7 +697,7 @@ conv_input_gradient_in_place(const float* dzp, const float* wf, float* dx) noexc
         detail::conv_input_gradient_by_positions<G, F>(dzp, wf, dx);
     } else if constexpr (G.in_h > 1 && detail::runs_read_in_place<C>) {
         constexpr detail::window_runs runs{G.in_w, FW * F, F, R, FW * F, G.k_h};
-        detail::window_runs_gemm<C>(runs, G.in_h * G.in_w, at, wf, dx, detail::plain{});
+        detail::window_runs_gemm<C>(runs, G.in_h * G.in_w, at, wf, dx, detail::epilogue{});
     } else {   // output row h: one strided GEMM per window row i, added up
         for (std::size_t h = 0; h < G.in_h; ++h)
             for (std::size_t i = 0; i < G.k_h; ++i)

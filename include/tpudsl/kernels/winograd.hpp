@@ -275,47 +275,61 @@ transform_2d(const Load& load, const Fn& f, const Put& put) noexcept
     }
 }
 
+/// What the transforms of a Winograd pass read of its geometry, as run-time values: they are compiled
+/// once per tile side m, and the layers of a program that share m share them (a tile's transform does
+/// a^2 vector loads and stores per vector of channels; its bounds cost nothing beside them).
+struct winograd_shape {
+    std::size_t in_h, in_w, channels, filters, pad_top, pad_left, out_h, out_w, tiles_w, block;
+};
+
+template <window_geometry G, std::size_t F>
+inline constexpr winograd_shape winograd_shape_of{G.in_h,    G.in_w,     G.channels,
+                                                  F,         G.pad_top,  G.pad_left,
+                                                  G.out_h,   G.out_w,    winograd_plan<G, F>::tiles_w,
+                                                  winograd_plan<G, F>::block};
+
 /// Where the a x a input window of tile t lies: pointers into one sample x (in_h, in_w, C), or to
 /// `outside` (C floats: zeros to read, a sink to write) where the window passes the input's edge.
-template <window_geometry G, std::size_t M, class T>
+template <std::size_t M, class T>
 inline void
-tile_window(std::size_t t, std::size_t tiles_w, T* x, T* outside, T* (&at)[M + 2][M + 2]) noexcept
+tile_window(const winograd_shape& g, std::size_t t, T* x, T* outside, T* (&at)[M + 2][M + 2]) noexcept
 {
-    const std::size_t h0 = M * (t / tiles_w), w0 = M * (t % tiles_w);   // in padded coordinates
+    const std::size_t h0 = M * (t / g.tiles_w), w0 = M * (t % g.tiles_w);   // in padded coordinates
 #pragma GCC unroll 6
     for (std::size_t i = 0; i < M + 2; ++i)
 #pragma GCC unroll 6
         for (std::size_t j = 0; j < M + 2; ++j) {
             const std::size_t h = h0 + i, w = w0 + j;
-            const bool inside = h >= G.pad_top && h - G.pad_top < G.in_h && w >= G.pad_left && w - G.pad_left < G.in_w;
-            at[i][j] = inside ? x + ((h - G.pad_top) * G.in_w + (w - G.pad_left)) * G.channels : outside;
+            const bool inside = h >= g.pad_top && h - g.pad_top < g.in_h && w >= g.pad_left && w - g.pad_left < g.in_w;
+            at[i][j] = inside ? x + ((h - g.pad_top) * g.in_w + (w - g.pad_left)) * g.channels : outside;
         }
 }
 
 /// Where the m x m outputs of tile t lie in one sample z (out_h, out_w, F), or `outside` past its edge.
-template <window_geometry G, std::size_t F, std::size_t M, class T>
+template <std::size_t M, class T>
 inline void
-tile_outputs(std::size_t t, std::size_t tiles_w, T* z, T* outside, T* (&at)[M][M]) noexcept
+tile_outputs(const winograd_shape& g, std::size_t t, T* z, T* outside, T* (&at)[M][M]) noexcept
 {
-    const std::size_t h0 = M * (t / tiles_w), w0 = M * (t % tiles_w);
+    const std::size_t h0 = M * (t / g.tiles_w), w0 = M * (t % g.tiles_w);
 #pragma GCC unroll 4
     for (std::size_t i = 0; i < M; ++i)
 #pragma GCC unroll 4
         for (std::size_t j = 0; j < M; ++j)
-            at[i][j] = h0 + i < G.out_h && w0 + j < G.out_w ? z + ((h0 + i) * G.out_w + w0 + j) * F : outside;
+            at[i][j] = h0 + i < g.out_h && w0 + j < g.out_w ? z + ((h0 + i) * g.out_w + w0 + j) * g.filters : outside;
 }
 
 /// V (a^2, block, C) for tiles [t0, t0 + count) of one sample: B^T d B of each window, C/W vectors at a time.
-template <window_geometry G, std::size_t F>
+template <std::size_t M>
 inline void
-winograd_input_transform(const float* x, std::size_t t0, std::size_t count, float* v, const float* zeros) noexcept
+winograd_input_transform(const winograd_shape& g, const float* x, std::size_t t0, std::size_t count, float* v,
+                         const float* zeros) noexcept
 {
-    using WP = winograd_plan<G, F>;
-    using T = winograd_transforms<WP::m>;
-    constexpr std::size_t C = G.channels, stride = WP::block * C, a = WP::a;
+    using T = winograd_transforms<M>;
+    constexpr std::size_t a = M + 2;
+    const std::size_t C = g.channels, stride = g.block * C;
     for (std::size_t n = 0; n < count; ++n) {
         const float* at[a][a];
-        tile_window<G, WP::m>(t0 + n, WP::tiles_w, x, zeros, at);
+        tile_window<M>(g, t0 + n, x, zeros, at);
         float* out = v + n * C;
         for (std::size_t c = 0; c < C; c += W)
             transform_2d<a, a>(
@@ -326,17 +340,17 @@ winograd_input_transform(const float* x, std::size_t t0, std::size_t count, floa
 }
 
 /// One sample's outputs of tiles [t0, t0 + count): epi(A^T M A) from M (a^2, block, F).
-template <window_geometry G, std::size_t F, class Epi>
+template <std::size_t M>
 inline void
-winograd_output_transform(const float* m, std::size_t t0, std::size_t count, float* z, float* sink,
-                          const Epi& epi) noexcept
+winograd_output_transform(const winograd_shape& g, const float* m, std::size_t t0, std::size_t count, float* z,
+                          float* sink, const epilogue& epi) noexcept
 {
-    using WP = winograd_plan<G, F>;
-    using T = winograd_transforms<WP::m>;
-    constexpr std::size_t stride = WP::block * F, a = WP::a, r = WP::m;
+    using T = winograd_transforms<M>;
+    constexpr std::size_t a = M + 2, r = M;
+    const std::size_t F = g.filters, stride = g.block * F;
     for (std::size_t n = 0; n < count; ++n) {
         float* at[r][r];
-        tile_outputs<G, F, r>(t0 + n, WP::tiles_w, z, sink, at);
+        tile_outputs<r>(g, t0 + n, z, sink, at);
         const float* in = m + n * F;
         for (std::size_t f = 0; f < F; f += W)
             transform_2d<a, r>(
@@ -352,20 +366,20 @@ winograd_output_transform(const float* m, std::size_t t0, std::size_t count, flo
 /// dM (a^2, block, F) = A dY A^T for tiles [t0, t0 + count) of one sample's output gradient dz.
 /// Where z (the layer's output) is not null, dY is Relu's: dz where z > 0, else 0; where db is not
 /// null, the tiles' dY are added into it (F: the bias gradient).
-template <window_geometry G, std::size_t F>
+template <std::size_t M>
 inline void
-winograd_gradient_transform(const float* dz, const float* z, float* db, std::size_t t0, std::size_t count, float* dm,
-                            const float* zeros) noexcept
+winograd_gradient_transform(const winograd_shape& g, const float* dz, const float* z, float* db, std::size_t t0,
+                            std::size_t count, float* dm, const float* zeros) noexcept
 {
-    using WP = winograd_plan<G, F>;
-    using T = winograd_transforms<WP::m>;
-    constexpr std::size_t stride = WP::block * F, a = WP::a, r = WP::m;
+    using T = winograd_transforms<M>;
+    constexpr std::size_t a = M + 2, r = M;
+    const std::size_t F = g.filters, stride = g.block * F;
     const vfloat zero = vfloat::broadcast(0.0f);
     for (std::size_t n = 0; n < count; ++n) {
         const float *at[r][r], *zat[r][r];
-        tile_outputs<G, F, r>(t0 + n, WP::tiles_w, dz, zeros, at);
+        tile_outputs<r>(g, t0 + n, dz, zeros, at);
         if (z)
-            tile_outputs<G, F, r>(t0 + n, WP::tiles_w, z, zeros, zat);
+            tile_outputs<r>(g, t0 + n, z, zeros, zat);
         float* out = dm + n * F;
         for (std::size_t f = 0; f < F; f += W) {
             vfloat dy[r][r];
@@ -394,16 +408,17 @@ winograd_gradient_transform(const float* dz, const float* z, float* db, std::siz
 
 /// dX += B dV B^T over the windows of tiles [t0, t0 + count) of one sample, dV (a^2, block, C); what
 /// falls in the padding goes to the sink.
-template <window_geometry G, std::size_t F>
+template <std::size_t M>
 inline void
-winograd_input_gradient_transform(const float* dv, std::size_t t0, std::size_t count, float* dx, float* sink) noexcept
+winograd_input_gradient_transform(const winograd_shape& g, const float* dv, std::size_t t0, std::size_t count,
+                                  float* dx, float* sink) noexcept
 {
-    using WP = winograd_plan<G, F>;
-    using T = winograd_transforms<WP::m>;
-    constexpr std::size_t C = G.channels, stride = WP::block * C, a = WP::a;
+    using T = winograd_transforms<M>;
+    constexpr std::size_t a = M + 2;
+    const std::size_t C = g.channels, stride = g.block * C;
     for (std::size_t n = 0; n < count; ++n) {
         float* at[a][a];
-        tile_window<G, WP::m>(t0 + n, WP::tiles_w, dx, sink, at);
+        tile_window<M>(g, t0 + n, dx, sink, at);
         const float* in = dv + n * C;
         for (std::size_t c = 0; c < C; c += W)
             transform_2d<a, a>(
@@ -483,13 +498,14 @@ winograd_forward(const float* x, float* ws, float* z, const Epi& epi) noexcept
 {
     using WP = winograd_plan<G, F>;
     constexpr std::size_t C = G.channels;
+    constexpr const detail::winograd_shape& g = detail::winograd_shape_of<G, F>;
     for (std::size_t t0 = 0; t0 < WP::tiles; t0 += WP::block) {
         const std::size_t count = std::min(WP::block, WP::tiles - t0);
-        detail::winograd_input_transform<G, F>(x, t0, count, ws + WP::v_at, ws + WP::zeros_at);
+        detail::winograd_input_transform<WP::m>(g, x, t0, count, ws + WP::v_at, ws + WP::zeros_at);
         for (std::size_t e = 0; e < WP::points; ++e)   // M_e (count, F) = V_e (count, C) . U_e (C, F)
             detail::blocked<F>(count, C, ws + WP::v_at + e * WP::block * C, C, 1, ws + WP::u_at + e * C * F,
                                ws + WP::m_at + e * WP::block * F, false);
-        detail::winograd_output_transform<G, F>(ws + WP::m_at, t0, count, z, ws + WP::sink_at, epi);
+        detail::winograd_output_transform<WP::m>(g, ws + WP::m_at, t0, count, z, ws + WP::sink_at, epi);
     }
 }
 
@@ -506,12 +522,13 @@ winograd_backward(const float* x, const float* dz, float* ws, float* dx, bool fi
 {
     using WP = winograd_plan<G, F>;
     constexpr std::size_t C = G.channels;
+    constexpr const detail::winograd_shape& g = detail::winograd_shape_of<G, F>;
     if (dx)
         std::fill_n(dx, G.in_size(), 0.0f);
     for (std::size_t t0 = 0; t0 < WP::tiles; t0 += WP::block) {
         const std::size_t count = std::min(WP::block, WP::tiles - t0);
-        detail::winograd_input_transform<G, F>(x, t0, count, ws + WP::v_at, ws + WP::zeros_at);
-        detail::winograd_gradient_transform<G, F>(dz, z, db, t0, count, ws + WP::m_at, ws + WP::zeros_at);
+        detail::winograd_input_transform<WP::m>(g, x, t0, count, ws + WP::v_at, ws + WP::zeros_at);
+        detail::winograd_gradient_transform<WP::m>(g, dz, z, db, t0, count, ws + WP::m_at, ws + WP::zeros_at);
         for (std::size_t e = 0; e < WP::points; ++e)   // dU_e (C, F) (+)= V_e^T (C, count) . dM_e (count, F)
             detail::blocked<F>(C, count, ws + WP::v_at + e * WP::block * C, 1, C, ws + WP::m_at + e * WP::block * F,
                                ws + WP::du_at + e * C * F, !first || t0 > 0);
@@ -520,7 +537,7 @@ winograd_backward(const float* x, const float* dz, float* ws, float* dx, bool fi
         for (std::size_t e = 0; e < WP::points; ++e)   // dV_e (count, C) = dM_e (count, F) . U_e^T (F, C)
             detail::blocked<C>(count, F, ws + WP::m_at + e * WP::block * F, F, 1, ws + WP::u_at + e * F * C,
                                ws + WP::dv_at + e * WP::block * C, false);
-        detail::winograd_input_gradient_transform<G, F>(ws + WP::dv_at, t0, count, dx, ws + WP::sink_at);
+        detail::winograd_input_gradient_transform<WP::m>(g, ws + WP::dv_at, t0, count, dx, ws + WP::sink_at);
     }
 }
 

@@ -48,6 +48,19 @@ wrapped_base_name() noexcept
         return {};
 }
 
+/// Keras' auto-name of a layer from its class's base name and the layers of that name before it:
+/// ("conv1d", 0) -> "conv1d", ("conv1d", 1) -> "conv1d_1".
+[[nodiscard]] inline std::string
+auto_layer_name(std::string_view base_name, std::size_t same_name_count)
+{
+    std::string name{base_name};
+    if (same_name_count > 0) {
+        name += '_';
+        name += std::to_string(same_name_count);
+    }
+    return name;
+}
+
 template <class Layers>
 struct layer_totals;
 template <class... B>
@@ -129,16 +142,17 @@ public:
     layer_name()
     {
         static_assert(I < sizeof...(Layers), "tpudsl::Sequential::layer_name<I>: I is past the last layer");
+        return detail::auto_layer_name(base_names_[I], same_name_count<I>);
+    }
+
+    /// The layers before the I-th that Keras counts in its auto-name's class: 1 for `conv1d_1`.
+    template <std::size_t I>
+    static constexpr std::size_t same_name_count = [] {
         std::size_t same = 0;
         for (std::size_t j = 0; j < I; ++j)
             same += (base_names_[j] == base_names_[I]) + (wrapped_names_[j] == base_names_[I]);
-        std::string name{base_names_[I]};
-        if (same > 0) {
-            name += '_';
-            name += std::to_string(same);
-        }
-        return name;
-    }
+        return same;
+    }();
 };
 
 } // namespace tpudsl

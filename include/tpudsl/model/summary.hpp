@@ -48,15 +48,29 @@ with_thousands(std::size_t n)
     return out;
 }
 
-/// One row of the summary table: what `summary<Model>` knows of a layer from its type.
+/// One row of the summary table: what `summary<Model>` knows of a layer from its type, constants only.
 struct summary_layer {
-    std::string name;           // "lstm (LSTM)"
-    std::string output_shape;   // "(None, 64)"
+    std::string_view base_name;                 // "lstm", Keras' auto-name of the layer's class
+    std::size_t same_name_count;                // the layers of that name before it: "lstm_1" for 1
+    std::string_view class_name;                // "LSTM"
+    std::span<const std::size_t> output_dims;   // {64}, printed "(None, 64)"
     std::size_t params;
 };
 
+/// A row's name and output shape as Keras prints them: "lstm_1 (LSTM)", "(None, 64)".
+[[gnu::cold]] inline std::array<std::string, 2>
+summary_texts(const summary_layer& layer)
+{
+    std::string name = auto_layer_name(layer.base_name, layer.same_name_count);
+    name += concat({" (", layer.class_name, ")"});
+    std::string shape = "(None";
+    for (const std::size_t d : layer.output_dims)
+        shape += concat({", ", std::to_string(d)});
+    return {std::move(name), shape + ")"};
+}
+
 /// The table, one function for every model: `summary<Model>` gathers the rows and the counts.
-inline void
+[[gnu::cold]] inline void
 print_summary(std::ostream& os, std::string_view model_name, std::span<const summary_layer> layers, std::size_t total,
               std::size_t trainable, std::size_t non_trainable)
 {
@@ -67,9 +81,11 @@ print_summary(std::ostream& os, std::string_view model_name, std::span<const sum
 
     os << "Model: \"" << model_name << "\"\n" << rule_thin << '\n';
     os << summary_row({"Layer (type)", "Output Shape", "Param #"}, ends) << '\n' << rule_thick << '\n';
-    for (std::size_t i = 0; i < layers.size(); ++i)
-        os << summary_row({layers[i].name, layers[i].output_shape, std::to_string(layers[i].params)}, ends) << '\n'
+    for (std::size_t i = 0; i < layers.size(); ++i) {
+        auto [name, shape] = summary_texts(layers[i]);
+        os << summary_row({std::move(name), std::move(shape), std::to_string(layers[i].params)}, ends) << '\n'
            << (i + 1 == layers.size() ? rule_thick : rule_thin) << '\n';
+    }
     os << "Total params: " << with_thousands(total) << '\n';
     os << "Trainable params: " << with_thousands(trainable) << '\n';
     os << "Non-trainable params: " << with_thousands(non_trainable) << '\n';
@@ -85,10 +101,12 @@ template <class Model>
 void
 summary(std::ostream& os = std::cout, std::string_view model_name = "sequential")
 {
-    const auto layers = []<std::size_t... I>(std::index_sequence<I...>) {
+    // Constants of the type: the text is made by print_summary, one function for every model.
+    static constexpr auto layers = []<std::size_t... I>(std::index_sequence<I...>) {
         return std::array<detail::summary_layer, Model::layer_count>{detail::summary_layer{
-            detail::concat({Model::template layer_name<I>(), " (", Model::template layer<I>::spec::class_name, ")"}),
-            Model::template layer<I>::output_shape::keras_string(), Model::template layer<I>::param_count}...};
+            Model::template layer<I>::spec::base_name, Model::template same_name_count<I>,
+            Model::template layer<I>::spec::class_name, Model::template layer<I>::output_shape::dims,
+            Model::template layer<I>::param_count}...};
     }(std::make_index_sequence<Model::layer_count>{});
     detail::print_summary(os, model_name, layers, Model::param_count, Model::trainable_param_count,
                           Model::non_trainable_param_count);

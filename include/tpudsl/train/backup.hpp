@@ -52,7 +52,7 @@ public:
     /// Takes the lock on the file at `path` (created if missing), or throws: std::runtime_error saying
     /// `busy` when another holds it, std::system_error when the file cannot be made. A file system
     /// without flock (ENOLCK, EOPNOTSUPP) gives no lock, as it never did, and no error.
-    void
+    [[gnu::cold]] void
     acquire(const std::string& path, std::string_view who, const std::string& busy)
     {
         if (held())
@@ -157,7 +157,7 @@ public:
     /// Creates the directory, checks that a backup can be written there, locks it (a second fit on
     /// the same directory is refused while this one runs), removes temporaries that killed writers left
     /// there, and restores the backup when there is one.
-    void
+    [[gnu::cold]] void
     on_train_begin(TrainingControl& control) override
     {
         namespace fs = std::filesystem;
@@ -226,7 +226,7 @@ public:
 private:
     /// Removes `backup.tpudsl.tmp.<pid>.<n>` files of processes that no longer run (killed while they
     /// wrote a backup); a live writer's temporary is left alone.
-    void
+    [[gnu::cold]] void
     remove_stale_temporaries() const
     {
         namespace fs = std::filesystem;

@@ -29,7 +29,7 @@ next_weights_version() noexcept
 
 /// Refuses a batch of `batch` samples whose buffers would take `bytes` (`per_sample` of them for each
 /// sample) when that is more than the machine's memory, before any of them is allocated.
-inline void
+[[gnu::cold]] inline void
 check_batch_memory(std::size_t batch, long double per_sample, long double bytes)
 {
     const long pages = ::sysconf(_SC_PHYS_PAGES), page = ::sysconf(_SC_PAGE_SIZE);

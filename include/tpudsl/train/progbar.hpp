@@ -59,7 +59,7 @@ append_step_time(std::string& s, double seconds_per_step)
 
 /// The text of one verbose-1 progress line (without the line ending), given the times. A target of
 /// 0 is unknown (a dataset's first pass): Keras prints `    281/Unknown - 6s 20ms/step - ...`.
-inline std::string
+[[gnu::cold]] inline std::string
 progbar_line(std::size_t current, std::size_t target, double elapsed, double seconds_per_step, const Logs& values)
 {
     std::string s;

@@ -39,7 +39,7 @@ struct resume_point {
 struct resume_access {
     /// The state of model `m`'s fit in progress, written to `path` atomically.
     template <class M>
-    static void
+    [[gnu::cold]] static void
     save(const M& m, const std::string& path)
     {
         if (!m.in_fit_)
@@ -70,7 +70,7 @@ struct resume_access {
     /// Takes everything from a state that save wrote, after checking that it belongs to this model
     /// and this fit; the model is left as it was when it does not. The fit goes on from its position.
     template <class M>
-    static void
+    [[gnu::cold]] static void
     restore(M& m, const std::string& path)
     {
         using Seq = typename M::sequential;

@@ -45,7 +45,7 @@ micro_batches_tile(std::size_t i, Count real, std::size_t lda, const gemm_micro_
         if constexpr (Packed)
             b += mb.k * V * W;
     }
-    tile_store<R, V, Last>(acc, out, false, plain{}, col, false, real);
+    tile_store<R, V, Last>(acc, out, false, epilogue{}, col, false, real);
 }
 
 /// Rows [0, m) of one column panel of gemm_tn_micro_batches' C (micro_batches_tile), `rows` the micro-batches' rows in all. Each
@@ -129,7 +129,7 @@ packed_micro_batches(std::size_t m, std::size_t lda, const gemm_micro_batch* bat
             }
             row_tiles<MR, latency_rows<V>>(block, [&]<std::size_t R>(std::size_t i, auto real) {
                 tile<R, V, Last, true>(real, rows, pa + i / MR * ps + i % MR, 1, MR, pb, V * W, cm + i * N + col, N,
-                                       load_c, true, plain{}, col);
+                                       load_c, true, epilogue{}, col);
             });
         };
         for_each_panel<N>(panel);

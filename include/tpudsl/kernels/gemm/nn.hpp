@@ -29,7 +29,7 @@ column_panel(std::size_t M, std::size_t kc, std::size_t kc_max, const float* a, 
     if (pack) {
         float* packed = scratch_buffer(kc_max * V * W, scratch::packed_b);
         pack_panel<V>(kc, bk, n, col, packed);
-        panel<MR, V, Last, true>(M, kc, a, rs, cs, packed, V * W, c + col, n, load_c, finish, epi, col);
+        panel<MR, V, Last, padded_b<Last, true>>(M, kc, a, rs, cs, packed, V * W, c + col, n, load_c, finish, epi, col);
     } else {
         panel<MR, V, Last, false>(M, kc, a, rs, cs, bk + col, n, c + col, n, load_c, finish, epi, col);
     }
@@ -56,7 +56,7 @@ blocked_scratch(std::size_t M) noexcept
                                                  : scratch_sizes{};
 }
 
-template <std::size_t N, class Epi = plain>
+template <std::size_t N, class Epi = epilogue>
 inline void
 blocked(std::size_t M, std::size_t K, const float* a, std::size_t rs, std::size_t cs, const float* b, float* c,
         bool accumulate, const Epi& epi = {}) noexcept
@@ -112,7 +112,7 @@ template <std::size_t K, std::size_t N, EpilogueActivation Act>
 inline void
 gemm_nn_bias(std::size_t M, const float* a, const float* b, const float* bias, float* c) noexcept
 {
-    detail::blocked<N>(M, K, a, K, 1, b, c, false, detail::bias_epilogue_for<Act>{bias});
+    detail::blocked<N>(M, K, a, K, 1, b, c, false, detail::bias_epilogue_for<Act>(bias));
 }
 
 } // namespace tpudsl::kernels

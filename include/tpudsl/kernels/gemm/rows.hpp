@@ -73,7 +73,7 @@ pointer_panel(const row_ref* rows, std::size_t m, std::size_t kc, std::size_t k0
 /// (a Dense layer's kernel once per replica and step instead of once per micro-batch), and a tile's
 /// rows may come from two blocks: eight blocks of 16 rows run as 21 tiles of 6 and one of 2 on AVX2,
 /// not as 8 x (6 + 6 + 4).
-template <std::size_t N, class Epi = plain>
+template <std::size_t N, class Epi = epilogue>
 inline void
 blocked_rows(const gemm_rows* blocks, std::size_t count, std::size_t K, const float* b, const Epi& epi = {}) noexcept
 {
@@ -98,7 +98,7 @@ blocked_rows(const gemm_rows* blocks, std::size_t count, std::size_t K, const fl
         if (pack) {
             float* packed = scratch_buffer(P::kc * V * W, scratch::packed_b);
             pack_panel<V>(kc, bk, N, col, packed);
-            pointer_panel<MR, V, Last, true>(rows, m, kc, k0, packed, V * W, load_c, finish, epi, col);
+            pointer_panel<MR, V, Last, padded_b<Last, true>>(rows, m, kc, k0, packed, V * W, load_c, finish, epi, col);
         } else {
             pointer_panel<MR, V, Last, false>(rows, m, kc, k0, bk + col, N, load_c, finish, epi, col);
         }
@@ -144,7 +144,7 @@ template <std::size_t K, std::size_t N, EpilogueActivation Act>
 inline void
 gemm_nn_bias_rows(const gemm_rows* blocks, std::size_t count, const float* b, const float* bias) noexcept
 {
-    detail::blocked_rows<N>(blocks, count, K, b, detail::bias_epilogue_for<Act>{bias});
+    detail::blocked_rows<N>(blocks, count, K, b, detail::bias_epilogue_for<Act>(bias));
 }
 
 } // namespace tpudsl::kernels

@@ -79,7 +79,7 @@ blocked_tn(std::size_t M, std::size_t K, const float* a, const float* b, float* 
             for_panels<N>(kc, pb, [&]<std::size_t V, std::size_t Last>(const float* panel_b, std::size_t col) {
                 row_tiles<MR, latency_rows<V>>(m, [&]<std::size_t R>(std::size_t i, auto n) {
                     tile<R, V, Last, true>(n, kc, pa + i / MR * PS + i % MR, 1, MR, panel_b, V * W, cm + i * N + col, N,
-                                           load_c, true, plain{}, col);
+                                           load_c, true, epilogue{}, col);
                 });
             });
         }
@@ -118,7 +118,7 @@ blocked_tn_in_place(std::size_t M, std::size_t K, const float* a, const float* b
                 for (std::size_t k = 0; k < kc; ++k)
                     __builtin_prefetch(ak + k * M + i + ahead);
             for_panels<N>(kc, panels, [&]<std::size_t V, std::size_t Last>(const float* panel_b, std::size_t col) {
-                tile<R, V, Last, true>(n, kc, ak + i, 1, M, panel_b, V * W, c + i * N + col, N, load_c, true, plain{},
+                tile<R, V, Last, true>(n, kc, ak + i, 1, M, panel_b, V * W, c + i * N + col, N, load_c, true, epilogue{},
                                        col);
             });
         });

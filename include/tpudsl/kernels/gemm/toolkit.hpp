@@ -69,29 +69,31 @@ inline constexpr bool tn_packs_both = plan<N>::vectors >= 6 * plan<N>::nv;
 template <std::size_t N>
 inline constexpr bool narrow_columns = plan<N>::vectors * W * 4 > N * 5;
 
-/// No epilogue: the tile is stored as computed.
-struct plain {
-    static constexpr bool active = false;
-    void apply(vfloat&, std::size_t, std::size_t) const noexcept {}
-};
-
-/// z + bias (then max(., 0) when Relu), by column.
-template <bool Relu>
-struct bias_epilogue {
-    static constexpr bool active = true;
-    const float* bias;
+/// What a tile's store does as C's last block of K leaves the registers: z + bias by column when
+/// `bias` is set, then max(., 0) when `relu`; nothing when it is not. One type for the three cases,
+/// so that a tile is compiled once for all of them: the case is two values that stay the same through
+/// a GEMM, and its branches are taken the same way at every store.
+struct epilogue {
+    const float* bias = nullptr;
+    bool relu = false;
     void
     apply(vfloat& acc, std::size_t col, std::size_t lanes) const noexcept
     {
+        if (bias == nullptr)
+            return;
         acc = acc + (lanes == W ? vfloat::load(bias + col) : vfloat::load_n(bias + col, lanes));
-        if constexpr (Relu)
+        if (relu)
             acc = max(acc, vfloat::broadcast(0.0f));
     }
 };
 
-/// The bias epilogue that applies Act.
+/// The epilogue that adds `bias` and applies Act (Linear or Relu).
 template <EpilogueActivation Act>
-using bias_epilogue_for = bias_epilogue<std::is_same_v<Act, Relu>>;
+[[nodiscard]] constexpr epilogue
+bias_epilogue_for(const float* bias) noexcept
+{
+    return {bias, std::is_same_v<Act, Relu>};
+}
 
 /// A tile's rows of A and C at fixed strides: A(r, k) = a[r rs + k cs], C's row r at c + r ldc.
 ///
@@ -140,7 +142,8 @@ tile_start(vfloat (&acc)[R][V], const Rows& rows, bool load_c, std::size_t n = R
 }
 
 /// kc steps of a tile's chains: acc(r, .) = fma(A(r, k), B's row k, acc(r, .)), A from `rows` (.at),
-/// B's rows ldb floats apart (N in place; V W when `Padded`: packed, its last vector padded with zeros).
+/// B's rows ldb floats apart (N in place; V W when `Padded`: packed, its last vector padded with zeros
+/// and read whole, where a masked load would cost a step of the innermost loop).
 /// `n`: the tile's real rows; the rows from n on repeat row n - 1's chains (A is read only where it is).
 template <std::size_t R, std::size_t V, std::size_t Last, bool Padded, class Rows>
 [[gnu::always_inline]] inline void
@@ -180,9 +183,8 @@ tile_store(vfloat (&acc)[R][V], const Rows& rows, bool finish, const Epi& epi, s
             float* c = rows.c_row(r) + v * W;
             if (add_c)
                 acc[r][v] = acc[r][v] + (lanes == W ? vfloat::load(c) : vfloat::load_n(c, lanes));
-            if constexpr (Epi::active)
-                if (finish)
-                    epi.apply(acc[r][v], col + v * W, lanes);
+            if (finish)
+                epi.apply(acc[r][v], col + v * W, lanes);
             if (lanes == W)
                 acc[r][v].store(c);
             else
@@ -190,10 +192,17 @@ tile_store(vfloat (&acc)[R][V], const Rows& rows, bool finish, const Epi& epi, s
         }
 }
 
+/// Whether a tile reads B's last vector whole (`Padded`: packed, padded with zeros) or only its `Last`
+/// lanes: the same code when the last vector is full, so such tiles take `false` and a program
+/// compiles one tile for B packed and B in place.
+template <std::size_t Last, bool Padded>
+inline constexpr bool padded_b = Padded && Last != W;
+
 /// C tile (R rows x V vectors, the last with `Last` lanes) over kc steps, its rows of A and C given by
 /// `rows` (strided_rows or pointer_rows), B's rows ldb floats apart (N in place; V W, `Padded`, when
-/// packed). `load_c`: the chains go on from C; `finish`: this is the last block of K; `add_c`: the
-/// chains start from zero and C + chain is stored. `n`: the real rows, R but in row_tiles' remainder.
+/// packed).
+/// `load_c`: the chains go on from C; `finish`: this is the last block of K; `add_c`: the chains
+/// start from zero and C + chain is stored. `n`: the real rows, R but in row_tiles' remainder.
 template <std::size_t R, std::size_t V, std::size_t Last, bool Padded, class Epi, class Rows, class Count>
 inline void
 tile_on(Count n, std::size_t kc, const Rows& rows, const float* b, std::size_t ldb, bool load_c, bool finish,
@@ -211,7 +220,8 @@ inline void
 tile(Count n, std::size_t kc, const float* a, std::size_t rs, std::size_t cs, const float* b, std::size_t ldb,
      float* c, std::size_t ldc, bool load_c, bool finish, const Epi& epi, std::size_t col, bool add_c = false) noexcept
 {
-    tile_on<R, V, Last, Padded>(n, kc, strided_rows{a, rs, cs, c, ldc}, b, ldb, load_c, finish, epi, col, add_c);
+    tile_on<R, V, Last, padded_b<Last, Padded>>(n, kc, strided_rows{a, rs, cs, c, ldc}, b, ldb, load_c, finish, epi, col,
+                                                 add_c);
 }
 
 /// The fewest rows of a tile of V vectors whose chains (rows x V) keep both FMA pipes busy through the

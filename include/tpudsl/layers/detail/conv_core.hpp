@@ -61,7 +61,11 @@ struct conv_core {
     /// passes the input's edge (no frame, no im2col). Its bits are not im2col's: within float
     /// rounding of the direct sum.
     static constexpr bool winograd = !softmax && epilogue_activation && kernels::winograd_fits<G, F>;
-    using winograd_epilogue = kernels::detail::bias_epilogue_for<epilogue>;
+    static kernels::detail::epilogue
+    winograd_epilogue(const float* b) noexcept
+    {
+        return kernels::detail::bias_epilogue_for<epilogue>(b);
+    }
 
     /// Where sample s's windows are read (reads_in_place): in x, or in the frame forward left in the
     /// scratch.
@@ -111,7 +115,7 @@ struct conv_core {
             float* ws = kernels::winograd_workspace<G, F>();
             kernels::winograd_prepare_forward<G, F>(w, ws);
             for (std::size_t s = 0; s < n; ++s)
-                kernels::winograd_forward<G, F>(x + s * G.in_size(), ws, y + s * P * F, winograd_epilogue{b});
+                kernels::winograd_forward<G, F>(x + s * G.in_size(), ws, y + s * P * F, winograd_epilogue(b));
         } else if constexpr (reads_in_place) {
             for (std::size_t s = 0; s < n; ++s) {
                 if constexpr (framed)

@@ -78,7 +78,7 @@ struct conv_pool_pair {
             float* ws = kernels::winograd_workspace<CG, F>();
             kernels::winograd_prepare_forward<CG, F>(w, ws);
             for (std::size_t s = 0; s < n; ++s) {
-                kernels::winograd_forward<CG, F>(x + s * CG.in_size(), ws, z1, typename Conv::winograd_epilogue{b});
+                kernels::winograd_forward<CG, F>(x + s * CG.in_size(), ws, z1, Conv::winograd_epilogue(b));
                 kernels::max_pool_forward<PG>(z1, y + s * Pool::out, argmax + s * Pool::out);
             }
             return;
