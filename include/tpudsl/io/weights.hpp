@@ -91,8 +91,8 @@ get_u64(const unsigned char* b) noexcept
     return v;
 }
 
-/// Where a weight lies in the parameter buffer and what it is called: first_non_finite_weight's
-/// table of a model's weights, constants of the model's type.
+/// Where a weight lies in the parameter buffer and what it is called: first_non_finite_in's table
+/// of a model's weights (weight_places), constants of the model's type.
 struct weight_place {
     std::size_t offset, size;
     std::string_view role;         // "kernel"
@@ -143,26 +143,23 @@ first_non_finite_in(const float* params, std::span<const weight_place> places)
     return {};
 }
 
-/// The first value of `Model`'s weights in `params` that is not finite, described, or "" when every
-/// weight is finite. Padding between weights is not looked at.
-template <class Model>
-[[nodiscard]] std::string
-first_non_finite_weight(const float* params)
-{
-    return first_non_finite_in(params, weight_places<Model>);
-}
-
 /// Refuses to save weights that are not all finite: a file of NaNs would replace a good one, and
 /// every reader refuses it anyway. Throws std::runtime_error "<who>: '<path>' not written: ...".
+inline void
+require_finite_to_save(std::string_view who, const std::string& path, const float* params,
+                       std::span<const weight_place> places)
+{
+    if (const std::string bad = first_non_finite_in(params, places); !bad.empty())
+        throw std::runtime_error(detail::concat({who, ": '", path, "' not written: the weights hold ", bad,
+                                                 "; non-finite weights are never saved (TerminateOnNaN stops a "
+                                                 "run whose loss is no longer finite)"}));
+}
+
 template <class Model>
 void
 require_finite_to_save(std::string_view who, const std::string& path, const float* params)
 {
-    const std::string bad = first_non_finite_weight<Model>(params);
-    if (!bad.empty())
-        throw std::runtime_error(detail::concat({who, ": '", path, "' not written: the weights hold ", bad,
-                                                 "; non-finite weights are never saved (TerminateOnNaN stops a "
-                                                 "run whose loss is no longer finite)"}));
+    require_finite_to_save(who, path, params, weight_places<Model>);
 }
 
 /// The sizes of a weights file's parts, in bytes.
@@ -191,10 +188,7 @@ weights_layout_of() noexcept
 save_weights_file(const std::string& path, const float* params, const weights_layout& m)
 {
     constexpr std::string_view who = "tpudsl::save_weights";
-    if (const std::string bad = first_non_finite_in(params, m.places); !bad.empty())
-        throw std::runtime_error(concat({who, ": '", path, "' not written: the weights hold ", bad,
-                                         "; non-finite weights are never saved (TerminateOnNaN stops a "
-                                         "run whose loss is no longer finite)"}));
+    require_finite_to_save(who, path, params, m.places);
     replace_file(who, path, [&](auto&& sink) {
         unsigned char header[weights_header_bytes];
         std::memcpy(header, weights_magic, sizeof weights_magic);
