@@ -1,5 +1,5 @@
 /// @file Everything a model declaration needs, and nothing heavier: Shape, Input, the layers,
-/// Sequential, valid_model and summary. (tpudsl.hpp adds training, data and strategies.)
+/// Sequential, Functional, valid_model and summary. (tpudsl.hpp adds training, data and strategies.)
 #ifndef TPUDSL_MODEL_HPP
 #define TPUDSL_MODEL_HPP
 
@@ -29,7 +29,10 @@
 #include <tpudsl/layers/lstm.hpp>
 #include <tpudsl/layers/max_pool1d.hpp>
 #include <tpudsl/layers/max_pool2d.hpp>
+#include <tpudsl/layers/merge.hpp>
+#include <tpudsl/layers/reshaping.hpp>
 #include <tpudsl/layers/time_distributed.hpp>
+#include <tpudsl/model/functional.hpp>
 #include <tpudsl/model/sequential.hpp>
 #include <tpudsl/model/summary.hpp>
 #include <tpudsl/model/valid_model.hpp>

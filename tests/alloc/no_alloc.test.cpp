@@ -115,6 +115,16 @@ using Recurrent = tpudsl::Sequential<tpudsl::Input<tpudsl::Shape<30>, std::int32
 using RecurrentFloat = tpudsl::Sequential<tpudsl::Input<tpudsl::Shape<10, 4>>, tpudsl::Conv1D<8, 3, tpudsl::Relu>,
                                           tpudsl::GRU<8, true>, tpudsl::LSTM<12>, tpudsl::Dense<10, tpudsl::Softmax>>;
 
+/// A functional model: a residual block with BatchNormalization (the stem read twice), a side branch
+/// concatenated on the channels.
+using tpudsl::Node;
+using Graph = tpudsl::Functional<
+    Node<"image", tpudsl::Input<tpudsl::Shape<8, 8, 3>>>, Node<"stem", tpudsl::Conv2D<8, 3, tpudsl::Relu, tpudsl::Same>>,
+    Node<"conv", tpudsl::Conv2D<8, 3, tpudsl::Linear, tpudsl::Same>>, Node<"bn", tpudsl::BatchNormalization<>>,
+    Node<"add", tpudsl::Add, "bn", "stem">, Node<"side", tpudsl::Conv2D<4, 1, tpudsl::Relu>, "image">,
+    Node<"cat", tpudsl::Concatenate<>, "add", "side">, Node<"pool", tpudsl::MaxPool2D<2>>, Node<"flat", tpudsl::Flatten>,
+    Node<"head", tpudsl::Dense<10, tpudsl::Softmax>>>;
+
 } // namespace
 
 TEST_CASE("a training step allocates nothing, the first one included, the plan sized every kernel's scratch",
@@ -139,6 +149,8 @@ TEST_CASE("a training step allocates nothing, the first one included, the plan s
     CHECK(allocations_in_steps<Recurrent>(tpudsl::optimizers::Adam{}, 16, 4) == 0);
     CHECK(allocations_in_steps<RecurrentFloat>(tpudsl::optimizers::SGD{}, 16, 4) == 0);
     CHECK(allocations_in_steps<Recurrent, tpudsl::TpuStrategy<2>>(tpudsl::optimizers::Adam{}, 256, 3) == 0);
+    CHECK(allocations_in_steps<Graph>(tpudsl::optimizers::Adam{}, 16, 4) == 0);
+    CHECK(allocations_in_steps<Graph, tpudsl::TpuStrategy<2>>(tpudsl::optimizers::Nadam{}, 64, 3) == 0);
     // Each of two threads with its own arena; large batches take the packed kernels.
     CHECK(allocations_in_steps<seeds::FashionCnn, tpudsl::TpuStrategy<2>>(tpudsl::optimizers::Adam{}, 256, 3) == 0);
     CHECK(allocations_in_steps<seeds::MnistMlp, tpudsl::TpuStrategy<2>>(tpudsl::optimizers::Adam{}, 256, 3) == 0);

@@ -489,3 +489,32 @@ TEST_CASE("a per-timestep classifier (TimeDistributed) trains to the same bits o
     CHECK(one_scores[0] == Approx(two_scores[0]).epsilon(1e-6));
     CHECK(one_scores[1] > 0.7);   // and it learned
 }
+
+TEST_CASE("functional models: TpuStrategy<2> and <8> give one device's bits, runs repeat their bits",
+          "[strategy][determinism][graph]")
+{
+    // A residual block (the stem read twice) with BatchNormalization and Dropout.
+    using Residual =
+        Functional<Node<"image", Input<Shape<12, 12, 1>>>, Node<"stem", Conv2D<8, 3, Relu, Same>>,
+              Node<"conv_a", Conv2D<8, 3, Linear, Same>>, Node<"bn", BatchNormalization<>>, Node<"relu", Activation<Relu>>,
+              Node<"conv_b", Conv2D<8, 3, Linear, Same>>, Node<"add", Add, "conv_b", "stem">,
+              Node<"out_relu", Activation<Relu>>, Node<"pool", MaxPool2D<2>>, Node<"flat", Flatten>,
+              Node<"drop", Dropout<0.25f>>, Node<"head", Dense<10, Softmax>>>;
+    const synthetic<Residual> images(120, 5);
+    const auto one = train<Residual, OneDeviceStrategy>(images, optimizers::Nadam{}, 24, 6);
+    CHECK(same_bits(one, train<Residual, TpuStrategy<2>>(images, optimizers::Nadam{}, 24, 6)));
+    CHECK(same_bits(one, train<Residual, TpuStrategy<8>>(images, optimizers::Nadam{}, 24, 6)));
+    CHECK(same_bits(one, train<Residual, OneDeviceStrategy>(images, optimizers::Nadam{}, 24, 6)));
+    Trainable<Residual> fresh(7);
+    CHECK(!same_bits(one, std::vector<float>(fresh.parameters(), fresh.parameters() + Residual::param_buffer_size)));
+
+    // Token ids through an Embedding (its table's rows added into), two branches concatenated.
+    using Text = Functional<Node<"tokens", Input<Shape<12>, std::int32_t>>, Node<"embed", Embedding<1024, 6>>,
+                       Node<"wide", Conv1D<4, 5, Relu, Same>, "embed">, Node<"narrow", Conv1D<4, 1, Relu>, "embed">,
+                       Node<"cat", Concatenate<>, "wide", "narrow">, Node<"pool", GlobalAveragePooling1D>,
+                       Node<"head", Dense<5, Softmax>>>;
+    const synthetic<Text> text(90, 8);
+    const auto first = train<Text, OneDeviceStrategy>(text, optimizers::Adam{}, 24, 4);   // partial batches too
+    CHECK(same_bits(first, train<Text, TpuStrategy<2>>(text, optimizers::Adam{}, 24, 4)));
+    CHECK(same_bits(first, train<Text, TpuStrategy<8>>(text, optimizers::Adam{}, 24, 4)));
+}

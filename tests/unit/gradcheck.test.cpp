@@ -768,3 +768,46 @@ TEST_CASE("layers below a wide Dense keep nothing between a micro-batch's forwar
     STATIC_REQUIRE(ops::graph<Bn>::rows_from == 2);
     check_rows<Bn>({5, 2, 5}, true, true);
 }
+
+// ---- functional models (Functional: model/functional.hpp, ops/node_graph.hpp) ----
+
+namespace {
+using tpudsl::Node;
+using tpudsl::Outputs;
+
+// x -> Dense -> Dense, + x: the residual block of a dense network, the input read twice (fan-out).
+using DenseResidual = Functional<Node<"x", Input<Shape<6>>>, Node<"d1", Dense<6, Tanh>, "x">, Node<"d2", Dense<6>>,
+                            Node<"sum", Add, "d2", "x">, Node<"head", Dense<3, Softmax>>>;
+// Convolutions with a projection shortcut, then an activation, a pooling and a head (an average
+// pooling: a max pooling has kinks within a central difference's step of random inputs).
+using ConvResidual =
+    Functional<Node<"image", Input<Shape<5, 4, 2>>>, Node<"conv_a", Conv2D<3, 3, Tanh, Same>, "image">,
+          Node<"conv_b", Conv2D<3, 3, Linear, Same>>, Node<"shortcut", Conv2D<3, 1>, "image">,
+          Node<"add", Add, "conv_b", "shortcut">, Node<"act", Activation<Tanh>>, Node<"pool", AveragePooling2D<2>>,
+          Node<"flat", Flatten>, Node<"out", Dense<2>>, Outputs<"out">>;
+// Inception-style: three branches of one input, concatenated on the channels, and a merge of each kind.
+using Branches =
+    Functional<Node<"in", Input<Shape<4, 3>>>, Node<"a", Conv1D<2, 1, Tanh>, "in">, Node<"b", Conv1D<3, 3, Tanh, Same>, "in">,
+          Node<"c", MaxPool1D<3, 1, Same>, "in">, Node<"cat", Concatenate<>, "a", "b", "c">,
+          Node<"p", Conv1D<2, 1>, "cat">, Node<"q", Conv1D<2, 1, Tanh>, "cat">, Node<"diff", Subtract, "p", "q">,
+          Node<"prod", Multiply, "p", "q", "diff">, Node<"avg", Average, "prod", "p">, Node<"hi", Maximum, "avg", "q">,
+          Node<"lo", Minimum, "hi", "diff">, Node<"cat1", Concatenate<1>, "lo", "p">, Node<"flat", Flatten>,
+          Node<"out", Dense<2>>>;
+} // namespace
+
+TEST_CASE("gradients: functional models, a residual Add with fan-out, Concatenate and every merge", "[gradcheck][graph]")
+{
+    check_model<DenseResidual>();
+    check_model<ConvResidual>();
+    check_model<Branches>(1e-3);   // max pooling, Maximum and Minimum: kinks within a larger step
+    // The reshaping layers: a transpose, a reshape, a repeated vector, an identity, in a graph and a chain.
+    check_model<Functional<Node<"x", Input<Shape<3, 4>>>, Node<"t", Permute<2, 1>>, Node<"c", Conv1D<2, 1, Tanh>>,
+                           Node<"r", Reshape<8>>, Node<"d", Dense<5, Tanh>>, Node<"rep", RepeatVector<3>>,
+                           Node<"id", Identity>, Node<"back", Permute<2, 1>>, Node<"sum", Add, "back", "back">,
+                           Node<"flat", Flatten>, Node<"out", Dense<2>>>>();
+    check_model<Sequential<Input<Shape<2, 3, 2>>, Permute<3, 1, 2>, Reshape<4, 3>, Conv1D<2, 1, Tanh>, Identity,
+                           Flatten, RepeatVector<2>, Flatten, Dense<2>>>();
+    // A node reading one tensor twice: each edge its own gradient, summed.
+    check_model<Functional<Node<"x", Input<Shape<5>>>, Node<"d", Dense<5, Tanh>>, Node<"sq", Multiply, "d", "d">,
+                      Node<"out", Dense<2>>>>();
+}

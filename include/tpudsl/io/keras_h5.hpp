@@ -371,6 +371,9 @@ void
 save_keras_weights(const std::string& path, const float* params, keras_h5_layout layout)
 {
     const detail::h5::context ctx{"tpudsl::save_weights", path};
+    if constexpr (requires { Model::node_names; })
+        ctx.fail("not written: a Functional model does not write Keras' files yet; save it in tpudsl's format "
+                 "(a path that does not end in .h5)");
     detail::require_finite_to_save<Model>(ctx.who, path, params);
     const auto layers = detail::h5::layers_of<Model>();
     std::vector<unsigned char> image;
@@ -408,6 +411,8 @@ void
 load_keras_weights(const std::string& path, float* params)
 {
     const detail::h5::context ctx{"tpudsl::load_weights", path};
+    if constexpr (requires { Model::node_names; })
+        ctx.fail("not read: a Functional model does not read Keras' files yet; load a file in tpudsl's format");
     struct stat st {};
     if (::stat(path.c_str(), &st) != 0)
         detail::throw_errno(errno, detail::concat({ctx.who, ": cannot open '", path, "'"}));

@@ -117,8 +117,9 @@ inline constexpr auto weight_places = [] {
             // which every model's layers include): this header does not depend on the layers'.
             [&]<std::size_t... J>(std::index_sequence<J...>) {
                 ((places[n++] = weight_place{B::template weight<J>::offset, B::template weight<J>::size,
-                                             weight_role_name(B::template weight<J>::role), L, B::spec::base_name,
-                                             Model::template same_name_count<L>, B::spec::class_name}),
+                                             weight_role_name(B::template weight<J>::role), L,
+                                             layer_base_name<Model, L>(), layer_same_name_count<Model, L>(),
+                                             B::spec::class_name}),
                  ...);
             }(std::make_index_sequence<B::weight_count>{});
         }(std::integral_constant<std::size_t, I>{}), ...);

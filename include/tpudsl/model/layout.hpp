@@ -12,6 +12,7 @@
 
 #include <array>
 #include <cstddef>
+#include <string_view>
 #include <type_traits>
 #include <utility>
 
@@ -177,6 +178,30 @@ input_tensor_of() noexcept
 template <class I>
 using input_tensor_t = typename decltype(input_tensor_of<I>())::type;
 
+} // namespace detail
+
+namespace detail {
+/// The two parts of the I-th layer's Keras name, "dense" and 1 for "dense_1": a Sequential's
+/// auto-name (its class's prefix, the layers of that class before it); a Functional model's node
+/// name, as written.
+template <class Model, std::size_t I>
+[[nodiscard]] consteval std::string_view
+layer_base_name() noexcept
+{
+    if constexpr (requires { Model::node_names; })
+        return Model::node_names[Model::layer_node[I]];
+    else
+        return Model::template layer<I>::spec::base_name;
+}
+template <class Model, std::size_t I>
+[[nodiscard]] consteval std::size_t
+layer_same_name_count() noexcept
+{
+    if constexpr (requires { Model::node_names; })
+        return 0;
+    else
+        return Model::template same_name_count<I>;
+}
 } // namespace detail
 
 template <std::size_t Index, class Spec, class In, std::size_t ParamOffset>

@@ -21,6 +21,7 @@
 #include <tpudsl/layers/all_ops.hpp>
 #include <tpudsl/layers/step_context.hpp>
 #include <tpudsl/ops/plan.hpp>
+#include <tpudsl/ops/weight_ranges.hpp>
 
 #include <algorithm>
 #include <ranges>
@@ -30,6 +31,19 @@
 #include <utility>
 
 namespace tpudsl::detail {
+/// The per-sample scratch a layer bound as B keeps in the workspace from its forward to its backward:
+/// its declared scratch_size, but none for a Winograd convolution (its blocks are in the thread's
+/// scratch).
+template <class Ops, class B>
+[[nodiscard]] consteval std::size_t
+kept_scratch_size() noexcept
+{
+    if constexpr (requires { Ops::template core<B>::winograd; })
+        if constexpr (Ops::template core<B>::winograd)
+            return 0;
+    return B::scratch_size;
+}
+
 /// True when a layer's activation is Softmax: the loss may then take the fused logits path.
 template <class Spec>
 consteval bool
@@ -88,10 +102,7 @@ public:
             f.linear_activation = std::is_same_v<typename S::activation, Linear>;
         f.absorbable = !std::is_void_v<typename S::absorbable_activation>;
         f.output_size = layer<I>::output_shape::size;
-        f.scratch_size = layer<I>::scratch_size;
-        if constexpr (requires { ops<I>::template core<layer<I>>::winograd; })
-            if constexpr (ops<I>::template core<layer<I>>::winograd)
-                f.scratch_size = 0;   // a Winograd convolution keeps nothing: its block is in the thread's scratch
+        f.scratch_size = tpudsl::detail::kept_scratch_size<ops<I>, layer<I>>();
         return f;
     }
 
@@ -178,29 +189,6 @@ private:
             return 0;
     }
 
-    /// How many of layer I's weights are non-trainable.
-    template <std::size_t I>
-    static consteval std::size_t
-    moving_weights() noexcept
-    {
-        return []<std::size_t... J>(std::index_sequence<J...>) {
-            return (std::size_t{0} + ... + (layer<I>::template weight<J>::trainable ? 0 : 1));
-        }(std::make_index_sequence<layer<I>::weight_count>{});
-    }
-
-    /// Appends layer I's non-trainable weights to `out` (at k).
-    template <std::size_t I, std::size_t... J>
-    static constexpr void
-    add_moving_ranges([[maybe_unused]] distribute::moving_range* out, [[maybe_unused]] std::size_t& k,
-                      std::index_sequence<J...>) noexcept
-    {
-        [[maybe_unused]] const auto add = [&]<class W>(std::type_identity<W>) {
-            if constexpr (!W::trainable)
-                out[k++] = distribute::moving_range{W::offset, W::offset + W::size, spec<I>::moving_momentum};
-        };
-        (add(std::type_identity<typename layer<I>::template weight<J>>{}), ...);
-    }
-
 public:
     /// True when layer I leaves its kernel gradient to deferred_gradient.
     template <std::size_t I>
@@ -267,34 +255,10 @@ public:
         return wide ? from : layers;
     }();
 
-    /// The parameter ranges [begin, end) whose gradients layers add into (rather than write): the
-    /// arena must be cleared there between steps.
-    static constexpr auto accumulating_ranges = [] {
-        constexpr std::size_t count = std::ranges::count_if(plan.nodes, [](const plan_node& n) { return n.accumulates; });
-        std::array<std::pair<std::size_t, std::size_t>, count> ranges{};
-        std::size_t k = 0;
-        [&]<std::size_t... I>(std::index_sequence<I...>) {
-            ((plan.nodes[I].accumulates ? (ranges[k++] = {layer<I>::param_offset, layer<I>::param_end}, 0) : 0), ...);
-        }(std::make_index_sequence<layers>{});
-        return ranges;
-    }();
-
-    /// The non-trainable weights, in layer order, with their layer's moving_momentum: the optimizer
-    /// skips them, the reduce moves them as moving statistics (momentum 1: not at all).
-    static constexpr auto moving_ranges = [] {
-        constexpr std::size_t count = [] {
-            std::size_t c = 0;
-            [&]<std::size_t... I>(std::index_sequence<I...>) { ((c += moving_weights<I>()), ...); }(
-                std::make_index_sequence<layers>{});
-            return c;
-        }();
-        std::array<distribute::moving_range, count> ranges{};
-        std::size_t k = 0;
-        [&]<std::size_t... I>(std::index_sequence<I...>) {
-            (add_moving_ranges<I>(ranges.data(), k, std::make_index_sequence<layer<I>::weight_count>{}), ...);
-        }(std::make_index_sequence<layers>{});
-        return ranges;
-    }();
+    /// The parameter ranges whose gradients layers add into, and the non-trainable weights
+    /// (ops/weight_ranges.hpp).
+    static constexpr auto accumulating_ranges = weight_ranges<Model>::accumulating;
+    static constexpr auto moving_ranges = weight_ranges<Model>::moving;
 
     /// The deferred kernels (see plan_node::deferred_kernel), in layer order.
     static constexpr auto deferred_ranges = [] {

@@ -193,7 +193,10 @@ protected:
     [[nodiscard]] static constexpr std::size_t
     vocabulary() noexcept
     {
-        return Seq::template layer<0>::spec::input_bound;
+        if constexpr (requires { Seq::input_bound; })
+            return Seq::input_bound;   // a Functional model: the layers that read its input
+        else
+            return Seq::template layer<0>::spec::input_bound;
     }
 
     void

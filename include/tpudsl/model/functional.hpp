@@ -1,0 +1,757 @@
+/// @file Defines tpudsl::Functional, a functional model as a type: named nodes in data-flow order, each a
+/// layer and the nodes it reads, as Keras' functional code writes them.
+///
+///     x = Conv2D(16, 3, padding="same")(inputs)         Node<"conv", Conv2D<16, 3, Linear, Same>, "image">
+///     y = Add()([x, inputs])                            Node<"add", Add, "conv", "image">
+///     model = keras.Model(inputs, y)                    Outputs<"add">
+///
+/// A node that names no source reads the node declared before it, so a chain inside a graph is written
+/// as in a Sequential. Every shape, parameter count and weight offset is a constant of the type, as for
+/// Sequential; a graph that cannot work (an unknown or later source, a merge of different shapes, a
+/// node no output needs) fails to compile with one message naming the nodes.
+#ifndef TPUDSL_MODEL_FUNCTIONAL_HPP
+#define TPUDSL_MODEL_FUNCTIONAL_HPP
+
+#include <tpudsl/core/input.hpp>
+#include <tpudsl/core/weight_spec.hpp>
+#include <tpudsl/detail/diagnostics.hpp>
+#include <tpudsl/detail/type_list.hpp>
+#include <tpudsl/layers/merge.hpp>
+#include <tpudsl/model/layout.hpp>
+#include <tpudsl/model/sequential.hpp>
+
+#include <algorithm>
+#include <array>
+#include <cstddef>
+#include <string>
+#include <string_view>
+#include <type_traits>
+
+namespace tpudsl {
+
+/// A node's name, written as a string literal in a template argument: `Node<"conv", ...>`.
+template <std::size_t N>
+struct name_literal {
+    char chars[N]{};
+    consteval name_literal(const char (&s)[N]) noexcept
+    {
+        for (std::size_t i = 0; i < N; ++i)
+            chars[i] = s[i];
+    }
+    constexpr name_literal() noexcept = default;
+    [[nodiscard]] constexpr std::string_view
+    view() const noexcept
+    {
+        return {chars, N - 1};
+    }
+};
+
+/// A name joined from two, for the nodes of a Block: `Name + "_conv1"` is "stage1_block1_conv1" when
+/// Name is "stage1_block1".
+template <std::size_t N, std::size_t M>
+[[nodiscard]] consteval name_literal<N + M - 1>
+operator+(const name_literal<N>& a, const char (&b)[M]) noexcept
+{
+    name_literal<N + M - 1> joined;
+    for (std::size_t i = 0; i + 1 < N; ++i)
+        joined.chars[i] = a.chars[i];
+    for (std::size_t i = 0; i < M; ++i)
+        joined.chars[N - 1 + i] = b[i];
+    return joined;
+}
+template <std::size_t N, std::size_t M>
+[[nodiscard]] consteval name_literal<N + M - 1>
+operator+(const name_literal<N>& a, const name_literal<M>& b) noexcept
+{
+    return a + b.chars;
+}
+
+namespace detail {
+template <name_literal V>
+struct literal_of {
+    static constexpr auto value = V;
+};
+} // namespace detail
+
+/// One node of a Functional model: its name (Keras' layer name), its layer (or an `Input<Shape, T>`)
+/// and the names of the nodes it reads, in order (a merge reads several). No source: the node
+/// declared just before.
+template <name_literal Name, class Spec, name_literal... Sources>
+struct Node {
+    static constexpr auto literal = Name;
+    static constexpr std::string_view name = Name.view();
+    using spec = Spec;
+    static constexpr std::size_t source_count = sizeof...(Sources);
+    static constexpr std::array<std::string_view, sizeof...(Sources)> sources{Sources.view()...};
+    using source_literals = detail::type_list<detail::literal_of<Sources>...>;
+};
+
+/// Several nodes written as one, for a sub-graph used more than once: a template alias of a Block, its
+/// node names made from its own (`Name + "_conv1"`), stands for the same layers at every use, each use
+/// with weights of its own. A Block may hold Blocks; a Functional reads them as their nodes in order.
+template <class... Nodes>
+struct Block {};
+
+/// The model's outputs, by node name, in Keras' order (`Model(inputs, [a, b])`). Without it, the
+/// last node is the one output.
+template <name_literal... Names>
+struct Outputs {
+    static constexpr std::array<std::string_view, sizeof...(Names)> names{Names.view()...};
+    using literals = detail::type_list<detail::literal_of<Names>...>;
+};
+
+namespace detail {
+
+template <class T>
+struct is_node : std::false_type {};
+template <name_literal N, class S, name_literal... Src>
+struct is_node<Node<N, S, Src...>> : std::true_type {};
+template <class T>
+struct is_outputs : std::false_type {};
+template <name_literal... N>
+struct is_outputs<Outputs<N...>> : std::true_type {};
+
+inline constexpr std::size_t no_node = static_cast<std::size_t>(-1);
+
+/// The rules of a graph's structure, checked before any layer sees a shape.
+enum class graph_rule {
+    ok,
+    not_a_node,
+    needs_input_first,
+    duplicate_name,
+    unknown_source,
+    source_after,
+    input_reads,
+    one_input_layer,
+    unknown_output,
+    output_is_input,
+    dead_node,
+    unused_input,
+};
+
+/// A structural verdict: the rule broken, the node that breaks it and the index of its source (or of
+/// the output) at fault.
+struct graph_verdict {
+    graph_rule rule = graph_rule::ok;
+    std::size_t node = 0;
+    std::size_t at = 0;
+};
+
+template <graph_rule R>
+struct graph_diagnostic {
+    // One assertion per rule; "what; fix [TAG]". The nodes' names are the error's template arguments.
+    static_assert(R != graph_rule::not_a_node,
+                  "tpudsl::Functional<Node<...>..., Outputs<...>>: every argument is a tpudsl::Node<\"name\", Layer, "
+                  "\"source\"...>, and Outputs<\"name\"...> comes last [TPUDSL_GRAPH_NOT_A_NODE]");
+    static_assert(R != graph_rule::needs_input_first,
+                  "tpudsl::Functional: the first node must be an Input: Node<\"name\", Input<Shape<...>, T>> "
+                  "[TPUDSL_GRAPH_NEEDS_INPUT]");
+    static_assert(R != graph_rule::duplicate_name,
+                  "tpudsl::Functional: two nodes share this name; a node's name is unique, as a Keras layer's "
+                  "[TPUDSL_GRAPH_DUPLICATE_NAME]");
+    static_assert(R != graph_rule::unknown_source,
+                  "tpudsl::Functional: this node reads a name that no node has [TPUDSL_GRAPH_UNKNOWN_SOURCE]");
+    static_assert(R != graph_rule::source_after,
+                  "tpudsl::Functional: this node reads itself or a node declared after it; nodes are written in "
+                  "data-flow order, so a graph has no cycle [TPUDSL_GRAPH_CYCLE]");
+    static_assert(R != graph_rule::input_reads,
+                  "tpudsl::Functional: an Input node reads no other node; write Node<\"name\", Input<Shape<...>>> "
+                  "[TPUDSL_GRAPH_INPUT_READS]");
+    static_assert(R != graph_rule::one_input_layer,
+                  "tpudsl::Functional: this layer reads one input; only merges (Add, Concatenate, ...) read several "
+                  "[TPUDSL_GRAPH_ONE_INPUT]");
+    static_assert(R != graph_rule::unknown_output,
+                  "tpudsl::Functional: Outputs<...> names a node that does not exist [TPUDSL_GRAPH_UNKNOWN_OUTPUT]");
+    static_assert(R != graph_rule::output_is_input,
+                  "tpudsl::Functional: an output is a layer's node, not an Input [TPUDSL_GRAPH_OUTPUT_IS_INPUT]");
+    static_assert(R != graph_rule::dead_node,
+                  "tpudsl::Functional: no output depends on this node; remove it or name it in Outputs<...> "
+                  "[TPUDSL_GRAPH_DEAD_NODE]");
+    static_assert(R != graph_rule::unused_input,
+                  "tpudsl::Functional: no output depends on this Input; remove it or use it "
+                  "[TPUDSL_GRAPH_UNUSED_INPUT]");
+};
+
+} // namespace detail
+
+/// Instantiated by `Functional` for the first structural rule it breaks; its arguments name the node and,
+/// where one is at fault, the source or output name.
+template <detail::graph_rule R, name_literal Node, name_literal Other>
+struct graph_error : detail::graph_diagnostic<R> {};
+
+/// Instantiated by `Functional` for a merge whose inputs do not fit together: the merge's node, the merge,
+/// and the two inputs compared (the first one and the one at fault), each by its producer and shape.
+template <detail::merge_rule R, name_literal Node, class Merge, name_literal ProducerA, class ShapeA,
+          name_literal ProducerB, class ShapeB>
+struct merge_error {
+    static_assert(R != detail::merge_rule::too_few_inputs,
+                  "tpudsl merge (Add, Concatenate, ...): reads two inputs or more; name them after the layer: "
+                  "Node<\"sum\", Add, \"a\", \"b\"> [TPUDSL_MERGE_TOO_FEW_INPUTS]");
+    static_assert(R != detail::merge_rule::needs_two_inputs,
+                  "tpudsl::Subtract: reads exactly two inputs [TPUDSL_MERGE_NEEDS_TWO]");
+    static_assert(R != detail::merge_rule::needs_float_input,
+                  "tpudsl merge: its inputs are floats; integer inputs (token ids) go through tpudsl::Embedding "
+                  "first [TPUDSL_NEEDS_FLOAT_INPUT]");
+    static_assert(R != detail::merge_rule::shapes_differ,
+                  "tpudsl merge (Add, Subtract, Multiply, Average, Maximum, Minimum): its inputs must have one "
+                  "shape; the merge's node, the producers and their shapes follow [TPUDSL_MERGE_SHAPES_DIFFER]");
+    static_assert(R != detail::merge_rule::axis_out_of_range,
+                  "tpudsl::Concatenate<Axis>: Axis is one of the per-sample axes, -rank..-1 or 1..rank (Keras' "
+                  "axis, counting the batch axis) [TPUDSL_CONCATENATE_AXIS]");
+    static_assert(R != detail::merge_rule::concat_shapes_differ,
+                  "tpudsl::Concatenate<Axis>: its inputs must have one rank and equal extents except on Axis; "
+                  "the merge's node, the producers and their shapes follow [TPUDSL_CONCATENATE_SHAPES_DIFFER]");
+};
+
+namespace detail {
+
+/// The structure of a graph as data: names, sources resolved to node indices, outputs, reachability.
+template <class NodeList, class OutputList>
+struct graph_table;
+template <class... N, class Out>
+struct graph_table<type_list<N...>, Out> {
+    static constexpr std::size_t count = sizeof...(N);
+    static constexpr std::array<std::string_view, count> names{N::name...};
+    static constexpr std::array<bool, count> inputs{is_input<typename N::spec>::value...};
+    static constexpr std::array<bool, count> merges{MergeSpec<typename N::spec>...};
+    static constexpr std::array<std::size_t, count> declared{N::source_count...};
+    /// Edges per node: an Input has none, a node that names no source reads the one before.
+    static constexpr std::array<std::size_t, count> edge_counts{
+        (is_input<typename N::spec>::value ? 0 : std::max<std::size_t>(1, N::source_count))...};
+    static constexpr std::array<std::size_t, count + 1> first_edge = [] {
+        std::array<std::size_t, count + 1> f{};
+        for (std::size_t i = 0; i < count; ++i)
+            f[i + 1] = f[i] + edge_counts[i];
+        return f;
+    }();
+    static constexpr std::size_t edge_total = first_edge[count];
+
+    [[nodiscard]] static constexpr std::size_t
+    find(std::string_view name) noexcept
+    {
+        for (std::size_t j = 0; j < count; ++j)
+            if (names[j] == name)
+                return j;
+        return no_node;
+    }
+
+    /// Each edge's source node (no_node: a name no node has).
+    static constexpr std::array<std::size_t, edge_total> edges = [] {
+        std::array<std::size_t, edge_total> e{};
+        std::size_t i = 0;
+        (
+            [&] {
+                if (!inputs[i]) {
+                    std::size_t at = first_edge[i];
+                    if constexpr (N::source_count == 0)
+                        e[at] = i == 0 ? no_node : i - 1;
+                    else
+                        for (std::string_view s : N::sources)
+                            e[at++] = find(s);
+                }
+                ++i;
+            }(),
+            ...);
+        return e;
+    }();
+
+    static constexpr std::size_t output_count = Out::names.size();
+    static constexpr std::array<std::size_t, output_count> outputs = [] {
+        std::array<std::size_t, output_count> o{};
+        for (std::size_t k = 0; k < output_count; ++k)
+            o[k] = find(Out::names[k]);
+        return o;
+    }();
+
+    /// The first structural rule broken, in declaration order.
+    static constexpr graph_verdict verdict = [] {
+        if (!inputs[0])
+            return graph_verdict{graph_rule::needs_input_first, 0, 0};
+        for (std::size_t i = 0; i < count; ++i) {
+            for (std::size_t j = 0; j < i; ++j)
+                if (names[j] == names[i])
+                    return graph_verdict{graph_rule::duplicate_name, i, 0};
+            if (inputs[i] && declared[i] > 0)
+                return graph_verdict{graph_rule::input_reads, i, 0};
+            for (std::size_t k = 0; k < edge_counts[i]; ++k) {
+                const std::size_t s = edges[first_edge[i] + k];
+                if (s == no_node)
+                    return graph_verdict{graph_rule::unknown_source, i, k};
+                if (s >= i)
+                    return graph_verdict{graph_rule::source_after, i, k};
+            }
+            if (!inputs[i] && !merges[i] && edge_counts[i] != 1)
+                return graph_verdict{graph_rule::one_input_layer, i, 1};
+        }
+        for (std::size_t k = 0; k < output_count; ++k) {
+            if (outputs[k] == no_node)
+                return graph_verdict{graph_rule::unknown_output, 0, k};
+            if (inputs[outputs[k]])
+                return graph_verdict{graph_rule::output_is_input, outputs[k], k};
+        }
+        std::array<bool, count> needed{};
+        for (std::size_t k = 0; k < output_count; ++k)
+            needed[outputs[k]] = true;
+        for (std::size_t i = count; i-- > 0;)
+            if (needed[i])
+                for (std::size_t k = 0; k < edge_counts[i]; ++k)
+                    needed[edges[first_edge[i] + k]] = true;
+        for (std::size_t i = 0; i < count; ++i)
+            if (!needed[i])
+                return graph_verdict{inputs[i] ? graph_rule::unused_input : graph_rule::dead_node, i, 0};
+        return graph_verdict{};
+    }();
+    static constexpr bool valid = verdict.rule == graph_rule::ok;
+};
+
+/// Stands for a graph_table while a diagnostic is being reported: no node, so one mistake gives one error.
+struct empty_graph_table {
+    static constexpr std::size_t count = 0, edge_total = 0, output_count = 0;
+    static constexpr std::array<std::string_view, 0> names{};
+    static constexpr std::array<bool, 0> inputs{};
+    static constexpr std::array<std::size_t, 1> first_edge{};
+    static constexpr std::array<std::size_t, 0> edges{};
+    static constexpr std::array<std::size_t, 0> outputs{};
+};
+
+/// The name literal of source `K` of node `I`, or of output `K` (for diagnostics).
+template <class NodeList, std::size_t I, std::size_t K>
+[[nodiscard]] consteval auto
+source_literal() noexcept
+{
+    using Src = typename type_at_t<I, NodeList>::source_literals;
+    if constexpr (K < Src::size)
+        return type_at_t<K, Src>::value;
+    else
+        return name_literal("");
+}
+
+/// Emits the structural diagnostic (when the verdict is not ok).
+template <class NodeList, class OutLiterals, class Table>
+consteval bool
+report_structure() noexcept
+{
+    constexpr graph_verdict v = Table::verdict;
+    if constexpr (v.rule == graph_rule::ok) {
+        return true;
+    } else if constexpr (v.rule == graph_rule::unknown_output) {
+        return sizeof(graph_error<v.rule, type_at_t<v.at, OutLiterals>::value, name_literal("")>) > 0;
+    } else if constexpr (v.rule == graph_rule::unknown_source || v.rule == graph_rule::source_after) {
+        return sizeof(graph_error<v.rule, type_at_t<v.node, NodeList>::literal, source_literal<NodeList, v.node, v.at>()>) > 0;
+    } else {
+        return sizeof(graph_error<v.rule, type_at_t<v.node, NodeList>::literal, name_literal("")>) > 0;
+    }
+}
+
+/// A merge bound to the tensors it reads: what a bound_layer gives (no weights), and its inputs.
+template <std::size_t Index, class Spec, class Ins, std::size_t ParamOffset>
+struct bound_merge;
+template <std::size_t Index, class Spec, class First, class... Rest, std::size_t ParamOffset>
+struct bound_merge<Index, Spec, type_list<First, Rest...>, ParamOffset> {
+    using spec = Spec;
+    static constexpr std::size_t index = Index;
+    using inputs = type_list<First, Rest...>;
+    using first_input = First;
+    static constexpr std::size_t input_count = 1 + sizeof...(Rest);
+    static constexpr std::array<std::size_t, input_count> input_sizes{First::shape::size, Rest::shape::size...};
+    using input_shape = typename First::shape;
+    using input_type = float;
+    using output_shape = typename Spec::template merge_output<First, Rest...>::shape;
+    using weights = type_list<>;
+    static constexpr std::size_t weight_count = 0;
+    static constexpr std::size_t param_count = 0;
+    static constexpr std::size_t trainable_param_count = 0;
+    static constexpr std::size_t param_offset = ParamOffset;
+    static constexpr std::size_t param_end = ParamOffset;
+    static constexpr std::size_t scratch_size = 0;
+    template <std::size_t J>
+    using weight = type_at_t<J, weights>;
+};
+
+/// An Input node: its tensor, or the Input diagnostic for an empty shape.
+template <class Spec>
+struct input_step {
+    using output = input_tensor_t<Spec>;
+    static constexpr bool ok = output::valid;
+    static constexpr bool reported = [] {
+        if constexpr (!ok)
+            return sizeof(layer_error<model_rule::input_empty_shape, 0, Spec, typename Spec::shape,
+                                      any_shape_of_rank<1>>) > 0;
+        else
+            return true;
+    }();
+};
+
+/// A node after a failed one: skipped, so that one mistake gives one error.
+struct skipped_step {
+    using output = invalid_tensor;
+    static constexpr bool ok = false;
+    static constexpr bool reported = true;
+};
+
+/// A one-input layer's node: checked as a Sequential checks its layers, and bound.
+template <std::size_t Layer, class Spec, class In, std::size_t Offset>
+struct layer_step : checked_step<true, Layer, Spec, In> {
+    using bound = std::conditional_t<checked_step<true, Layer, Spec, In>::ok, bound_layer<Layer, Spec, In, Offset>, void>;
+};
+
+/// Names the argument of a Functional that is not a Node (nor a last Outputs).
+template <class Arg>
+struct not_a_node_error : graph_diagnostic<std::is_void_v<Arg> ? graph_rule::ok : graph_rule::not_a_node> {};
+
+/// The tensors node I reads, from the outputs of the nodes before it.
+template <class Table, std::size_t I, class Outs, class Seq = std::make_index_sequence<Table::edge_counts[I]>>
+struct node_inputs;
+template <class Table, std::size_t I, class Outs, std::size_t... E>
+struct node_inputs<Table, I, Outs, std::index_sequence<E...>> {
+    using type = type_list<type_at_t<Table::edges[Table::first_edge[I] + E], Outs>...>;
+    static constexpr bool valid = (type_at_t<Table::edges[Table::first_edge[I] + E], Outs>::valid && ...);
+};
+
+/// Node I, a merge, on its inputs: checked (its diagnostic names the producers), bound and its output.
+template <class NodeList, class Table, std::size_t I, std::size_t Layer, std::size_t Offset, class Ins>
+struct merge_step;
+template <class NodeList, class Table, std::size_t I, std::size_t Layer, std::size_t Offset, class... In>
+struct merge_step<NodeList, Table, I, Layer, Offset, type_list<In...>> {
+    using spec = typename type_at_t<I, NodeList>::spec;
+    static constexpr merge_verdict verdict = spec::template merge_check<In...>();
+    static constexpr bool ok = verdict.rule == merge_rule::ok;
+    static constexpr bool reported = [] {
+        if constexpr (!ok) {
+            constexpr std::size_t first = Table::edges[Table::first_edge[I]];
+            constexpr std::size_t k = std::min(verdict.input, sizeof...(In) - 1);
+            constexpr std::size_t other = Table::edges[Table::first_edge[I] + k];
+            using Ins = type_list<In...>;
+            return sizeof(merge_error<verdict.rule, type_at_t<I, NodeList>::literal, spec,
+                                      type_at_t<first, NodeList>::literal, typename type_at_t<0, Ins>::shape,
+                                      type_at_t<other, NodeList>::literal, typename type_at_t<k, Ins>::shape>) > 0;
+        } else {
+            return true;
+        }
+    }();
+    using output = typename decltype([] {
+        if constexpr (ok)
+            return std::type_identity<typename spec::template merge_output<In...>>{};
+        else
+            return std::type_identity<invalid_tensor>{};
+    }())::type;
+    using bound = bound_merge<Layer, spec, type_list<In...>, Offset>;
+};
+
+/// Folds the nodes in declaration order: each node's output tensor (Outs), the bound layers (Bound),
+/// the next layer index and parameter offset. After a failed check the rest is skipped.
+template <class NodeList, class Table, std::size_t I, std::size_t Layer, std::size_t Offset, class Outs, class Bound,
+          bool Done = (I == Table::count)>
+struct graph_fold {
+    using outputs = Outs;
+    using layers = Bound;
+    static constexpr std::size_t param_end = Offset;
+    static constexpr bool valid = true;
+};
+
+template <class NodeList, class Table, std::size_t I, std::size_t Layer, std::size_t Offset, class... Outs,
+          class... Bound>
+struct graph_fold<NodeList, Table, I, Layer, Offset, type_list<Outs...>, type_list<Bound...>, false> {
+private:
+    using node = type_at_t<I, NodeList>;
+    using spec = typename node::spec;
+
+    static consteval auto
+    step() noexcept
+    {
+        if constexpr (Table::inputs[I]) {
+            return std::type_identity<input_step<spec>>{};
+        } else {
+            using ins = node_inputs<Table, I, type_list<Outs...>>;
+            if constexpr (!ins::valid) {
+                return std::type_identity<skipped_step>{};
+            } else if constexpr (Table::merges[I]) {
+                return std::type_identity<merge_step<NodeList, Table, I, Layer, Offset, typename ins::type>>{};
+            } else {
+                return std::type_identity<layer_step<Layer, spec, type_at_t<0, typename ins::type>, Offset>>{};
+            }
+        }
+    }
+    using this_step = typename decltype(step())::type;
+    static_assert(this_step::reported);
+    static constexpr bool is_layer = !Table::inputs[I] && this_step::ok;
+    using here = typename decltype([] {
+        if constexpr (is_layer)
+            return std::type_identity<type_list<Bound..., typename this_step::bound>>{};
+        else
+            return std::type_identity<type_list<Bound...>>{};
+    }())::type;
+    static constexpr std::size_t here_end = [] {
+        if constexpr (is_layer)
+            return this_step::bound::param_end;
+        else
+            return Offset;
+    }();
+    using next = std::conditional_t<
+        this_step::ok,
+        graph_fold<NodeList, Table, I + 1, Layer + (is_layer ? 1 : 0), here_end,
+                   type_list<Outs..., typename this_step::output>, here>,
+        graph_fold<NodeList, Table, Table::count, Layer, Offset, type_list<>, type_list<>>>;
+
+public:
+    using outputs = typename next::outputs;
+    using layers = typename next::layers;
+    static constexpr std::size_t param_end = next::param_end;
+    static constexpr bool valid = this_step::ok && next::valid;
+};
+
+template <class... Lists>
+struct concat_lists {
+    using type = type_list<>;
+};
+template <class... A>
+struct concat_lists<type_list<A...>> {
+    using type = type_list<A...>;
+};
+template <class... A, class... B, class... Rest>
+struct concat_lists<type_list<A...>, type_list<B...>, Rest...> : concat_lists<type_list<A..., B...>, Rest...> {};
+
+/// A Functional's argument as the nodes it stands for: a Block's, in order; anything else, itself.
+template <class T>
+struct flat_parts {
+    using type = type_list<T>;
+};
+template <class... P>
+struct flat_parts<Block<P...>> {
+    using type = typename concat_lists<typename flat_parts<P>::type...>::type;
+};
+
+/// The nodes of a Functional's arguments (all but a last Outputs, Blocks expanded) and its outputs
+/// (the last node if none).
+template <class Flat>
+struct graph_parts;
+template <class... Parts>
+struct graph_parts<type_list<Parts...>> {
+    static constexpr bool has_outputs = is_outputs<type_at_t<sizeof...(Parts) - 1, type_list<Parts...>>>::value;
+    static constexpr std::size_t node_count = sizeof...(Parts) - (has_outputs ? 1 : 0);
+    using nodes = typename decltype([]<std::size_t... I>(std::index_sequence<I...>) {
+        return std::type_identity<type_list<type_at_t<I, type_list<Parts...>>...>>{};
+    }(std::make_index_sequence<node_count>{}))::type;
+    struct last_node_output {
+        static constexpr std::array<std::string_view, 1> names{
+            type_at_t<node_count - 1, type_list<Parts...>>::name};
+        using literals = type_list<literal_of<type_at_t<node_count - 1, type_list<Parts...>>::literal>>;
+    };
+    using outputs = std::conditional_t<has_outputs, type_at_t<sizeof...(Parts) - 1, type_list<Parts...>>,
+                                       last_node_output>;
+    static constexpr std::size_t not_a_node = [] {
+        constexpr std::array<bool, sizeof...(Parts)> nodes{is_node<Parts>::value...};
+        for (std::size_t i = 0; i < node_count; ++i)
+            if (!nodes[i])
+                return i;
+        return no_node;
+    }();
+    /// The argument that is not a node, for the diagnostic.
+    template <std::size_t I>
+    using part = type_at_t<I, type_list<Parts...>>;
+};
+
+} // namespace detail
+
+/// A functional model as a type, Keras' `Functional` (what `keras.Model(inputs, outputs)` makes):
+/// `Functional<Node<"in", Input<...>>, Node<"a", Layer, "in">, ..., Outputs<"a">>`.
+/// Nodes come in data-flow order (a node reads only nodes declared before it); `layer<I>` is the I-th
+/// node that is not an Input, bound to what it reads, with the same constants as a Sequential's layer
+/// (shapes, parameter counts, weight offsets in one flat aligned buffer). Keras' layer names are the
+/// nodes' names.
+template <class... Parts>
+struct Functional {
+private:
+    static_assert(sizeof...(Parts) > 0, "tpudsl::Functional<Node<...>..., Outputs<...>>: requires nodes "
+                                        "[TPUDSL_GRAPH_NOT_A_NODE]");
+    using parts = detail::graph_parts<typename detail::concat_lists<typename detail::flat_parts<Parts>::type...>::type>;
+    static constexpr bool nodes_ok = [] {
+        if constexpr (parts::not_a_node != detail::no_node)
+            return sizeof(detail::not_a_node_error<typename parts::template part<parts::not_a_node>>) == 0;
+        else
+            return true;
+    }();
+    using node_list = std::conditional_t<nodes_ok, typename parts::nodes, detail::type_list<>>;
+
+    static consteval auto
+    table_of() noexcept
+    {
+        if constexpr (nodes_ok)
+            return std::type_identity<detail::graph_table<node_list, typename parts::outputs>>{};
+        else
+            return std::type_identity<void>{};
+    }
+    using table = typename decltype(table_of())::type;
+    static constexpr bool structure_ok = [] {
+        if constexpr (nodes_ok)
+            return detail::report_structure<node_list, typename parts::outputs::literals, table>() && table::valid;
+        else
+            return false;
+    }();
+    static consteval auto
+    fold_of() noexcept
+    {
+        if constexpr (structure_ok)
+            return std::type_identity<
+                detail::graph_fold<node_list, table, 0, 0, 0, detail::type_list<>, detail::type_list<>>>{};
+        else
+            return std::type_identity<detail::chain<false, 0, 0, detail::invalid_tensor>>{};
+    }
+    using fold = typename decltype(fold_of())::type;
+    using totals = detail::layer_totals<typename fold::layers>;
+
+public:
+    /// True when the graph and every layer in it fit (false only while a diagnostic is being reported).
+    static constexpr bool valid = structure_ok && fold::valid;
+    /// Marks the type as a graph (the runner and the summary read it).
+    static constexpr bool functional = true;
+
+    static constexpr std::size_t node_count = parts::node_count;
+    static constexpr std::size_t layer_count = fold::layers::size;
+
+    /// The I-th layer (a node that is not an Input), bound: `layer<I>::output_shape`, `::weight<J>`, ...
+    template <std::size_t I>
+    using layer = detail::type_at_t<I, typename fold::layers>;
+
+    static constexpr std::size_t param_count = totals::param_count;
+    static constexpr std::size_t trainable_param_count = totals::trainable_param_count;
+    static constexpr std::size_t non_trainable_param_count = param_count - trainable_param_count;
+    static constexpr std::size_t param_buffer_size = fold::param_end;
+
+private:
+    static consteval auto
+    valid_table() noexcept
+    {
+        if constexpr (valid)
+            return std::type_identity<table>{};
+        else
+            return std::type_identity<detail::empty_graph_table>{};
+    }
+    /// The graph's structure, or an empty one while a diagnostic is being reported.
+    using graph = typename decltype(valid_table())::type;
+
+public:
+    /// Node by node, in declaration order: its name, whether it is an Input, and the nodes it reads
+    /// ([node_first_source[i], node_first_source[i + 1]) of node_sources).
+    static constexpr auto node_names = graph::names;
+    static constexpr auto node_is_input = graph::inputs;
+    static constexpr auto node_first_source = graph::first_edge;
+    static constexpr auto node_sources = graph::edges;
+    /// The outputs' nodes, in Outputs' order.
+    static constexpr auto output_nodes = graph::outputs;
+    static constexpr std::size_t output_count = graph::output_count;
+
+    /// Node by node: its layer index, or its input slot for an Input node.
+    static constexpr std::array<std::size_t, graph::count> node_slot = [] {
+        std::array<std::size_t, graph::count> s{};
+        std::size_t layers = 0, ins = 0;
+        for (std::size_t i = 0; i < graph::count; ++i)
+            s[i] = node_is_input[i] ? ins++ : layers++;
+        return s;
+    }();
+    static constexpr std::size_t input_count = static_cast<std::size_t>(
+        std::count(node_is_input.begin(), node_is_input.end(), true));
+
+    /// Layer by layer: its node's index.
+    static constexpr std::array<std::size_t, layer_count> layer_node = [] {
+        std::array<std::size_t, layer_count> n{};
+        for (std::size_t i = 0; i < graph::count; ++i)
+            if (!node_is_input[i])
+                n[node_slot[i]] = i;
+        return n;
+    }();
+
+    /// What a layer reads, edge by edge: a layer's output (`layer`) or a model input (`input`), the
+    /// other one detail::no_node. Layer L's edges are [first_edge[L], first_edge[L + 1]).
+    struct edge {
+        std::size_t layer = detail::no_node;
+        std::size_t input = detail::no_node;
+    };
+    static constexpr std::size_t edge_count = graph::edge_total;
+    static constexpr std::array<edge, edge_count> edges = [] {
+        std::array<edge, edge_count> e{};
+        for (std::size_t k = 0; k < edge_count; ++k)
+            (node_is_input[node_sources[k]] ? e[k].input : e[k].layer) = node_slot[node_sources[k]];
+        return e;
+    }();
+    static constexpr std::array<std::size_t, layer_count + 1> first_edge = [] {
+        std::array<std::size_t, layer_count + 1> f{};
+        for (std::size_t l = 0; l < layer_count; ++l)
+            f[l] = node_first_source[layer_node[l]];
+        f[layer_count] = edge_count;
+        return f;
+    }();
+    /// The outputs' layers, in Outputs' order.
+    static constexpr std::array<std::size_t, output_count> output_layers = [] {
+        std::array<std::size_t, output_count> o{};
+        for (std::size_t k = 0; k < output_count; ++k)
+            o[k] = node_slot[output_nodes[k]];
+        return o;
+    }();
+
+private:
+    static constexpr std::size_t
+    input_node(std::size_t slot) noexcept
+    {
+        for (std::size_t i = 0; i < graph::count; ++i)
+            if (node_is_input[i] && node_slot[i] == slot)
+                return i;
+        return 0;
+    }
+    template <std::size_t K>
+    static consteval auto
+    input_of() noexcept
+    {
+        if constexpr (valid)
+            return std::type_identity<typename detail::type_at_t<input_node(K), node_list>::spec>{};
+        else
+            return std::type_identity<Input<Shape<1>>>{};
+    }
+    static consteval auto
+    output_of() noexcept
+    {
+        if constexpr (valid)
+            return std::type_identity<typename layer<output_layers[0]>::output_shape>{};
+        else
+            return std::type_identity<Shape<1>>{};
+    }
+
+public:
+    /// The K-th Input (as declared), and the first one's shape and type.
+    template <std::size_t K>
+    using input_at = typename decltype(input_of<K>())::type;
+    using input = input_at<0>;
+    using input_shape = typename input::shape;
+    using input_type = typename input::value_type;
+    /// The first output's shape.
+    using output_shape = typename decltype(output_of())::type;
+
+    /// Integer inputs must lie in [0, input_bound): the vocabulary of the layers that read the first
+    /// input (the smallest, if several do); 0: no bound.
+    static constexpr std::size_t input_bound = [] {
+        std::size_t bound = 0;
+        [&]<std::size_t... L>(std::index_sequence<L...>) {
+            ([&] {
+                for (std::size_t k = first_edge[L]; k < first_edge[L + 1]; ++k)
+                    if (edges[k].input == 0 && layer<L>::spec::input_bound > 0)
+                        bound = bound == 0 ? layer<L>::spec::input_bound
+                                           : std::min(bound, layer<L>::spec::input_bound);
+            }(),
+             ...);
+        }(std::make_index_sequence<layer_count>{});
+        return bound;
+    }();
+
+    /// Keras' name of the I-th layer: its node's name.
+    template <std::size_t I>
+    [[nodiscard]] static std::string
+    layer_name()
+    {
+        static_assert(I < layer_count, "tpudsl::Functional::layer_name<I>: I is past the last layer");
+        return std::string(node_names[layer_node[I]]);
+    }
+};
+
+} // namespace tpudsl
+
+#endif // !TPUDSL_MODEL_FUNCTIONAL_HPP

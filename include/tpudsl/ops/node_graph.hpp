@@ -1,0 +1,371 @@
+/// @file Defines graph<Functional<...>>: a functional model's forward and backward pass over one replica's
+/// workspace, the runner of a graph of nodes (ops/graph.hpp runs a Sequential's chain).
+///
+/// Forward runs the layers in declaration order, each reading its sources' output blocks (or the
+/// model's input). Backward runs them in reverse: each layer's output gradient is complete when its
+/// turn comes, since every consumer comes after it in forward order. A tensor read by several layers
+/// (a fan-out) gets the sum of their input gradients: the consumer whose backward runs first writes
+/// it, each later one writes into a temporary block, then adds it, in a fixed order, so the sum has
+/// the same bits on every run and every strategy. Nothing here allocates.
+#ifndef TPUDSL_OPS_NODE_GRAPH_HPP
+#define TPUDSL_OPS_NODE_GRAPH_HPP
+
+#include <tpudsl/core/weight_spec.hpp>
+#include <tpudsl/distribute/all_reduce.hpp>
+#include <tpudsl/kernels/scratch.hpp>
+#include <tpudsl/layers/layer_concepts.hpp>
+#include <tpudsl/layers/merge.hpp>
+#include <tpudsl/layers/merge_ops.hpp>
+#include <tpudsl/layers/step_context.hpp>
+#include <tpudsl/model/functional.hpp>
+#include <tpudsl/ops/graph.hpp>
+#include <tpudsl/ops/memory_plan.hpp>
+#include <tpudsl/ops/weight_ranges.hpp>
+
+#include <algorithm>
+#include <array>
+#include <cstddef>
+#include <type_traits>
+#include <utility>
+
+namespace tpudsl::ops {
+
+/// Where a graph's blocks lie in a replica's workspace: per layer its output, its scratch and its
+/// output's gradient ((cap, size) blocks at per-sample offsets times the capacity), and per edge whether
+/// its input gradient is written in place or in a temporary that is then added. The blocks share memory
+/// where their lifetimes allow (ops/memory_plan.hpp): per_sample is the planned size, naive_per_sample
+/// what one block each would take.
+template <std::size_t L, std::size_t E>
+struct node_plan {
+    std::array<std::size_t, L> activation{}, scratch{}, gradient{};
+    std::array<bool, E> direct{};
+    std::array<std::size_t, E> temporary{};
+    std::size_t per_sample = 0;
+    std::size_t naive_per_sample = 0;
+    std::size_t one_sample = 0;
+};
+
+template <class... Parts>
+struct graph<tpudsl::Functional<Parts...>> {
+    using model = tpudsl::Functional<Parts...>;
+    static_assert(model::input_count == 1 && model::output_count == 1,
+                  "tpudsl::Functional: fit, evaluate and predict run a graph of one Input and one output "
+                  "[TPUDSL_GRAPH_ONE_INPUT_ONE_OUTPUT]");
+    using input_type = typename model::input_type;
+    static constexpr std::size_t layers = model::layer_count;
+    static constexpr std::size_t input_size = model::input_shape::size;
+    static constexpr std::size_t output_size = model::output_shape::size;
+    static constexpr std::size_t output_layer = model::output_layers[0];
+    static constexpr std::size_t edge_count = model::edge_count;
+
+    template <std::size_t I>
+    using layer = typename model::template layer<I>;
+    template <std::size_t I>
+    using spec = typename layer<I>::spec;
+    template <std::size_t I>
+    static constexpr bool merges = tpudsl::detail::MergeSpec<spec<I>>;
+
+private:
+    template <std::size_t I>
+    static consteval auto
+    ops_of() noexcept
+    {
+        if constexpr (merges<I>)
+            return std::type_identity<typename spec<I>::ops>{};
+        else
+            return std::type_identity<typename tpudsl::detail::ops_or_unusable<
+                tpudsl::detail::ops_check<I, spec<I>, layer<I>>::value, spec<I>>::type>{};
+    }
+
+public:
+    /// Layer I's forward and backward (a merge's take arrays of pointers: layers/merge_ops.hpp).
+    template <std::size_t I>
+    using ops = typename decltype(ops_of<I>())::type;
+
+private:
+    /// The floats per sample of the tensor that edge e reads.
+    static constexpr std::array<std::size_t, edge_count> edge_sizes = [] {
+        std::array<std::size_t, edge_count> s{};
+        std::array<std::size_t, layers> out{};
+        [&]<std::size_t... I>(std::index_sequence<I...>) {
+            ((out[I] = layer<I>::output_shape::size), ...);
+        }(std::make_index_sequence<layers>{});
+        for (std::size_t e = 0; e < edge_count; ++e)
+            s[e] = model::edges[e].layer != tpudsl::detail::no_node ? out[model::edges[e].layer] : input_size;
+        return s;
+    }();
+
+public:
+    /// Every block's place, as data. A step's timeline has 2L steps, layer l's forward at l and its
+    /// backward at 2L - 1 - l. A layer's output and scratch live from its forward to its backward (its
+    /// consumers' backward passes come before its own); its output's gradient from the backward of
+    /// its last consumer (which writes it; the loss, for the output) to its own; an edge's temporary
+    /// during its consumer's backward only. Gradients and temporaries of different times share memory.
+    static constexpr node_plan<layers, edge_count> plan = [] {
+        node_plan<layers, edge_count> p;
+        // In backward order, the first edge to reach a tensor writes its gradient; the others add.
+        std::array<bool, layers> written{};
+        written[output_layer] = true;   // the loss wrote the output's gradient
+        bool input_written = false;
+        std::array<std::size_t, layers> last_consumer{};
+        for (std::size_t l = layers; l-- > 0;)
+            for (std::size_t e = model::first_edge[l]; e < model::first_edge[l + 1]; ++e) {
+                const std::size_t src = model::edges[e].layer;
+                bool& w = src != tpudsl::detail::no_node ? written[src] : input_written;
+                p.direct[e] = !w;
+                w = true;
+                if (src != tpudsl::detail::no_node)
+                    last_consumer[src] = std::max(last_consumer[src], l);
+            }
+        constexpr std::size_t steps = 2 * layers;
+        std::array<block_request, 3 * layers + edge_count> blocks{};
+        [&]<std::size_t... I>(std::index_sequence<I...>) {
+            ((blocks[3 * I] = {aligned_floats(layer<I>::output_shape::size), I, steps - 1 - I},
+              blocks[3 * I + 1] = {aligned_floats(tpudsl::detail::kept_scratch_size<ops<I>, layer<I>>()), I,
+                                   steps - 1 - I},
+              blocks[3 * I + 2] = {aligned_floats(layer<I>::output_shape::size),
+                                   std::min(I == output_layer ? layers : steps,
+                                            last_consumer[I] > I ? steps - 1 - last_consumer[I] : steps),
+                                   steps - 1 - I}),
+             ...);
+        }(std::make_index_sequence<layers>{});
+        for (std::size_t l = 0; l < layers; ++l)
+            for (std::size_t e = model::first_edge[l]; e < model::first_edge[l + 1]; ++e)
+                if (!p.direct[e])
+                    blocks[3 * layers + e] = {aligned_floats(edge_sizes[e]), steps - 1 - l, steps - 1 - l};
+        const auto placed = place_blocks(blocks);
+        for (std::size_t l = 0; l < layers; ++l) {
+            p.activation[l] = placed.offset[3 * l];
+            p.scratch[l] = placed.offset[3 * l + 1];
+            p.gradient[l] = placed.offset[3 * l + 2];
+        }
+        for (std::size_t e = 0; e < edge_count; ++e)
+            p.temporary[e] = placed.offset[3 * layers + e];
+        p.per_sample = placed.total;
+        for (const block_request& b : blocks)
+            p.naive_per_sample += b.size;
+        return p;
+    }();
+
+    /// Floats a replica of capacity `cap` needs (the input gradient needs nothing more).
+    [[nodiscard]] static constexpr std::size_t
+    workspace_floats(std::size_t cap, bool = false) noexcept
+    {
+        return cap * plan.per_sample;
+    }
+
+    /// What a step's kernels ask of a thread's scratch: the largest request of every layer's.
+    [[nodiscard]] static constexpr kernels::scratch_sizes
+    scratch_sizes(const kernels::scratch_rows& rows) noexcept
+    {
+        kernels::scratch_sizes s;
+        [&]<std::size_t... I>(std::index_sequence<I...>) {
+            ([&] {
+                if constexpr (requires { ops<I>::template scratch<layer<I>>(rows); })
+                    s |= ops<I>::template scratch<layer<I>>(rows);
+            }(),
+             ...);
+        }(std::make_index_sequence<layers>{});
+        return s;
+    }
+
+    /// Floats each layer keeps in a thread's arena from one call to the next (a Dense's transposed kernel).
+    static constexpr std::array<std::size_t, layers> kept_floats = []<std::size_t... I>(std::index_sequence<I...>) {
+        return std::array<std::size_t, layers>{[] {
+            if constexpr (requires { ops<I>::template kept_floats<layer<I>>; })
+                return std::size_t{ops<I>::template kept_floats<layer<I>>};
+            else
+                return std::size_t{0};
+        }()...};
+    }(std::make_index_sequence<layers>{});
+
+    /// True when the output layer ends in Softmax: the loss may then take the fused logits path.
+    static constexpr bool softmax_output = tpudsl::detail::has_softmax<spec<output_layer>>();
+    /// A graph runs each micro-batch through the whole model (no layer-by-layer pass over micro-batches).
+    static constexpr bool rows_only = false;
+    static constexpr std::size_t rows_from = layers;
+
+    static constexpr auto accumulating_ranges = weight_ranges<model>::accumulating;
+    static constexpr auto moving_ranges = weight_ranges<model>::moving;
+    /// No kernel gradient waits for the all-reduce, and no rows table is marked, in a graph.
+    static constexpr std::array<distribute::deferred_range, 0> deferred_ranges{};
+    static constexpr bool marked_table = false;
+    static constexpr distribute::table_span table{0, 0, 1};
+    static constexpr distribute::gradient_layout gradient_layout{
+        model::param_buffer_size, deferred_ranges, accumulating_ranges, marked_table, table, moving_ranges};
+    /// No transposed kernel is shared by the threads.
+    static constexpr std::array<std::size_t, layers> shared_transpose_floats{};
+    static constexpr std::array<std::size_t, layers + 1> shared_transpose_at{};
+    static void
+    transpose_updated(const float*, std::size_t, std::size_t, float*) noexcept
+    {
+    }
+
+    /// One micro-batch of a step (the reduce's view; a graph defers no kernel gradient).
+    struct micro_batch {
+        const input_type* x = nullptr;
+        float* ws = nullptr;
+        std::size_t n = 0;
+        std::size_t first = 0;
+        float* grads = nullptr;
+    };
+    static void
+    deferred_gradient(const micro_batch*, std::size_t, std::size_t, std::size_t, std::size_t, float*,
+                      bool = false) noexcept
+    {
+    }
+
+    [[nodiscard]] static float*
+    activation(float* ws, std::size_t cap, std::size_t l) noexcept
+    {
+        return ws + cap * plan.activation[l];
+    }
+    [[nodiscard]] static float*
+    scratch(float* ws, std::size_t cap, std::size_t l) noexcept
+    {
+        return ws + cap * plan.scratch[l];
+    }
+    [[nodiscard]] static float*
+    gradient(float* ws, std::size_t cap, std::size_t l) noexcept
+    {
+        return ws + cap * plan.gradient[l];
+    }
+    /// The model's output, (n, output_size).
+    [[nodiscard]] static float*
+    output(float* ws, std::size_t cap) noexcept
+    {
+        return activation(ws, cap, output_layer);
+    }
+    /// Where the loss writes its gradient, (n, output_size).
+    [[nodiscard]] static float*
+    loss_gradient(float* ws, std::size_t cap) noexcept
+    {
+        return gradient(ws, cap, output_layer);
+    }
+    /// The output layer's logits (only when softmax_output), as ops/graph.hpp finds them.
+    [[nodiscard]] static float*
+    logits(float* ws, std::size_t cap, std::size_t n) noexcept
+    {
+        using last = ops<output_layer>;
+        float* s = scratch(ws, cap, output_layer);
+        if constexpr (requires { last::template logits<layer<output_layer>>(s, n); })
+            return last::template logits<layer<output_layer>>(s, n);
+        else
+            return s;
+    }
+
+    /// Forward pass of n <= cap samples x (n, input_size) into the workspace.
+    static void
+    forward(const float* params, const input_type* x, float* ws, std::size_t cap, std::size_t n,
+            const step_context& ctx) noexcept
+    {
+        [&]<std::size_t... I>(std::index_sequence<I...>) {
+            (forward_layer<I>(params, x, ws, cap, n, ctx), ...);
+        }(std::make_index_sequence<layers>{});
+    }
+
+    /// Backward pass after `forward` and after the loss filled loss_gradient(): every weight's gradient
+    /// into `grads`; `input_grad`, when not null, receives dL/dx (float inputs only). `logit_grad`: the
+    /// loss gradient is with respect to the output layer's logits. (No kernel is deferred in a graph.)
+    static void
+    backward(const float* params, const input_type* x, float* ws, std::size_t cap, std::size_t n, float* grads,
+             bool logit_grad, float* input_grad = nullptr, bool = false) noexcept
+    {
+        [&]<std::size_t... I>(std::index_sequence<I...>) {
+            (backward_layer<layers - 1 - I>(params, x, ws, cap, n, grads, logit_grad, input_grad), ...);
+        }(std::make_index_sequence<layers>{});
+    }
+
+private:
+    /// What edge E reads: the model's input, or a layer's output block.
+    template <std::size_t E>
+    [[nodiscard]] static auto
+    source(const input_type* x, float* ws, std::size_t cap) noexcept
+    {
+        if constexpr (model::edges[E].layer == tpudsl::detail::no_node)
+            return x;
+        else
+            return static_cast<const float*>(activation(ws, cap, model::edges[E].layer));
+    }
+
+    /// Where edge E's input gradient goes: its tensor's gradient block (or the caller's input_grad),
+    /// or, when another consumer wrote it first, the edge's temporary.
+    template <std::size_t E>
+    [[nodiscard]] static float*
+    target(float* ws, std::size_t cap, float* input_grad) noexcept
+    {
+        constexpr std::size_t src = model::edges[E].layer;
+        if constexpr (src == tpudsl::detail::no_node) {
+            if (!input_grad)
+                return nullptr;
+        }
+        if constexpr (!plan.direct[E])
+            return ws + cap * plan.temporary[E];
+        else if constexpr (src == tpudsl::detail::no_node)
+            return input_grad;
+        else
+            return gradient(ws, cap, src);
+    }
+
+    /// Adds edge E's temporary into its tensor's gradient (after the consumer's backward).
+    template <std::size_t E>
+    static void
+    add_temporary(float* ws, std::size_t cap, std::size_t n, float* input_grad) noexcept
+    {
+        if constexpr (!plan.direct[E]) {
+            constexpr std::size_t src = model::edges[E].layer;
+            float* to = src == tpudsl::detail::no_node ? input_grad : gradient(ws, cap, src);
+            if (!to)
+                return;
+            const float* __restrict from = ws + cap * plan.temporary[E];
+            float* __restrict dst = to;
+            for (std::size_t i = 0; i < n * edge_sizes[E]; ++i)
+                dst[i] += from[i];
+        }
+    }
+
+    template <std::size_t I>
+    static void
+    forward_layer(const float* params, const input_type* x, float* ws, std::size_t cap, std::size_t n,
+                  const step_context& ctx) noexcept
+    {
+        constexpr std::size_t e0 = model::first_edge[I];
+        float* y = activation(ws, cap, I);
+        if constexpr (merges<I>) {
+            [&]<std::size_t... K>(std::index_sequence<K...>) {
+                const float* const xs[] = {source<e0 + K>(x, ws, cap)...};
+                ops<I>::template forward<layer<I>>(params, xs, y, scratch(ws, cap, I), n, ctx);
+            }(std::make_index_sequence<layer<I>::input_count>{});
+        } else {
+            ops<I>::template forward<layer<I>>(params, source<e0>(x, ws, cap), y, scratch(ws, cap, I), n, ctx);
+        }
+    }
+
+    template <std::size_t I>
+    static void
+    backward_layer(const float* params, const input_type* x, float* ws, std::size_t cap, std::size_t n, float* grads,
+                   bool logit_grad, float* input_grad) noexcept
+    {
+        constexpr std::size_t e0 = model::first_edge[I], e1 = model::first_edge[I + 1];
+        float* dy = gradient(ws, cap, I);
+        if constexpr (merges<I>) {
+            [&]<std::size_t... K>(std::index_sequence<K...>) {
+                const float* const xs[] = {source<e0 + K>(x, ws, cap)...};
+                float* const dxs[] = {target<e0 + K>(ws, cap, input_grad)...};
+                ops<I>::template backward<layer<I>>(params, xs, activation(ws, cap, I), dy, dxs, grads,
+                                                    scratch(ws, cap, I), n);
+            }(std::make_index_sequence<layer<I>::input_count>{});
+        } else {
+            const bool fused = logit_grad && I == output_layer;
+            ops<I>::template backward<layer<I>>(params, source<e0>(x, ws, cap), activation(ws, cap, I), dy,
+                                                target<e0>(ws, cap, input_grad), grads, scratch(ws, cap, I), n, fused);
+        }
+        [&]<std::size_t... K>(std::index_sequence<K...>) {
+            (add_temporary<e0 + K>(ws, cap, n, input_grad), ...);
+        }(std::make_index_sequence<e1 - e0>{});
+    }
+};
+
+} // namespace tpudsl::ops
+
+#endif // !TPUDSL_OPS_NODE_GRAPH_HPP
