@@ -1,7 +1,7 @@
 // How close each seed model trains to the machine's FMA peak, and how its GEMMs compare with
 // OpenBLAS at the same shapes. Figures, never assertions.
 //
-//   tpudsl_bench [--model all|fashion|reuters|mnist|cifar|cifar_bn|reuters_lstm] [--batch 32,128,512] [--strategy one,tpu2,tpu4,tpu8]
+//   tpudsl_bench [--model all|fashion|reuters|mnist|cifar|cifar_bn|reuters_lstm|resnet20] [--batch 32,128,512] [--strategy one,tpu2,tpu4,tpu8]
 //                [--seconds 2] [--rounds 2] [--kernels on|off] [--phases on|off] [--csv F] [--json F] [--svg F]
 //
 // The FMA peak is measured here, with a loop of independent vector FMAs on one core and on every
@@ -22,6 +22,7 @@
 // threads' lateness); reduce: its shard of the fused reduce-and-update (TPUDSL_STEP_PHASES, set for
 // this program: four clock reads a thread and step).
 #include "cifar10_bn/model.hpp"
+#include "cifar10_resnet/model.hpp"
 #include "cifar10_cnn/model.hpp"
 #include "fashion_mnist_cnn/model.hpp"
 #include "mnist_mlp/model.hpp"
@@ -272,10 +273,12 @@ train_with(const std::string& strategy, std::size_t batch, double seconds)
 {
     if (strategy == "tpu2")
         return train<M, tpudsl::TpuStrategy<2>>(batch, seconds);
-    if (strategy == "tpu4")
-        return train<M, tpudsl::TpuStrategy<4>>(batch, seconds);
-    if (strategy == "tpu8")
-        return train<M, tpudsl::TpuStrategy<8>>(batch, seconds);
+    if constexpr (!requires { M::node_names; }) {   // ResNet-20: one and two threads only (fewer instances to build)
+        if (strategy == "tpu4")
+            return train<M, tpudsl::TpuStrategy<4>>(batch, seconds);
+        if (strategy == "tpu8")
+            return train<M, tpudsl::TpuStrategy<8>>(batch, seconds);
+    }
     return train<M, tpudsl::OneDeviceStrategy>(batch, seconds);
 }
 
@@ -467,24 +470,27 @@ template <class M>
 void
 bench_model_gemms(const std::string& name, double peak, std::vector<KernelRow>& rows)
 {
-    constexpr std::size_t micro_batch = 16;
-    [&]<std::size_t... I>(std::index_sequence<I...>) {
-        auto one = [&]<std::size_t J>(std::integral_constant<std::size_t, J>) {
-            using B = typename M::template layer<J>;
-            if constexpr (is_gemm_layer<typename B::spec>::value) {
-                using G = gemm_shape<B>;
-                constexpr bool dot = B::spec::defers_kernel_gradient &&
-                                     tpudsl::kernels::prefers_dot_products<G::k, G::n>;
-                if constexpr (tpudsl::ops::graph<M>::rows_only)   // a step of batch 128 on one core: 8 parts
-                    bench_rows_gemms<G::k, G::n, dot>(name, 128 / micro_batch, micro_batch, J > 0, peak, rows);
-                else if constexpr (tpudsl::ops::graph<M>::template deferred_kernel<J>())
-                    bench_gemms<G::k, G::n, dot, 128 / micro_batch>(name, micro_batch, J > 0, peak, rows);
-                else
-                    bench_gemms<G::k, G::n, dot>(name, micro_batch * G::positions, J > 0, peak, rows);
-            }
-        };
-        (one(std::integral_constant<std::size_t, I>{}), ...);
-    }(std::make_index_sequence<M::layer_count>{});
+    // (a Functional model's layers run the seeds' convolution GEMMs: no rows of its own)
+    if constexpr (!requires { M::node_names; }) {
+        constexpr std::size_t micro_batch = 16;
+        [&]<std::size_t... I>(std::index_sequence<I...>) {
+            auto one = [&]<std::size_t J>(std::integral_constant<std::size_t, J>) {
+                using B = typename M::template layer<J>;
+                if constexpr (is_gemm_layer<typename B::spec>::value) {
+                    using G = gemm_shape<B>;
+                    constexpr bool dot = B::spec::defers_kernel_gradient &&
+                                         tpudsl::kernels::prefers_dot_products<G::k, G::n>;
+                    if constexpr (tpudsl::ops::graph<M>::rows_only)   // a step of batch 128 on one core: 8 parts
+                        bench_rows_gemms<G::k, G::n, dot>(name, 128 / micro_batch, micro_batch, J > 0, peak, rows);
+                    else if constexpr (tpudsl::ops::graph<M>::template deferred_kernel<J>())
+                        bench_gemms<G::k, G::n, dot, 128 / micro_batch>(name, micro_batch, J > 0, peak, rows);
+                    else
+                        bench_gemms<G::k, G::n, dot>(name, micro_batch * G::positions, J > 0, peak, rows);
+                }
+            };
+            (one(std::integral_constant<std::size_t, I>{}), ...);
+        }(std::make_index_sequence<M::layer_count>{});
+    }
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -712,6 +718,12 @@ main(int argc, char** argv)
         bench_model<seeds::Cifar10Bn>("cifar_bn", a, peak1, peak2, rows, kernels);
     if (a.model == "all" || a.model == "reuters_lstm")
         bench_model<seeds::ReutersLstm>("reuters_lstm", a, peak1, peak2, rows, kernels);
+    if (a.model == "all" || a.model == "resnet20") {
+        if (std::all_of(a.strategies.begin(), a.strategies.end(), [](const std::string& s) { return s == "one" || s == "tpu2"; }))
+            bench_model<seeds::ResNet20>("resnet20", a, peak1, peak2, rows, kernels);
+        else
+            std::printf("tpudsl_bench: resnet20 skipped: it runs with --strategy one,tpu2 only\n");
+    }
     if (!a.csv.empty())
         write_csv(a.csv, rows, kernels);
     if (!a.json.empty())

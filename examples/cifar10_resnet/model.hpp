@@ -6,7 +6,7 @@
 #ifndef TPUDSL_EXAMPLES_CIFAR10_RESNET_MODEL_HPP
 #define TPUDSL_EXAMPLES_CIFAR10_RESNET_MODEL_HPP
 
-#include <tpudsl/model.hpp>
+#include <tpudsl/functional.hpp>
 
 #include <cstddef>
 

@@ -13,6 +13,15 @@
 
 #include <cstddef>
 
+/// 1 (the default): a 3 x 3 convolution of stride 1 over at least 16 channels runs as Winograd
+/// F(m x m, 3 x 3) (kernels/winograd.hpp), fewer products, its outputs within a few float roundings of
+/// the direct sum. 0: every convolution sums directly, as Keras' backends do, so that a deep network's
+/// training step follows Keras' to float rounding (a ReLU that a Winograd rounding tips the other way
+/// changes that sample's gradients); slower 3 x 3 convolutions.
+#ifndef TPUDSL_WINOGRAD
+#define TPUDSL_WINOGRAD 1
+#endif
+
 namespace tpudsl {
 
 /// Alignment, in bytes, of every tensor in the parameter, gradient and workspace buffers:

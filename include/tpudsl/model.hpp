@@ -1,5 +1,6 @@
 /// @file Everything a model declaration needs, and nothing heavier: Shape, Input, the layers,
-/// Sequential, Functional, valid_model and summary. (tpudsl.hpp adds training, data and strategies.)
+/// Sequential, valid_model and summary. (tpudsl.hpp adds training, data and strategies;
+/// tpudsl/functional.hpp, graphs of layers.)
 #ifndef TPUDSL_MODEL_HPP
 #define TPUDSL_MODEL_HPP
 
@@ -29,10 +30,8 @@
 #include <tpudsl/layers/lstm.hpp>
 #include <tpudsl/layers/max_pool1d.hpp>
 #include <tpudsl/layers/max_pool2d.hpp>
-#include <tpudsl/layers/merge.hpp>
 #include <tpudsl/layers/reshaping.hpp>
 #include <tpudsl/layers/time_distributed.hpp>
-#include <tpudsl/model/functional.hpp>
 #include <tpudsl/model/sequential.hpp>
 #include <tpudsl/model/summary.hpp>
 #include <tpudsl/model/valid_model.hpp>

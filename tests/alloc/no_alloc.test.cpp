@@ -4,6 +4,7 @@
 #include "mnist_mlp/model.hpp"
 #include "reuters_conv1d/model.hpp"
 
+#include <tpudsl/functional.hpp>
 #include <tpudsl/tpudsl.hpp>
 
 #include <catch2/catch.hpp>

@@ -1,5 +1,5 @@
 // compile_fail.graph_merge_shapes: the _ko twin must fail with our message; the _ok twin must compile.
-#include <tpudsl/model.hpp>
+#include <tpudsl/functional.hpp>
 
 using namespace tpudsl;
 

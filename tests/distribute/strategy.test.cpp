@@ -1,8 +1,10 @@
 // TpuStrategy<N>: replicas on threads, the fused reduce-and-update, and its determinism.
+#include "cifar10_resnet/model.hpp"
 #include "fashion_mnist_cnn/model.hpp"
 #include "reuters_conv1d/model.hpp"
 #include "../synthetic_model_data.hpp"
 
+#include <tpudsl/functional.hpp>
 #include <tpudsl/tpudsl.hpp>
 
 #include <catch2/catch.hpp>
@@ -508,11 +510,18 @@ TEST_CASE("functional models: TpuStrategy<2> and <8> give one device's bits, run
     Trainable<Residual> fresh(7);
     CHECK(!same_bits(one, std::vector<float>(fresh.parameters(), fresh.parameters() + Residual::param_buffer_size)));
 
-    // Token ids through an Embedding (its table's rows added into), two branches concatenated.
+    // ResNet-20 (examples/cifar10_resnet): nine residual blocks, two projection shortcuts.
+    const synthetic<seeds::ResNet20> cifar(40, 9);
+    const auto resnet = train<seeds::ResNet20, OneDeviceStrategy>(cifar, optimizers::Adam{}, 16, 2);
+    CHECK(same_bits(resnet, train<seeds::ResNet20, TpuStrategy<2>>(cifar, optimizers::Adam{}, 16, 2)));
+    CHECK(same_bits(resnet, train<seeds::ResNet20, TpuStrategy<8>>(cifar, optimizers::Adam{}, 16, 2)));
+
+    // Token ids through an Embedding (its table's rows added into), two branches concatenated, one of
+    // them a convolution called twice (Shared: its gradients add up).
     using Text = Functional<Node<"tokens", Input<Shape<12>, std::int32_t>>, Node<"embed", Embedding<1024, 6>>,
-                       Node<"wide", Conv1D<4, 5, Relu, Same>, "embed">, Node<"narrow", Conv1D<4, 1, Relu>, "embed">,
-                       Node<"cat", Concatenate<>, "wide", "narrow">, Node<"pool", GlobalAveragePooling1D>,
-                       Node<"head", Dense<5, Softmax>>>;
+                       Node<"wide", Conv1D<6, 5, Relu, Same>, "embed">, Node<"deeper", Shared<"wide">, "wide">,
+                       Node<"narrow", Conv1D<4, 1, Relu>, "embed">, Node<"cat", Concatenate<>, "deeper", "narrow">,
+                       Node<"pool", GlobalAveragePooling1D>, Node<"head", Dense<5, Softmax>>>;
     const synthetic<Text> text(90, 8);
     const auto first = train<Text, OneDeviceStrategy>(text, optimizers::Adam{}, 24, 4);   // partial batches too
     CHECK(same_bits(first, train<Text, TpuStrategy<2>>(text, optimizers::Adam{}, 24, 4)));

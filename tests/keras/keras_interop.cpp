@@ -8,7 +8,8 @@
 //                                      <model>.tpudsl.h5, and writes its predictions on <model>.x.bin
 //                                      to <model>.tpudsl_pred.bin for Keras to compare with.
 // For one layer model (pooling_models.hpp, batch_norm_models.hpp, time_distributed_models.hpp,
-// recurrent_models.hpp):
+// recurrent_models.hpp) or functional model (functional_models.hpp; ResNet-20 in keras_interop_direct,
+// this file built with TPUDSL_WINOGRAD=0):
 //   keras_interop <model> step <dir>   reads Keras' initial weights <model>.weights.h5, predicts on the
 //                                      batch <model>.x.bin and compares with <model>.keras_pred.bin,
 //                                      then trains one step on that batch with labels <model>.y.bin and
@@ -17,6 +18,7 @@
 //                                      after the step to <model>.tpudsl_step.weights.h5 and .h5.
 // Arrays are raw little-endian float32 (int32 token ids for Reuters, and labels), row-major.
 #include "batch_norm_models.hpp"
+#include "functional_models.hpp"
 #include "pooling_models.hpp"
 #include "recurrent_models.hpp"
 #include "time_distributed_models.hpp"
@@ -39,6 +41,7 @@
 #include <iterator>
 #include <stdexcept>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 static_assert(tpudsl::keras_h5_enabled, "keras_interop is built with TPUDSL_WITH_HDF5 (tpudsl::keras_h5)");
@@ -69,7 +72,7 @@ read_array(const std::string& path)
     return v;
 }
 
-void
+[[maybe_unused]] void   // (not called in keras_interop_direct, which runs ResNet-20's step only)
 write_array(const std::string& path, const std::vector<float>& v)
 {
     std::ofstream out(path, std::ios::binary);
@@ -147,6 +150,10 @@ save(const std::string& name, const std::string& dir)
     return 0;
 }
 
+/// True for the model whose step is checked to a fraction of its move (see step()).
+template <class Model>
+constexpr bool kinked_step = std::is_same_v<Model, functional_models::ResNet20>;
+
 /// The learning rate of keras_side.py's step.
 constexpr float step_learning_rate = 0.5f;
 
@@ -181,9 +188,17 @@ step(const std::string& name, const std::string& dir)
     model.save_weights(dir + "/" + name + ".tpudsl_step.weights.h5");
     model.save_weights(dir + "/" + name + ".tpudsl_step.h5");
 
-    const bool ok = forward <= tolerance && after <= tolerance && moved > 100 * tolerance;
+    // A deep ReLU network's step is not a continuous function of the weights: a ReLU input within a
+    // float rounding of zero, tipped the other way, changes that position's gradients. ResNet-20 has
+    // a million ReLU inputs in a step of 8 samples, and float rounding tips about one (a step of this
+    // file built at -O1 meets Keras' to 1e-6, at -O3 to 2e-4 of a move of 0.38): its step is held to
+    // 2e-3 of the step's largest move, which a gradient routed wrong (a fan-out, a shortcut, a
+    // BatchNormalization) misses by far. Every other model: 1e-5.
+    const double step_tolerance = kinked_step<Model> ? 2e-3 * moved : tolerance;
+    const bool ok = forward <= tolerance && after <= step_tolerance && moved > 100 * tolerance;
     std::cout << name << ": max |tpudsl - keras| forward " << forward << ", weights after one step " << after
-              << " (the step moved them by up to " << moved << ")" << (ok ? " ok" : " MISMATCH") << '\n';
+              << " (the step moved them by up to " << moved << "; tolerance " << step_tolerance << ")"
+              << (ok ? " ok" : " MISMATCH") << '\n';
     return ok ? 0 : 1;
 }
 
@@ -218,11 +233,12 @@ main(int argc, char** argv)
                      "       keras_interop average_pool2d|average_pool1d|global_average2d|global_max2d|"
                      "global_average1d|global_max1d|batch_norm_conv|batch_norm_dense|"
                      "time_distributed_dense|lstm|lstm_sequences|gru|gru_sequences|recurrent_tagger|"
-                     "recurrent_stacked step DIR\n";
+                     "recurrent_stacked|resnet20|functional_shared step DIR\n";
         return 2;
     }
     const std::string name = argv[1], mode = argv[2], dir = argv[3];
     try {
+#if TPUDSL_WINOGRAD
         if (name == "fashion_mnist_cnn")
             return run<seeds::FashionCnn>(name, mode, dir);
         if (name == "mnist_mlp")
@@ -261,6 +277,15 @@ main(int argc, char** argv)
             return run_step<recurrent_models::Tagger>(name, mode, dir);
         if (name == "recurrent_stacked")
             return run_step<recurrent_models::Stacked>(name, mode, dir);
+        if (name == "functional_shared")
+            return run_step<functional_models::SharedConv>(name, mode, dir);
+#else
+        // keras_interop_direct (TPUDSL_WINOGRAD=0, every convolution a direct sum, as Keras sums it):
+        // twenty 3 x 3 convolutions deep, Winograd's roundings tip ReLUs that Keras' do not, and the
+        // step's weights then differ by 1e-3. tests/keras/CMakeLists.txt.
+        if (name == "resnet20")
+            return run_step<functional_models::ResNet20, tpudsl::TpuStrategy<1, 1>>(name, mode, dir);
+#endif
         std::cerr << "keras_interop: unknown model '" << name << "'\n";
         return 2;
     } catch (const std::exception& e) {

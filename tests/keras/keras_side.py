@@ -11,7 +11,8 @@
     keras_side.py MODEL check DIR   loads MODEL.tpudsl.weights.h5 and MODEL.tpudsl.h5 (written by
                                     tpudsl) into the Keras model and compares Keras' predictions on
                                     MODEL.x.bin with tpudsl's, MODEL.tpudsl_pred.bin, to 1e-5.
-    keras_side.py MODEL step DIR    for the layer models (one layer each that the seeds lack): writes
+    keras_side.py MODEL step DIR    for the layer models (one layer each that the seeds lack) and the
+                                    functional ones (ResNet-20, a shared layer): writes
                                     Keras' initial weights MODEL.weights.h5, a batch MODEL.x.bin with
                                     labels MODEL.y.bin, Keras' predictions on it MODEL.keras_pred.bin,
                                     then trains one step on that batch (SGD, sparse categorical
@@ -205,6 +206,46 @@ def recurrent_stacked():
     ])
 
 
+def resnet20():
+    """ResNet-20 v1 as examples/cifar10_resnet/model.hpp declares it, its layers named as the nodes."""
+    def conv(x, filters, name, kernel=3, strides=1):
+        return layers.Conv2D(filters, kernel, strides=strides, padding="same", name=name)(x)
+
+    def block(x, name, filters, strides):
+        y = conv(x, filters, name + "_conv1", strides=strides)
+        y = layers.BatchNormalization(name=name + "_bn1")(y)
+        y = layers.Activation("relu", name=name + "_relu1")(y)
+        y = conv(y, filters, name + "_conv2")
+        y = layers.BatchNormalization(name=name + "_bn2")(y)
+        if strides != 1:
+            x = conv(x, filters, name + "_shortcut", kernel=1, strides=strides)
+        y = layers.Add(name=name + "_add")([x, y])
+        return layers.Activation("relu", name=name)(y)
+
+    inputs = keras.Input((32, 32, 3), name="image")
+    x = conv(inputs, 16, "stem_conv")
+    x = layers.BatchNormalization(name="stem_bn")(x)
+    x = layers.Activation("relu", name="stem")(x)
+    for stage, filters in enumerate((16, 32, 64)):
+        for b in range(3):
+            x = block(x, f"stage{stage + 1}_block{b + 1}", filters, 2 if stage > 0 and b == 0 else 1)
+    x = layers.GlobalAveragePooling2D(name="pool")(x)
+    return keras.Model(inputs, layers.Dense(10, activation="softmax", name="classes")(x))
+
+
+def functional_shared():
+    """One convolution called three times (on the input, its output, and that pooled), Concatenate, Add."""
+    inputs = keras.Input((6, 3), name="x")
+    conv = layers.Conv1D(3, 3, padding="same", activation="tanh", name="conv")
+    again = conv(conv(inputs))
+    pooled = conv(layers.AveragePooling1D(2, name="pool")(again))
+    flat_b = layers.Flatten(name="flat_b")(again)
+    flat_c = layers.Flatten(name="flat_c")(pooled)
+    hidden = layers.Dense(4, activation="tanh", name="hidden")(layers.Concatenate(name="cat")([flat_b, flat_c]))
+    total = layers.Add(name="sum")([hidden, layers.Dense(4, name="skip")(flat_c)])
+    return keras.Model(inputs, layers.Dense(3, activation="softmax", name="classes")(total))
+
+
 MODELS = {f.__name__: f for f in (fashion_mnist_cnn, mnist_mlp, cifar10_cnn, reuters_conv1d)}
 PARAMS = {"fashion_mnist_cnn": 108_810, "mnist_mlp": 669_706, "cifar10_cnn": 1_250_858,
           "reuters_conv1d": 332_856}
@@ -215,13 +256,13 @@ LAYER_MODELS = {"average_pool2d": average_pool2d, "average_pool1d": average_pool
                 "batch_norm_conv": batch_norm_conv, "batch_norm_dense": batch_norm_dense}
 LAYER_MODELS["time_distributed_dense"] = time_distributed_dense
 LAYER_MODELS.update({f.__name__: f for f in (lstm, lstm_sequences, gru, gru_sequences, recurrent_tagger,
-                                                recurrent_stacked)})
+                                                recurrent_stacked, resnet20, functional_shared)})
 MODELS.update(LAYER_MODELS)
 PARAMS["time_distributed_dense"] = 55
 PARAMS.update({"average_pool2d": 127, "average_pool1d": 67, "global_average2d": 91, "global_max2d": 91,
                "global_average1d": 55, "global_max1d": 55, "batch_norm_conv": 107, "batch_norm_dense": 99})
 PARAMS.update({"lstm": 261, "lstm_sequences": 288, "gru": 219, "gru_sequences": 168, "recurrent_tagger": 168,
-               "recurrent_stacked": 659})
+               "recurrent_stacked": 659, "resnet20": 274_442, "functional_shared": 197})
 LEARNING_RATE = 0.5
 
 
@@ -310,16 +351,27 @@ def check(name, out):
     return 1 if failures else 0
 
 
+# ResNet-20's step is held to 2e-3 of its largest move: float rounding tips a ReLU input or so of the
+# million in a step, and that position's gradients change (keras_interop.cpp's step() says more).
+KINKED_STEP = {"resnet20"}
+
+
 def step_check(name, out):
     """Keras reads tpudsl's weights after the step, both layouts, and finds its own."""
     expected = MODELS[name]()
     expected.load_weights(os.path.join(out, name + ".step.weights.h5"))
+    tolerance = TOLERANCE
+    if name in KINKED_STEP:
+        initial = MODELS[name]()
+        initial.load_weights(os.path.join(out, name + ".weights.h5"))
+        tolerance = 2e-3 * max(float(np.max(np.abs(np.asarray(a) - np.asarray(b))))
+                               for a, b in zip(initial.weights, expected.weights))
     failures = 0
     for suffix in (".tpudsl_step.weights.h5", ".tpudsl_step.h5"):
         model = MODELS[name]()
         model.load_weights(os.path.join(out, name + suffix))
         diff = max(float(np.max(np.abs(np.asarray(a) - np.asarray(b)))) for a, b in zip(model.weights, expected.weights))
-        ok = diff <= TOLERANCE
+        ok = diff <= tolerance
         print(f"{name}{suffix}: Keras reads it, max |tpudsl - keras| over the weights = {diff:.3g}" +
               (" ok" if ok else " MISMATCH"))
         failures += not ok

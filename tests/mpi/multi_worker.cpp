@@ -2,6 +2,7 @@
 // final weights are bitwise those of OneDeviceStrategy (which it trains too), that evaluate gives one
 // process's numbers and predict its rows. Run with 1, 2 and 4 processes (tests/CMakeLists.txt, label
 // mpi). Exits non-zero on every worker when one of them found a difference.
+#include "cifar10_resnet/model.hpp"
 #include "fashion_mnist_cnn/model.hpp"
 #include "reuters_conv1d/model.hpp"
 #include "../synthetic_model_data.hpp"
@@ -189,6 +190,9 @@ main(int argc, char** argv)
         using Bn = Sequential<Input<Shape<10, 10, 1>>, Conv2D<6, 3>, BatchNormalization<0.9f>, Activation<Relu>, MaxPool2D<2>,
                               Flatten, Dropout<0.25f>, Dense<10, Softmax>>;
         check_model<Bn>("batch_normalization", strategy, synthetic<Bn>(90, 3), optimizers::RMSprop{}, 24, 2);
+        // A functional model: ResNet-20 (fan-outs summed in a fixed order, BatchNormalization's statistics).
+        check_model<seeds::ResNet20>("cifar10_resnet", strategy, synthetic<seeds::ResNet20>(40, 6), optimizers::Adam{},
+                                     16, 1);
         // The opt-in MPI_Allreduce: close to one process, not bitwise. (A resolver of its own: MPI once,
         // a communicator each.)
         const MultiWorkerStrategy<2> fast(MpiClusterResolver{}, {.reduction = Reduction::allreduce});

@@ -4,6 +4,7 @@
 #include "scratch_dir.hpp"
 #include "toy_data.hpp"
 
+#include <tpudsl/functional.hpp>
 #include <tpudsl/tpudsl.hpp>
 
 #include <catch2/catch.hpp>
@@ -35,7 +36,85 @@ using ToyResidual = Functional<Node<"features", Input<Shape<4>>>,
 using Declared = Functional<Node<"x", Input<Shape<6>>>, Node<"shortcut", Dense<4>, "x">, Node<"a", Dense<4, Relu>, "x">,
                             Node<"b", Dense<4>>, Node<"sum", Add, "b", "shortcut">>;
 
+// [shared_layer]
+// tied = Dense(8, "relu"); h = tied(x); h2 = tied(h); Add()([h, h2]) ...: one layer called twice
+using Tied = Functional<Node<"x", Input<Shape<8>>>,
+                        Node<"tied", Dense<8, Relu>>,
+                        Node<"tied_again", Shared<"tied">>,
+                        Node<"sum", Add, "tied", "tied_again">,
+                        Node<"classes", Dense<3, Softmax>>>;
+// [shared_layer]
+
 } // namespace
+
+TEST_CASE("a shared layer (Keras' layer reuse) has one set of weights, counted once", "[graph][shared]")
+{
+    STATIC_REQUIRE(Tied::layer_count == 4);
+    STATIC_REQUIRE(Tied::param_count == 8 * 8 + 8 + 8 * 3 + 3);   // Keras: 99
+    STATIC_REQUIRE(Tied::layer<1>::param_count == 0);
+    STATIC_REQUIRE(Tied::layer_weights_of == std::array<std::size_t, 4>{0, 0, 2, 3});
+    STATIC_REQUIRE(ops::graph<Tied>::shared<0> && ops::graph<Tied>::shared<1> && !ops::graph<Tied>::shared<2>);
+    // the second use's gradients wait in a block of the workspace before they add up
+    STATIC_REQUIRE(ops::graph<Tied>::workspace_floats(2) ==
+                   2 * ops::graph<Tied>::plan.per_sample + aligned_floats(8 * 8) + aligned_floats(8));
+
+    std::ostringstream out;
+    tpudsl::summary<Tied>(out);
+    CHECK(out.str() ==
+          "Model: \"model\"\n"
+          "__________________________________________________________________________________________________\n"
+          "Layer (type)                    Output Shape         Param #     Connected to                     \n"
+          "==================================================================================================\n"
+          "x (InputLayer)                  [(None, 8)]          0                                            \n"
+          "__________________________________________________________________________________________________\n"
+          "tied (Dense)                    (None, 8)            72          x[0][0]                          \n"
+          "                                                                 tied[0][0]                       \n"
+          "__________________________________________________________________________________________________\n"
+          "sum (Add)                       (None, 8)            0           tied[0][0]                       \n"
+          "                                                                 tied[1][0]                       \n"
+          "__________________________________________________________________________________________________\n"
+          "classes (Dense)                 (None, 3)            27          sum[0][0]                        \n"
+          "==================================================================================================\n"
+          "Total params: 99\n"
+          "Trainable params: 99\n"
+          "Non-trainable params: 0\n"
+          "__________________________________________________________________________________________________\n");
+
+    // called on inputs of different shapes (a convolution on two lengths), its output shape is "multiple"
+    using TwoLengths = Functional<Node<"x", Input<Shape<6, 2>>>, Node<"conv", Conv1D<2, 3, Tanh, Same>>,
+                                  Node<"pool", AveragePooling1D<2>>, Node<"again", Shared<"conv">>,
+                                  Node<"flat", Flatten>, Node<"out", Dense<2>>>;
+    std::ostringstream two;
+    tpudsl::summary<TwoLengths>(two);
+    CHECK(two.str().find("conv (Conv1D)                   multiple             14          x[0][0]") !=
+          std::string::npos);
+    CHECK(two.str().find("pool[0][0]") != std::string::npos);
+    CHECK(two.str().find("flat (Flatten)                  (None, 6)            0           conv[1][0]") !=
+          std::string::npos);
+}
+
+TEST_CASE("a model with a shared layer trains, and its weights file holds the layer once", "[graph][shared][fit]")
+{
+    const auto train = tpudsl_tests::make_toy(600, 31);
+    using Toy = Functional<Node<"features", Input<Shape<4>>>, Node<"tied", Dense<4, Tanh>>,
+                           Node<"tied_again", Shared<"tied">>, Node<"sum", Add, "tied", "tied_again", "features">,
+                           Node<"classes", Dense<3, Softmax>>>;
+    Trainable<Toy> model(5);
+    model.compile(optimizers::Adam{.learning_rate = 0.01f}, losses::SparseCategoricalCrossentropy{},
+                  metrics::SparseCategoricalAccuracy{});
+    const std::vector<float> before(model.parameters(), model.parameters() + Toy::param_buffer_size);
+    const History history = model.fit(train.x, train.y, {.batch_size = 32, .epochs = 8, .verbose = 0});
+    CHECK(history["loss"].back() < history["loss"].front());
+    CHECK(history["sparse_categorical_accuracy"].back() > 0.9);
+    // the shared kernel moved
+    CHECK(std::memcmp(before.data() + Toy::layer<0>::weight<0>::offset,
+                      model.parameters() + Toy::layer<0>::weight<0>::offset, 16 * sizeof(float)) != 0);
+    const tpudsl_tests::scratch_dir dir("functional_shared");
+    model.save_weights(dir / "tied.weights.bin");
+    Trainable<Toy> loaded(77);
+    loaded.load_weights(dir / "tied.weights.bin");
+    CHECK(std::memcmp(loaded.parameters(), model.parameters(), Toy::param_buffer_size * sizeof(float)) == 0);
+}
 
 TEST_CASE("a Functional's shapes, counts, names and edges are constants of its type", "[graph]")
 {

@@ -1,6 +1,7 @@
 // Gradient checks: every layer, activation, padding and stride against central finite differences.
 // The scalar function is L = sum_i r_i y_i over a batch (r fixed and random), so dL/dy = r.
 #include <tpudsl/ops/graph.hpp>
+#include <tpudsl/functional.hpp>
 #include <tpudsl/tpudsl.hpp>
 
 #include "custom_layer/scale.hpp"
@@ -769,7 +770,7 @@ TEST_CASE("layers below a wide Dense keep nothing between a micro-batch's forwar
     check_rows<Bn>({5, 2, 5}, true, true);
 }
 
-// ---- functional models (Functional: model/functional.hpp, ops/node_graph.hpp) ----
+// ---- functional models (Functional: model/graph_model.hpp, ops/node_graph.hpp) ----
 
 namespace {
 using tpudsl::Node;
@@ -810,4 +811,18 @@ TEST_CASE("gradients: functional models, a residual Add with fan-out, Concatenat
     // A node reading one tensor twice: each edge its own gradient, summed.
     check_model<Functional<Node<"x", Input<Shape<5>>>, Node<"d", Dense<5, Tanh>>, Node<"sq", Multiply, "d", "d">,
                       Node<"out", Dense<2>>>>();
+}
+
+TEST_CASE("gradients: a layer shared by two nodes (Keras' layer reuse) sums both uses' gradients", "[gradcheck][graph]")
+{
+    using tpudsl::Shared;
+    // The same Dense applied twice in a row, and to the input again beside it: three uses of one kernel.
+    check_model<Functional<Node<"x", Input<Shape<4>>>, Node<"tied", Dense<4, Tanh>, "x">,
+                           Node<"again", Shared<"tied">, "tied">, Node<"beside", Shared<"tied">, "x">,
+                           Node<"sum", Add, "again", "beside">, Node<"out", Dense<2>>>>();
+    // A shared convolution on two branches of different lengths (same channels: same weights).
+    check_model<Functional<Node<"x", Input<Shape<6, 2>>>, Node<"conv", Conv1D<2, 3, Tanh, Same>, "x">,
+                           Node<"pool", AveragePooling1D<2>, "conv">, Node<"conv_pooled", Shared<"conv">, "pool">,
+                           Node<"flat_a", Flatten, "conv">, Node<"flat_b", Flatten, "conv_pooled">,
+                           Node<"cat", Concatenate<>, "flat_a", "flat_b">, Node<"out", Dense<2>>>>();
 }

@@ -5,6 +5,7 @@
 // the checks against real Keras are tests/keras.
 #include "scratch_dir.hpp"
 
+#include <tpudsl/functional.hpp>
 #include <tpudsl/tpudsl.hpp>
 
 #include <fashion_mnist_cnn/model.hpp>
@@ -231,6 +232,44 @@ TEST_CASE("keras_h5: layers of one class are numbered as Keras numbers them")
     std::fill(back.begin(), back.end(), 0.0f);
     load_keras_weights<TwoDense>(k2, back.data());
     CHECK(back == w);
+}
+
+TEST_CASE("keras_h5: a Functional model's layers in Keras' order, its InputLayer and a shared layer once")
+{
+    // The shortcut declared first; Keras lists layers by depth, so the branch's Dense comes first.
+    using Graph = Functional<Node<"x", Input<Shape<4>>>, Node<"shortcut", Dense<4>, "x">, Node<"a", Dense<4, Relu>, "x">,
+                             Node<"a_again", Shared<"a">>, Node<"sum", Add, "a_again", "shortcut">,
+                             Node<"head", Dense<2>>>;
+    scratch_dir dir("keras_h5_functional");
+    const std::string k3 = dir / "g.weights.h5", k2 = dir / "g.h5";
+    const auto w = pattern<Graph>(0.5f);
+    save_keras_weights<Graph>(k3, w.data(), keras_h5_layout::keras3);
+    save_keras_weights<Graph>(k2, w.data(), keras_h5_layout::keras2);
+    {
+        const h5file f3(k3), f2(k2);
+        CHECK(f3.has("layers/input_layer/vars"));
+        CHECK_FALSE(f3.has("layers/input_layer/vars/0"));
+        CHECK(f3.has("layers/add/vars"));
+        CHECK_FALSE(f3.has("layers/dense_3"));   // three Dense layers: a, shortcut, head
+        // the Dense of the deeper branch (a, called twice) comes first
+        const detail::h5::context ctx{"test", k3};
+        const hid_t g = H5Gopen2(f3.id, "layers/dense/vars", H5P_DEFAULT);
+        CHECK(detail::h5::read_string_attribute(ctx, g, "name", "layers/dense/vars") == std::vector<std::string>{"a"});
+        H5Gclose(g);
+        const hid_t own = H5Gopen2(f3.id, "vars", H5P_DEFAULT);
+        CHECK(detail::h5::read_string_attribute(ctx, own, "name", "vars") == std::vector<std::string>{"functional"});
+        H5Gclose(own);
+        CHECK(f3.shape("layers/dense_2/vars/0") == std::vector<std::size_t>{4, 2});
+        const detail::h5::context ctx2{"test", k2};
+        CHECK(detail::h5::read_string_attribute(ctx2, f2.id, "layer_names", "/") ==
+              std::vector<std::string>{"x", "a", "shortcut", "sum", "head"});
+        CHECK(f2.shape("shortcut/shortcut/kernel:0") == std::vector<std::size_t>{4, 4});
+    }
+    for (const auto& path : {k3, k2}) {
+        std::vector<float> back(Graph::param_buffer_size, 0.0f);
+        load_keras_weights<Graph>(path, back.data());
+        CHECK(back == w);
+    }
 }
 
 TEST_CASE("keras_h5: TimeDistributed keeps its Dense's weights where Keras keeps them")

@@ -27,6 +27,7 @@
 #include <tpudsl/io/hdf5.hpp>
 #include <tpudsl/io/weights.hpp>
 #include <tpudsl/model/sequential.hpp>
+#include <tpudsl/model/graph_summary.hpp>
 
 #include <hdf5.h>
 
@@ -152,10 +153,52 @@ keras_cell_of()
         return {};
 }
 
-/// The model's layers, in order, with the names Keras gives them.
+/// Keras 3's group of each layer (`_save_container_state`): snake_case(class name), and for the
+/// later layers of a class, in `model.layers`' order, _1, _2, ...
+inline void
+name_groups(std::vector<layer_ref>& layers)
+{
+    for (std::size_t i = 0; i < layers.size(); ++i) {
+        const std::string base = to_snake_case(layers[i].class_name);
+        std::size_t before = 0;
+        for (std::size_t j = 0; j < i; ++j)
+            before += to_snake_case(layers[j].class_name) == base;
+        layers[i].group = before == 0 ? base : detail::concat({base, "_", std::to_string(before)});
+    }
+}
+
+/// A Functional model's layers as Keras lists them (`model.layers`): by depth from the inputs, its
+/// InputLayers included, a shared layer once; each named as its node.
 template <class Model>
 [[nodiscard]] std::vector<layer_ref>
-layers_of()
+functional_layers_of()
+{
+    using rows = tpudsl::detail::functional_summary_rows<Model>;
+    std::vector<std::size_t> order(Model::node_count);
+    const auto keras = tpudsl::detail::keras_layer_order(rows::rows, Model::output_nodes, order.data());
+    std::vector<layer_ref> by_node(Model::node_count);
+    for (std::size_t i = 0; i < Model::node_count; ++i)
+        by_node[i] = layer_ref{std::string(Model::node_names[i]), "InputLayer", {}, {}, {}, {}};
+    [&]<std::size_t... L>(std::index_sequence<L...>) {
+        ((by_node[Model::layer_node[L]] =
+              layer_ref{std::string(Model::node_names[Model::layer_node[L]]),
+                        std::string(Model::template layer<L>::spec::class_name), {},
+                        weights_of<typename Model::template layer<L>>(),
+                        std::string(tpudsl::detail::wrapped_base_name<typename Model::template layer<L>::spec>()),
+                        keras_cell_of<typename Model::template layer<L>::spec>()}),
+         ...);
+    }(std::make_index_sequence<Model::layer_count>{});
+    std::vector<layer_ref> layers;
+    for (std::size_t k = 0; k < keras.count; ++k)
+        layers.push_back(std::move(by_node[order[k]]));
+    name_groups(layers);
+    return layers;
+}
+
+/// A Sequential's layers, in order, with the names Keras gives them.
+template <class Model>
+[[nodiscard]] std::vector<layer_ref>
+sequential_layers_of()
 {
     std::vector<layer_ref> layers;
     std::vector<std::string_view> bases, wrapped;   // auto-name prefixes, of the layers and of what they wrap
@@ -180,15 +223,19 @@ layers_of()
         layers[i].wrapped = before == 0 ? std::string(wrapped[i])
                                         : detail::concat({wrapped[i], "_", std::to_string(before)});
     }
-    // Keras 3's `_get_unique_name`: the first of a class keeps the bare name, the next get _1, _2, ...
-    for (std::size_t i = 0; i < layers.size(); ++i) {
-        const std::string base = to_snake_case(layers[i].class_name);
-        std::size_t before = 0;
-        for (std::size_t j = 0; j < i; ++j)
-            before += to_snake_case(layers[j].class_name) == base;
-        layers[i].group = before == 0 ? base : detail::concat({base, "_", std::to_string(before)});
-    }
+    name_groups(layers);
     return layers;
+}
+
+/// The model's layers, in Keras' order, with the names Keras gives them.
+template <class Model>
+[[nodiscard]] std::vector<layer_ref>
+layers_of()
+{
+    if constexpr (requires { Model::node_names; })
+        return functional_layers_of<Model>();
+    else
+        return sequential_layers_of<Model>();
 }
 
 [[nodiscard]] inline std::string
@@ -216,10 +263,11 @@ write_weight(const context& ctx, hid_t loc, const std::string& name, const weigh
 }
 
 inline void
-write_keras3(const context& ctx, hid_t file, const std::vector<layer_ref>& layers, const float* params)
+write_keras3(const context& ctx, hid_t file, const std::vector<layer_ref>& layers, const float* params,
+             std::string_view model_name = "sequential")
 {
     const handle own = create_group(ctx, file, "vars");
-    write_string_attribute(ctx, own.get(), "name", "sequential");
+    write_string_attribute(ctx, own.get(), "name", std::string(model_name));
     const handle all = create_group(ctx, file, "layers");
     for (const auto& l : layers) {
         const handle lg = create_group(ctx, all.get(), l.group);
@@ -365,15 +413,12 @@ read_keras2(const context& ctx, hid_t root, const std::string& prefix, const std
 /// Writes the parameters of `Model` as a Keras HDF5 weights file of `layout`, atomically (the file is
 /// one complete save or left as it was). Throws std::runtime_error when HDF5 fails or a weight is NaN
 /// or infinite (nothing is written), std::system_error when writing the file fails (detail::replace_file).
-/// @tparam Model a `Sequential<...>`
+/// @tparam Model a `Sequential<...>` or a `Functional<...>`
 template <class Model>
 void
 save_keras_weights(const std::string& path, const float* params, keras_h5_layout layout)
 {
     const detail::h5::context ctx{"tpudsl::save_weights", path};
-    if constexpr (requires { Model::node_names; })
-        ctx.fail("not written: a Functional model does not write Keras' files yet; save it in tpudsl's format "
-                 "(a path that does not end in .h5)");
     detail::require_finite_to_save<Model>(ctx.who, path, params);
     const auto layers = detail::h5::layers_of<Model>();
     std::vector<unsigned char> image;
@@ -382,7 +427,8 @@ save_keras_weights(const std::string& path, const float* params, keras_h5_layout
         const detail::h5::quiet_errors quiet;
         const detail::h5::handle file = detail::h5::create_memory_file(ctx);
         if (layout == keras_h5_layout::keras3)
-            detail::h5::write_keras3(ctx, file.get(), layers, params);
+            detail::h5::write_keras3(ctx, file.get(), layers, params,
+                                     requires { Model::node_names; } ? "functional" : "sequential");
         else
             detail::h5::write_keras2(ctx, file.get(), layers, params);
         if (H5Fflush(file.get(), H5F_SCOPE_GLOBAL) < 0)
@@ -405,14 +451,12 @@ save_keras_weights(const std::string& path, const float* params, keras_h5_layout
 /// dataset in external storage or a virtual dataset is refused before anything outside the file is
 /// opened; so is a dataset never written, one compressed by a filter this HDF5 lacks, and a NaN or an
 /// infinity in any weight.
-/// @tparam Model a `Sequential<...>`
+/// @tparam Model a `Sequential<...>` or a `Functional<...>`
 template <class Model>
 void
 load_keras_weights(const std::string& path, float* params)
 {
     const detail::h5::context ctx{"tpudsl::load_weights", path};
-    if constexpr (requires { Model::node_names; })
-        ctx.fail("not read: a Functional model does not read Keras' files yet; load a file in tpudsl's format");
     struct stat st {};
     if (::stat(path.c_str(), &st) != 0)
         detail::throw_errno(errno, detail::concat({ctx.who, ": cannot open '", path, "'"}));

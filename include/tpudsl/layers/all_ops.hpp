@@ -22,7 +22,6 @@
 #include <tpudsl/layers/lstm_ops.hpp>
 #include <tpudsl/layers/max_pool1d_ops.hpp>
 #include <tpudsl/layers/max_pool2d_ops.hpp>
-#include <tpudsl/layers/merge_ops.hpp>
 #include <tpudsl/layers/reshaping_ops.hpp>
 #include <tpudsl/layers/time_distributed_ops.hpp>
 

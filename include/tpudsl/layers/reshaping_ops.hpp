@@ -3,6 +3,7 @@
 #ifndef TPUDSL_LAYERS_RESHAPING_OPS_HPP
 #define TPUDSL_LAYERS_RESHAPING_OPS_HPP
 
+#include <tpudsl/layers/flatten_ops.hpp>
 #include <tpudsl/layers/reshaping.hpp>
 #include <tpudsl/layers/step_context.hpp>
 
@@ -12,23 +13,8 @@
 
 namespace tpudsl::detail {
 
-/// Reshape and Identity: a copy (when the graph does not alias the output to the input).
-struct copy_ops {
-    template <class B>
-    static void
-    forward(const float*, const float* x, float* y, float*, std::size_t n, const step_context&) noexcept
-    {
-        std::memcpy(y, x, n * B::input_shape::size * sizeof(float));
-    }
-    template <class B>
-    static void
-    backward(const float*, const float*, const float*, float* dy, float* dx, float*, float*, std::size_t n,
-             bool) noexcept
-    {
-        if (dx)
-            std::memcpy(dx, dy, n * B::input_shape::size * sizeof(float));
-    }
-};
+/// Reshape and Identity: Flatten's copy (when the graph does not alias the output to the input).
+struct copy_ops : flatten_ops {};
 
 /// Permute: output element (i_0, ..., i_r) is the input's element whose axis Dims[k] - 1 is at i_k.
 template <std::size_t... Dims>

@@ -3,7 +3,6 @@
 #define TPUDSL_MODEL_SUMMARY_HPP
 
 #include <tpudsl/detail/text.hpp>
-#include <tpudsl/model/functional.hpp>
 #include <tpudsl/model/sequential.hpp>
 
 #include <algorithm>
@@ -15,7 +14,6 @@
 #include <string>
 #include <string_view>
 #include <utility>
-#include <vector>
 
 namespace tpudsl {
 
@@ -100,142 +98,10 @@ print_summary(std::ostream& os, std::string_view model_name, std::span<const sum
     os << rule_thin << '\n';
 }
 
-/// One node of a Functional model as its summary sees it: a row (an Input's is an InputLayer's) and
-/// the nodes it reads.
-struct summary_node {
-    std::string_view name;                      // the node's name
-    std::string_view class_name;                // "Conv2D", "InputLayer"
-    std::span<const std::size_t> output_dims;
-    bool input;                                 // an InputLayer: its shape prints as a list, "[(None, 6)]"
-    std::size_t params;
-    std::span<const std::size_t> sources;       // the nodes it reads, in order
-};
-
-/// Keras' order of a Functional model's layers (`model.layers`, tf.keras 2.x's _map_graph_network):
-/// by depth (the longest path to an output) from the inputs down, ties in the order a depth-first
-/// walk from the outputs first meets them. Also whether Keras prints it as a Sequential (one node
-/// per depth, none reading several).
-[[gnu::cold]] inline bool
-keras_layer_order(std::span<const summary_node> nodes, std::span<const std::size_t> outputs, std::size_t* order)
-{
-    // A node's number in a walk from the outputs (numbered when first met, before its sources, as
-    // Keras numbers them), and the walk's finishing order (a node after all its sources).
-    const std::size_t n = nodes.size();
-    constexpr std::size_t none = static_cast<std::size_t>(-1);
-    std::vector<std::size_t> met(n, none), next_source(n, 0), stack, post, depth(n, 0);
-    std::size_t numbered = 0;
-    for (const std::size_t o : outputs) {
-        if (met[o] != none)
-            continue;
-        met[o] = numbered++;
-        stack.push_back(o);
-        while (!stack.empty()) {
-            const std::size_t v = stack.back();
-            if (next_source[v] < nodes[v].sources.size()) {
-                const std::size_t s = nodes[v].sources[next_source[v]++];
-                if (met[s] == none) {
-                    met[s] = numbered++;
-                    stack.push_back(s);
-                }
-            } else {
-                post.push_back(v);
-                stack.pop_back();
-            }
-        }
-    }
-    for (std::size_t k = post.size(); k-- > 0;)
-        for (const std::size_t s : nodes[post[k]].sources)
-            depth[s] = std::max(depth[s], depth[post[k]] + 1);
-    // By depth from the inputs down, ties by the walk's numbers (an insertion sort: a few hundred rows).
-    for (std::size_t k = 0; k < post.size(); ++k) {
-        const std::size_t v = post[k];
-        std::size_t j = k;
-        for (; j > 0; --j) {
-            const std::size_t u = order[j - 1];
-            if (depth[u] > depth[v] || (depth[u] == depth[v] && met[u] < met[v]))
-                break;
-            order[j] = u;
-        }
-        order[j] = v;
-    }
-    bool sequential_like = true;
-    for (std::size_t k = 0; k < post.size(); ++k) {
-        const std::size_t v = order[k];
-        const bool shares_depth = (k > 0 && depth[order[k - 1]] == depth[v]) ||
-                                  (k + 1 < post.size() && depth[order[k + 1]] == depth[v]);
-        sequential_like = sequential_like && !shares_depth && nodes[v].sources.size() <= 1;
-    }
-    return sequential_like;
-}
-
-/// A Functional model's table, as tf.keras 2.x prints it: with a "Connected to" column (98 columns,
-/// positions .33/.55/.67/1, one line per inbound tensor, `name[0][0]`), or as a Sequential's when the
-/// graph is a chain; an InputLayer row first.
-[[gnu::cold]] inline void
-print_functional_summary(std::ostream& os, std::string_view model_name, std::span<const summary_node> nodes,
-                         std::span<const std::size_t> outputs, std::size_t total, std::size_t trainable,
-                         std::size_t non_trainable)
-{
-    std::vector<std::size_t> order(nodes.size());
-    const bool sequential_like = keras_layer_order(nodes, outputs, order.data());
-    const std::size_t line_length = sequential_like ? 65 : 98;
-    const std::array<std::size_t, 4> ends = sequential_like ? std::array<std::size_t, 4>{29, 55, 65, 65}
-                                                            : std::array<std::size_t, 4>{32, 53, 65, 98};
-    const std::size_t columns = sequential_like ? 3 : 4;
-    const std::string rule_thin(line_length, '_');
-    const std::string rule_thick(line_length, '=');
-    std::array<std::string, 4> fields{"Layer (type)", "Output Shape", "Param #", "Connected to"};
-    const auto row = [&] {
-        return summary_row(std::span<const std::string>(fields.data(), columns),
-                           std::span<const std::size_t>(ends.data(), columns));
-    };
-    os << "Model: \"" << model_name << "\"\n" << rule_thin << '\n' << row() << '\n' << rule_thick << '\n';
-    for (std::size_t k = 0; k < order.size(); ++k) {
-        const summary_node& v = nodes[order[k]];
-        fields[0] = concat({v.name, " (", v.class_name, ")"});
-        fields[1] = v.input ? "[(None" : "(None";
-        for (const std::size_t d : v.output_dims)
-            fields[1] += concat({", ", std::to_string(d)});
-        fields[1] += v.input ? ")]" : ")";
-        fields[2] = std::to_string(v.params);
-        for (std::size_t c = 0; c == 0 || c < v.sources.size(); ++c) {
-            fields[3] = c < v.sources.size() ? concat({nodes[v.sources[c]].name, "[0][0]"}) : std::string();
-            os << row() << '\n';
-            if (sequential_like)
-                break;
-            fields[0] = fields[1] = fields[2] = std::string();
-        }
-        os << (k + 1 == order.size() ? rule_thick : rule_thin) << '\n';
-    }
-    os << "Total params: " << with_thousands(total) << '\n';
-    os << "Trainable params: " << with_thousands(trainable) << '\n';
-    os << "Non-trainable params: " << with_thousands(non_trainable) << '\n';
-    os << rule_thin << '\n';
-}
-
-/// A Functional model's nodes as summary_node rows, constants of the type.
+/// Prints a Functional model's table (model/graph_summary.hpp, which tpudsl/functional.hpp includes).
 template <class Model>
-struct functional_summary_rows {
-    static constexpr std::size_t count = Model::node_count;
-    template <std::size_t I>
-    static constexpr summary_node
-    row() noexcept
-    {
-        constexpr std::size_t slot = Model::node_slot[I];
-        const std::span<const std::size_t> sources(Model::node_sources.data() + Model::node_first_source[I],
-                                                   Model::node_first_source[I + 1] - Model::node_first_source[I]);
-        if constexpr (Model::node_is_input[I]) {
-            using In = typename Model::template input_at<slot>;
-            return {Model::node_names[I], "InputLayer", In::shape::dims, true, 0, sources};
-        } else {
-            using B = typename Model::template layer<slot>;
-            return {Model::node_names[I], B::spec::class_name, B::output_shape::dims, false, B::param_count, sources};
-        }
-    }
-    static constexpr auto rows = []<std::size_t... I>(std::index_sequence<I...>) {
-        return std::array<summary_node, count>{row<I>()...};
-    }(std::make_index_sequence<count>{});
-};
+void
+print_functional_summary_of(std::ostream& os, std::string_view model_name);
 
 } // namespace detail
 
@@ -250,10 +116,7 @@ void
 summary(std::ostream& os = std::cout, std::string_view model_name = {})
 {
     if constexpr (requires { Model::node_names; }) {
-        using rows = detail::functional_summary_rows<Model>;
-        detail::print_functional_summary(os, model_name.empty() ? "model" : model_name, rows::rows,
-                                         Model::output_nodes, Model::param_count, Model::trainable_param_count,
-                                         Model::non_trainable_param_count);
+        detail::print_functional_summary_of<Model>(os, model_name.empty() ? "model" : model_name);
     } else {
         // Constants of the type: the text is made by print_summary, one function for every model.
         static constexpr auto layers = []<std::size_t... I>(std::index_sequence<I...>) {

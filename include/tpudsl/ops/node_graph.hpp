@@ -17,7 +17,7 @@
 #include <tpudsl/layers/merge.hpp>
 #include <tpudsl/layers/merge_ops.hpp>
 #include <tpudsl/layers/step_context.hpp>
-#include <tpudsl/model/functional.hpp>
+#include <tpudsl/model/graph_model.hpp>
 #include <tpudsl/ops/graph.hpp>
 #include <tpudsl/ops/memory_plan.hpp>
 #include <tpudsl/ops/weight_ranges.hpp>
@@ -65,6 +65,54 @@ struct graph<tpudsl::Functional<Parts...>> {
     template <std::size_t I>
     static constexpr bool merges = tpudsl::detail::MergeSpec<spec<I>>;
 
+    /// Keras' layer reuse: the layer whose weights layer I uses (itself, but for a Shared node), how many
+    /// layers use each layer's weights and the last of them (the first whose backward runs).
+    template <std::size_t I>
+    static constexpr std::size_t root = model::layer_weights_of[I];
+    struct sharing {
+        std::array<std::size_t, layers> uses{}, last{};
+        std::size_t gradient_floats = 0;   // the largest shared layer's weights: a use's gradients before they add up
+    };
+    static constexpr sharing shares = [] {
+        sharing s;
+        for (std::size_t l = 0; l < layers; ++l) {
+            ++s.uses[model::layer_weights_of[l]];
+            s.last[model::layer_weights_of[l]] = l;
+        }
+        [&]<std::size_t... I>(std::index_sequence<I...>) {
+            ((s.gradient_floats = s.uses[I] > 1 ? std::max(s.gradient_floats, aligned_floats(layer<I>::param_end -
+                                                                                          layer<I>::param_offset))
+                                                : s.gradient_floats),
+             ...);
+        }(std::make_index_sequence<layers>{});
+        return s;
+    }();
+    /// True when layer I's weights are used by another layer too.
+    template <std::size_t I>
+    static constexpr bool shared = shares.uses[root<I>] > 1;
+
+private:
+    template <std::size_t I>
+    static consteval auto
+    bound_of() noexcept
+    {
+        if constexpr (requires { typename layer<I>::use; })
+            return std::type_identity<typename layer<I>::use>{};
+        else if constexpr (shared<I>)
+            return std::type_identity<bound_layer<I, spec<I>,
+                                                  tpudsl::detail::tensor<typename layer<I>::input_shape,
+                                                                         typename layer<I>::input_type>,
+                                                  0>>{};
+        else
+            return std::type_identity<layer<I>>{};
+    }
+
+public:
+    /// Layer I as its ops run it: the bound layer, or, when its weights are shared, the layer with its
+    /// weights bound from 0 (forward and backward then get the shared weights' place).
+    template <std::size_t I>
+    using bound = typename decltype(bound_of<I>())::type;
+
 private:
     template <std::size_t I>
     static consteval auto
@@ -74,7 +122,7 @@ private:
             return std::type_identity<typename spec<I>::ops>{};
         else
             return std::type_identity<typename tpudsl::detail::ops_or_unusable<
-                tpudsl::detail::ops_check<I, spec<I>, layer<I>>::value, spec<I>>::type>{};
+                tpudsl::detail::ops_check<I, spec<I>, bound<I>>::value, spec<I>>::type>{};
     }
 
 public:
@@ -121,7 +169,7 @@ public:
         std::array<block_request, 3 * layers + edge_count> blocks{};
         [&]<std::size_t... I>(std::index_sequence<I...>) {
             ((blocks[3 * I] = {aligned_floats(layer<I>::output_shape::size), I, steps - 1 - I},
-              blocks[3 * I + 1] = {aligned_floats(tpudsl::detail::kept_scratch_size<ops<I>, layer<I>>()), I,
+              blocks[3 * I + 1] = {aligned_floats(tpudsl::detail::kept_scratch_size<ops<I>, bound<I>>()), I,
                                    steps - 1 - I},
               blocks[3 * I + 2] = {aligned_floats(layer<I>::output_shape::size),
                                    std::min(I == output_layer ? layers : steps,
@@ -147,11 +195,12 @@ public:
         return p;
     }();
 
-    /// Floats a replica of capacity `cap` needs (the input gradient needs nothing more).
+    /// Floats a replica of capacity `cap` needs (the input gradient needs nothing more): the planned
+    /// blocks, then one block for a shared layer's gradients before they add up.
     [[nodiscard]] static constexpr std::size_t
     workspace_floats(std::size_t cap, bool = false) noexcept
     {
-        return cap * plan.per_sample;
+        return cap * plan.per_sample + shares.gradient_floats;
     }
 
     /// What a step's kernels ask of a thread's scratch: the largest request of every layer's.
@@ -161,8 +210,8 @@ public:
         kernels::scratch_sizes s;
         [&]<std::size_t... I>(std::index_sequence<I...>) {
             ([&] {
-                if constexpr (requires { ops<I>::template scratch<layer<I>>(rows); })
-                    s |= ops<I>::template scratch<layer<I>>(rows);
+                if constexpr (requires { ops<I>::template scratch<bound<I>>(rows); })
+                    s |= ops<I>::template scratch<bound<I>>(rows);
             }(),
              ...);
         }(std::make_index_sequence<layers>{});
@@ -172,8 +221,8 @@ public:
     /// Floats each layer keeps in a thread's arena from one call to the next (a Dense's transposed kernel).
     static constexpr std::array<std::size_t, layers> kept_floats = []<std::size_t... I>(std::index_sequence<I...>) {
         return std::array<std::size_t, layers>{[] {
-            if constexpr (requires { ops<I>::template kept_floats<layer<I>>; })
-                return std::size_t{ops<I>::template kept_floats<layer<I>>};
+            if constexpr (requires { ops<I>::template kept_floats<bound<I>>; })
+                return std::size_t{ops<I>::template kept_floats<bound<I>>};
             else
                 return std::size_t{0};
         }()...};
@@ -248,8 +297,8 @@ public:
     {
         using last = ops<output_layer>;
         float* s = scratch(ws, cap, output_layer);
-        if constexpr (requires { last::template logits<layer<output_layer>>(s, n); })
-            return last::template logits<layer<output_layer>>(s, n);
+        if constexpr (requires { last::template logits<bound<output_layer>>(s, n); })
+            return last::template logits<bound<output_layer>>(s, n);
         else
             return s;
     }
@@ -324,6 +373,35 @@ private:
         }
     }
 
+    /// Layer I's weights: the flat buffer, or, for a shared layer, its root's place in it.
+    template <std::size_t I>
+    [[nodiscard]] static const float*
+    weights(const float* params) noexcept
+    {
+        if constexpr (shared<I>)
+            return params + layer<root<I>>::param_offset;
+        else
+            return params;
+    }
+
+    /// Adds a shared layer's gradients, written from `block` at the root's weights' place from 0, into
+    /// `grads`, weight by weight (not the padding between them).
+    template <std::size_t R>
+    static void
+    add_shared_gradient(const float* block, float* grads) noexcept
+    {
+        [&]<std::size_t... J>(std::index_sequence<J...>) {
+            ([&] {
+                using W = typename layer<R>::template weight<J>;
+                const float* __restrict from = block + (W::offset - layer<R>::param_offset);
+                float* __restrict to = grads + W::offset;
+                for (std::size_t k = 0; k < W::size; ++k)
+                    to[k] += from[k];
+            }(),
+             ...);
+        }(std::make_index_sequence<layer<R>::weight_count>{});
+    }
+
     template <std::size_t I>
     static void
     forward_layer(const float* params, const input_type* x, float* ws, std::size_t cap, std::size_t n,
@@ -337,7 +415,8 @@ private:
                 ops<I>::template forward<layer<I>>(params, xs, y, scratch(ws, cap, I), n, ctx);
             }(std::make_index_sequence<layer<I>::input_count>{});
         } else {
-            ops<I>::template forward<layer<I>>(params, source<e0>(x, ws, cap), y, scratch(ws, cap, I), n, ctx);
+            ops<I>::template forward<bound<I>>(weights<I>(params), source<e0>(x, ws, cap), y, scratch(ws, cap, I), n,
+                                               ctx);
         }
     }
 
@@ -357,8 +436,18 @@ private:
             }(std::make_index_sequence<layer<I>::input_count>{});
         } else {
             const bool fused = logit_grad && I == output_layer;
-            ops<I>::template backward<layer<I>>(params, source<e0>(x, ws, cap), activation(ws, cap, I), dy,
-                                                target<e0>(ws, cap, input_grad), grads, scratch(ws, cap, I), n, fused);
+            // A shared layer's last use (the first backward) and a layer that adds its gradients write
+            // into the shared weights' gradients; the other uses write a block, then add it.
+            constexpr bool via_block = shared<I> && !spec<I>::accumulates_gradient && I != shares.last[root<I>];
+            float* g = grads;
+            if constexpr (via_block)
+                g = ws + cap * plan.per_sample;
+            else if constexpr (shared<I>)
+                g = grads + layer<root<I>>::param_offset;
+            ops<I>::template backward<bound<I>>(weights<I>(params), source<e0>(x, ws, cap), activation(ws, cap, I), dy,
+                                                target<e0>(ws, cap, input_grad), g, scratch(ws, cap, I), n, fused);
+            if constexpr (via_block)
+                add_shared_gradient<root<I>>(g, grads);
         }
         [&]<std::size_t... K>(std::index_sequence<K...>) {
             (add_temporary<e0 + K>(ws, cap, n, input_grad), ...);

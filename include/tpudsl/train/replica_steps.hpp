@@ -15,7 +15,6 @@
 #include <tpudsl/distribute/all_reduce.hpp>
 #include <tpudsl/distribute/strategy.hpp>
 #include <tpudsl/ops/graph.hpp>
-#include <tpudsl/ops/node_graph.hpp>
 #include <tpudsl/train/batch_sources.hpp>
 #include <tpudsl/train/buffers.hpp>
 #include <tpudsl/train/parameter_init.hpp>

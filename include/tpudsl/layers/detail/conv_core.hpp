@@ -3,6 +3,7 @@
 #ifndef TPUDSL_LAYERS_DETAIL_CONV_CORE_HPP
 #define TPUDSL_LAYERS_DETAIL_CONV_CORE_HPP
 
+#include <tpudsl/config.hpp>
 #include <tpudsl/core/activation_tags.hpp>
 #include <tpudsl/core/padding.hpp>
 #include <tpudsl/kernels/activation_math.hpp>
@@ -58,9 +59,9 @@ struct conv_core {
     /// A 3 x 3 convolution of stride 1 over at least 16 channels runs as Winograd F(m x m, 3 x 3)
     /// (kernels::winograd_fits, kernels::winograd_tile): 36 products per 4 x 4 outputs and channel
     /// (or 16 per 2 x 2) where the other paths take 144 (36), padding read as zeros where a tile
-    /// passes the input's edge (no frame, no im2col). Its bits are not im2col's: within float
-    /// rounding of the direct sum.
-    static constexpr bool winograd = !softmax && epilogue_activation && kernels::winograd_fits<G, F>;
+    /// passes the input's edge (no frame, no im2col). Its bits are not im2col's: within a few float
+    /// roundings of the direct sum (TPUDSL_WINOGRAD=0 turns it off: config.hpp).
+    static constexpr bool winograd = TPUDSL_WINOGRAD && !softmax && epilogue_activation && kernels::winograd_fits<G, F>;
     static kernels::detail::epilogue
     winograd_epilogue(const float* b) noexcept
     {

@@ -9,8 +9,8 @@
 /// as in a Sequential. Every shape, parameter count and weight offset is a constant of the type, as for
 /// Sequential; a graph that cannot work (an unknown or later source, a merge of different shapes, a
 /// node no output needs) fails to compile with one message naming the nodes.
-#ifndef TPUDSL_MODEL_FUNCTIONAL_HPP
-#define TPUDSL_MODEL_FUNCTIONAL_HPP
+#ifndef TPUDSL_MODEL_GRAPH_MODEL_HPP
+#define TPUDSL_MODEL_GRAPH_MODEL_HPP
 
 #include <tpudsl/core/input.hpp>
 #include <tpudsl/core/weight_spec.hpp>
@@ -92,6 +92,15 @@ struct Node {
 template <class... Nodes>
 struct Block {};
 
+/// Keras' layer reuse: the layer of node `Target` called again, on this node's input, with the same
+/// weights (`Node<"enc_b", Shared<"enc">, "b">` is `enc(b)` in Keras). Its gradients add up with every
+/// other use's; the summary shows the layer once, connected to each input it reads.
+template <name_literal Target>
+struct Shared {
+    static constexpr auto literal = Target;
+    static constexpr std::string_view target = Target.view();
+};
+
 /// The model's outputs, by node name, in Keras' order (`Model(inputs, [a, b])`). Without it, the
 /// last node is the one output.
 template <name_literal... Names>
@@ -106,6 +115,19 @@ template <class T>
 struct is_node : std::false_type {};
 template <name_literal N, class S, name_literal... Src>
 struct is_node<Node<N, S, Src...>> : std::true_type {};
+template <class T>
+struct is_shared : std::false_type {};
+template <name_literal T>
+struct is_shared<Shared<T>> : std::true_type {};
+template <class Spec>
+[[nodiscard]] consteval std::string_view
+shared_target() noexcept
+{
+    if constexpr (is_shared<Spec>::value)
+        return Spec::target;
+    else
+        return {};
+}
 template <class T>
 struct is_outputs : std::false_type {};
 template <name_literal... N>
@@ -127,6 +149,9 @@ enum class graph_rule {
     output_is_input,
     dead_node,
     unused_input,
+    unknown_shared,
+    shared_after,
+    shared_not_layer,
 };
 
 /// A structural verdict: the rule broken, the node that breaks it and the index of its source (or of
@@ -167,6 +192,14 @@ struct graph_diagnostic {
     static_assert(R != graph_rule::dead_node,
                   "tpudsl::Functional: no output depends on this node; remove it or name it in Outputs<...> "
                   "[TPUDSL_GRAPH_DEAD_NODE]");
+    static_assert(R != graph_rule::unknown_shared,
+                  "tpudsl::Functional: Shared<\"name\"> names a node that does not exist [TPUDSL_GRAPH_UNKNOWN_SHARED]");
+    static_assert(R != graph_rule::shared_after,
+                  "tpudsl::Functional: Shared<\"name\"> names this node or one declared after it; a layer is "
+                  "declared at its first use [TPUDSL_GRAPH_SHARED_AFTER]");
+    static_assert(R != graph_rule::shared_not_layer,
+                  "tpudsl::Functional: Shared<\"name\"> names an Input, a merge or another Shared node; name the "
+                  "node that declares the layer [TPUDSL_GRAPH_SHARED_NOT_LAYER]");
     static_assert(R != graph_rule::unused_input,
                   "tpudsl::Functional: no output depends on this Input; remove it or use it "
                   "[TPUDSL_GRAPH_UNUSED_INPUT]");
@@ -204,6 +237,24 @@ struct merge_error {
 };
 
 namespace detail {
+/// The rules of a shared layer's later uses, checked once a use's input is known.
+enum class shared_rule { ok, weight_shapes_differ, moving_statistics };
+} // namespace detail
+
+/// Instantiated by `Functional` for a Shared node whose use cannot keep the layer's weights: the node,
+/// the node that declares the layer, and the two inputs' shapes (this use's, the first use's).
+template <detail::shared_rule R, name_literal Node, name_literal Layer, class ShapeHere, class ShapeFirst>
+struct shared_error {
+    static_assert(R != detail::shared_rule::weight_shapes_differ,
+                  "tpudsl::Shared: a shared layer keeps one set of weights, and this node's input would give them "
+                  "other shapes than the first use's; the node, the layer's node and both input shapes follow "
+                  "[TPUDSL_GRAPH_SHARED_SHAPES]");
+    static_assert(R != detail::shared_rule::moving_statistics,
+                  "tpudsl::Shared: a layer with moving statistics (BatchNormalization) is not shared; declare one "
+                  "per use [TPUDSL_GRAPH_SHARED_MOVING]");
+};
+
+namespace detail {
 
 /// The structure of a graph as data: names, sources resolved to node indices, outputs, reachability.
 template <class NodeList, class OutputList>
@@ -214,6 +265,8 @@ struct graph_table<type_list<N...>, Out> {
     static constexpr std::array<std::string_view, count> names{N::name...};
     static constexpr std::array<bool, count> inputs{is_input<typename N::spec>::value...};
     static constexpr std::array<bool, count> merges{MergeSpec<typename N::spec>...};
+    static constexpr std::array<bool, count> shared{is_shared<typename N::spec>::value...};
+    static constexpr std::array<std::string_view, count> shared_names{shared_target<typename N::spec>()...};
     static constexpr std::array<std::size_t, count> declared{N::source_count...};
     /// Edges per node: an Input has none, a node that names no source reads the one before.
     static constexpr std::array<std::size_t, count> edge_counts{
@@ -255,6 +308,22 @@ struct graph_table<type_list<N...>, Out> {
         return e;
     }();
 
+    /// Per node, the node whose layer it uses: a Shared node's target (no_node: unknown), else itself.
+    static constexpr std::array<std::size_t, count> targets = [] {
+        std::array<std::size_t, count> t{};
+        for (std::size_t i = 0; i < count; ++i)
+            t[i] = shared[i] ? find(shared_names[i]) : i;
+        return t;
+    }();
+    /// Per node, its layer index (the nodes before it that are not Inputs).
+    static constexpr std::array<std::size_t, count> layer_of = [] {
+        std::array<std::size_t, count> l{};
+        std::size_t n = 0;
+        for (std::size_t i = 0; i < count; ++i)
+            l[i] = inputs[i] ? 0 : n++;
+        return l;
+    }();
+
     static constexpr std::size_t output_count = Out::names.size();
     static constexpr std::array<std::size_t, output_count> outputs = [] {
         std::array<std::size_t, output_count> o{};
@@ -282,6 +351,15 @@ struct graph_table<type_list<N...>, Out> {
             }
             if (!inputs[i] && !merges[i] && edge_counts[i] != 1)
                 return graph_verdict{graph_rule::one_input_layer, i, 1};
+            if (shared[i]) {
+                const std::size_t t = targets[i];
+                if (t == no_node)
+                    return graph_verdict{graph_rule::unknown_shared, i, 0};
+                if (t >= i)
+                    return graph_verdict{graph_rule::shared_after, i, 0};
+                if (inputs[t] || merges[t] || shared[t])
+                    return graph_verdict{graph_rule::shared_not_layer, i, 0};
+            }
         }
         for (std::size_t k = 0; k < output_count; ++k) {
             if (outputs[k] == no_node)
@@ -312,6 +390,8 @@ struct empty_graph_table {
     static constexpr std::array<std::size_t, 1> first_edge{};
     static constexpr std::array<std::size_t, 0> edges{};
     static constexpr std::array<std::size_t, 0> outputs{};
+    static constexpr std::array<std::size_t, 0> targets{};
+    static constexpr std::array<std::size_t, 0> layer_of{};
 };
 
 /// The name literal of source `K` of node `I`, or of output `K` (for diagnostics).
@@ -336,6 +416,10 @@ report_structure() noexcept
         return true;
     } else if constexpr (v.rule == graph_rule::unknown_output) {
         return sizeof(graph_error<v.rule, type_at_t<v.at, OutLiterals>::value, name_literal("")>) > 0;
+    } else if constexpr (v.rule == graph_rule::unknown_shared || v.rule == graph_rule::shared_after ||
+                         v.rule == graph_rule::shared_not_layer) {
+        return sizeof(graph_error<v.rule, type_at_t<v.node, NodeList>::literal,
+                                  type_at_t<v.node, NodeList>::spec::literal>) > 0;
     } else if constexpr (v.rule == graph_rule::unknown_source || v.rule == graph_rule::source_after) {
         return sizeof(graph_error<v.rule, type_at_t<v.node, NodeList>::literal, source_literal<NodeList, v.node, v.at>()>) > 0;
     } else {
@@ -366,6 +450,68 @@ struct bound_merge<Index, Spec, type_list<First, Rest...>, ParamOffset> {
     static constexpr std::size_t scratch_size = 0;
     template <std::size_t J>
     using weight = type_at_t<J, weights>;
+};
+
+/// A Shared node's layer: its own input and output, no weights of its own (they are its target's, layer
+/// `shares`); `use` is the layer on this input with its weights bound from 0, which the runner calls
+/// with the target's weights.
+template <std::size_t Index, class Spec, class In, std::size_t ParamOffset, class Target>
+struct bound_shared {
+    using spec = Spec;
+    static constexpr std::size_t index = Index;
+    using input_shape = typename In::shape;
+    using input_type = typename In::value_type;
+    using output_shape = typename Spec::template output<In>::shape;
+    using weights = type_list<>;
+    static constexpr std::size_t weight_count = 0;
+    static constexpr std::size_t param_count = 0;
+    static constexpr std::size_t trainable_param_count = 0;
+    static constexpr std::size_t param_offset = ParamOffset;
+    static constexpr std::size_t param_end = ParamOffset;
+    static constexpr std::size_t scratch_size = Spec::template scratch_size<In>;
+    template <std::size_t J>
+    using weight = type_at_t<J, weights>;
+    static constexpr std::size_t shares = Target::index;
+    using use = bound_layer<Index, Spec, In, 0>;
+};
+
+/// A Shared node I, using layer Target on its input In: checked as the layer on In, then its weights'
+/// shapes against the first use's.
+template <class NodeList, class Table, std::size_t I, std::size_t Layer, class Target, class In, std::size_t Offset>
+struct shared_step {
+private:
+    using spec = typename Target::spec;
+    using checked = checked_step<true, Layer, spec, In>;
+    static consteval shared_rule
+    rule() noexcept
+    {
+        if constexpr (!checked::ok) {
+            return shared_rule::ok;   // the layer's own diagnostic says it
+        } else {
+            using use = bound_layer<Layer, spec, In, 0>;
+            if (Target::trainable_param_count != Target::param_count)
+                return shared_rule::moving_statistics;
+            const bool same = []<std::size_t... J>(std::index_sequence<J...>) {
+                return ((use::template weight<J>::size == Target::template weight<J>::size) && ...);
+            }(std::make_index_sequence<Target::weight_count>{});
+            return same && use::weight_count == Target::weight_count ? shared_rule::ok
+                                                                     : shared_rule::weight_shapes_differ;
+        }
+    }
+    static constexpr shared_rule rule_v = rule();
+
+public:
+    static constexpr bool ok = checked::ok && rule_v == shared_rule::ok;
+    static constexpr bool reported = checked::reported && [] {
+        if constexpr (rule_v != shared_rule::ok)
+            return sizeof(shared_error<rule_v, type_at_t<I, NodeList>::literal,
+                                       type_at_t<Table::targets[I], NodeList>::literal, typename In::shape,
+                                       typename Target::input_shape>) > 0;
+        else
+            return true;
+    }();
+    using output = std::conditional_t<ok, typename checked::output, invalid_tensor>;
+    using bound = bound_shared<Layer, spec, In, Offset, Target>;
 };
 
 /// An Input node: its tensor, or the Input diagnostic for an empty shape.
@@ -467,6 +613,10 @@ private:
                 return std::type_identity<skipped_step>{};
             } else if constexpr (Table::merges[I]) {
                 return std::type_identity<merge_step<NodeList, Table, I, Layer, Offset, typename ins::type>>{};
+            } else if constexpr (Table::shared[I]) {
+                using target = type_at_t<Table::layer_of[Table::targets[I]], type_list<Bound...>>;
+                return std::type_identity<
+                    shared_step<NodeList, Table, I, Layer, target, type_at_t<0, typename ins::type>, Offset>>{};
             } else {
                 return std::type_identity<layer_step<Layer, spec, type_at_t<0, typename ins::type>, Offset>>{};
             }
@@ -661,6 +811,14 @@ public:
         return n;
     }();
 
+    /// Layer by layer: the layer whose weights it uses (itself, but for a Shared node: its target's).
+    static constexpr std::array<std::size_t, layer_count> layer_weights_of = [] {
+        std::array<std::size_t, layer_count> w{};
+        for (std::size_t l = 0; l < layer_count; ++l)
+            w[l] = graph::layer_of[graph::targets[layer_node[l]]];
+        return w;
+    }();
+
     /// What a layer reads, edge by edge: a layer's output (`layer`) or a model input (`input`), the
     /// other one detail::no_node. Layer L's edges are [first_edge[L], first_edge[L + 1]).
     struct edge {
@@ -754,4 +912,4 @@ public:
 
 } // namespace tpudsl
 
-#endif // !TPUDSL_MODEL_FUNCTIONAL_HPP
+#endif // !TPUDSL_MODEL_GRAPH_MODEL_HPP
