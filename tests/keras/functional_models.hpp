@@ -1,6 +1,6 @@
 // The functional models of the one-step checks against Keras (keras_side.py builds the same graphs,
 // its layers named as the nodes): ResNet-20 v1 (examples/cifar10_resnet) and a small graph whose
-// convolution is called three times (Shared), with a Concatenate and an Add.
+// convolution is called three times (Shared), with a Concatenate and an Add; Dot on two pairs of axes.
 #ifndef TPUDSL_TESTS_KERAS_FUNCTIONAL_MODELS_HPP
 #define TPUDSL_TESTS_KERAS_FUNCTIONAL_MODELS_HPP
 
@@ -29,6 +29,19 @@ using SharedConv = Functional<Node<"x", Input<Shape<6, 3>>>,
                               Node<"classes", Dense<3, Softmax>>>;
 
 static_assert(SharedConv::param_count == (3 * 3 * 3 + 3) + (27 * 4 + 4) + (9 * 4 + 4) + (4 * 3 + 3));
+
+// Attention-like scores: Dot on the last axes (5, 5) and on the first (4, 3), concatenated.
+using DotScores = Functional<Node<"x", Input<Shape<5, 3>>>,
+                             Node<"q", Conv1D<4, 1, Tanh>, "x">,
+                             Node<"k", Conv1D<4, 1>, "x">,
+                             Node<"scores", Dot<2, 2>, "q", "k">,
+                             Node<"gram", Dot<1, 1>, "q", "x">,
+                             Node<"fs", Flatten, "scores">,
+                             Node<"fg", Flatten, "gram">,
+                             Node<"cat", Concatenate<>, "fs", "fg">,
+                             Node<"classes", Dense<3, Softmax>>>;
+
+static_assert(DotScores::param_count == 16 + 16 + (25 + 12) * 3 + 3);
 
 } // namespace functional_models
 

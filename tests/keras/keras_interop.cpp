@@ -233,7 +233,8 @@ main(int argc, char** argv)
                      "       keras_interop average_pool2d|average_pool1d|global_average2d|global_max2d|"
                      "global_average1d|global_max1d|batch_norm_conv|batch_norm_dense|"
                      "time_distributed_dense|lstm|lstm_sequences|gru|gru_sequences|recurrent_tagger|"
-                     "recurrent_stacked|resnet20|functional_shared step DIR\n";
+                     "recurrent_stacked|functional_shared|functional_dot step DIR\n"
+                     "       keras_interop_direct resnet20 step DIR\n";
         return 2;
     }
     const std::string name = argv[1], mode = argv[2], dir = argv[3];
@@ -279,6 +280,8 @@ main(int argc, char** argv)
             return run_step<recurrent_models::Stacked>(name, mode, dir);
         if (name == "functional_shared")
             return run_step<functional_models::SharedConv>(name, mode, dir);
+        if (name == "functional_dot")
+            return run_step<functional_models::DotScores>(name, mode, dir);
 #else
         // keras_interop_direct (TPUDSL_WINOGRAD=0, every convolution a direct sum, as Keras sums it):
         // twenty 3 x 3 convolutions deep, Winograd's roundings tip ReLUs that Keras' do not, and the

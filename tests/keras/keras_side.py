@@ -246,6 +246,17 @@ def functional_shared():
     return keras.Model(inputs, layers.Dense(3, activation="softmax", name="classes")(total))
 
 
+def functional_dot():
+    """Dot on the last axes (scores of queries against keys) and on the first, concatenated."""
+    inputs = keras.Input((5, 3), name="x")
+    q = layers.Conv1D(4, 1, activation="tanh", name="q")(inputs)
+    k = layers.Conv1D(4, 1, name="k")(inputs)
+    scores = layers.Flatten(name="fs")(layers.Dot(axes=(2, 2), name="scores")([q, k]))
+    gram = layers.Flatten(name="fg")(layers.Dot(axes=(1, 1), name="gram")([q, inputs]))
+    return keras.Model(inputs, layers.Dense(3, activation="softmax", name="classes")(
+        layers.Concatenate(name="cat")([scores, gram])))
+
+
 MODELS = {f.__name__: f for f in (fashion_mnist_cnn, mnist_mlp, cifar10_cnn, reuters_conv1d)}
 PARAMS = {"fashion_mnist_cnn": 108_810, "mnist_mlp": 669_706, "cifar10_cnn": 1_250_858,
           "reuters_conv1d": 332_856}
@@ -256,13 +267,14 @@ LAYER_MODELS = {"average_pool2d": average_pool2d, "average_pool1d": average_pool
                 "batch_norm_conv": batch_norm_conv, "batch_norm_dense": batch_norm_dense}
 LAYER_MODELS["time_distributed_dense"] = time_distributed_dense
 LAYER_MODELS.update({f.__name__: f for f in (lstm, lstm_sequences, gru, gru_sequences, recurrent_tagger,
-                                                recurrent_stacked, resnet20, functional_shared)})
+                                                recurrent_stacked, resnet20, functional_shared, functional_dot)})
 MODELS.update(LAYER_MODELS)
 PARAMS["time_distributed_dense"] = 55
 PARAMS.update({"average_pool2d": 127, "average_pool1d": 67, "global_average2d": 91, "global_max2d": 91,
                "global_average1d": 55, "global_max1d": 55, "batch_norm_conv": 107, "batch_norm_dense": 99})
 PARAMS.update({"lstm": 261, "lstm_sequences": 288, "gru": 219, "gru_sequences": 168, "recurrent_tagger": 168,
-               "recurrent_stacked": 659, "resnet20": 274_442, "functional_shared": 197})
+               "recurrent_stacked": 659, "resnet20": 274_442, "functional_shared": 197,
+               "functional_dot": 146})
 LEARNING_RATE = 0.5
 
 

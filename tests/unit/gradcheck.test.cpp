@@ -826,3 +826,24 @@ TEST_CASE("gradients: a layer shared by two nodes (Keras' layer reuse) sums both
                            Node<"flat_a", Flatten, "conv">, Node<"flat_b", Flatten, "conv_pooled">,
                            Node<"cat", Concatenate<>, "flat_a", "flat_b">, Node<"out", Dense<2>>>>();
 }
+
+TEST_CASE("gradients: Dot over rank-1 and rank-2 inputs, each pair of axes", "[gradcheck][graph]")
+{
+    using tpudsl::Dot;
+    // rank 1 with rank 1: (1), the dot product of two projections
+    check_model<Functional<Node<"x", Input<Shape<5>>>, Node<"a", Dense<4, Tanh>, "x">, Node<"b", Dense<4, Tanh>, "x">,
+                           Node<"dot", Dot<1>, "a", "b">, Node<"out", Dense<2>>>>();
+    // rank 2 with rank 2: scores on the last axes (3, 3), and on the first (4, 4)
+    check_model<Functional<Node<"x", Input<Shape<3, 4>>>, Node<"q", Conv1D<4, 1, Tanh>, "x">,
+                           Node<"k", Conv1D<4, 1>, "x">, Node<"scores", Dot<2, 2>, "q", "k">,
+                           Node<"gram", Dot<1, 1>, "q", "k">, Node<"fs", Flatten, "scores">, Node<"fg", Flatten, "gram">,
+                           Node<"cat", Concatenate<>, "fs", "fg">, Node<"out", Dense<2>>>>();
+    // rank 2 with rank 1 (4), and a matrix product (3, 4) . (4, 3)
+    check_model<Functional<Node<"x", Input<Shape<3, 4>>>, Node<"v", Conv1D<1, 1, Tanh>, "x">,
+                           Node<"flat_v", Flatten, "v">, Node<"w", Dot<1, 1>, "x", "flat_v">,
+                           Node<"t", Permute<2, 1>, "x">, Node<"m", Dot<2, 1>, "x", "t">, Node<"fm", Flatten, "m">,
+                           Node<"cat", Concatenate<>, "w", "fm">, Node<"out", Dense<2>>>>();
+    STATIC_REQUIRE(std::is_same_v<Functional<Node<"x", Input<Shape<3, 4>>>,
+                                             Node<"d", Dot<-1, -1>, "x", "x">>::layer<0>::output_shape,
+                                  Shape<3, 3>>);
+}

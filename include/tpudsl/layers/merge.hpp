@@ -1,5 +1,6 @@
 /// @file Defines Keras' merge layers, the layers of a Functional model that take several inputs: Add,
-/// Subtract, Multiply, Average, Maximum, Minimum (element-wise, same shapes) and Concatenate<Axis>.
+/// Subtract, Multiply, Average, Maximum, Minimum (element-wise, same shapes), Concatenate<Axis> and
+/// Dot<Axis1, Axis2>.
 #ifndef TPUDSL_LAYERS_MERGE_HPP
 #define TPUDSL_LAYERS_MERGE_HPP
 
@@ -25,7 +26,8 @@ enum class merge_rule {
     needs_float_input,   ///< an integer input (token ids) reaches a merge
     shapes_differ,       ///< element-wise merges: every input has the first one's shape
     axis_out_of_range,   ///< Concatenate: Axis is not one of the per-sample axes
-    concat_shapes_differ ///< Concatenate: the shapes differ on an axis other than Axis (or in rank)
+    concat_shapes_differ, ///< Concatenate: the shapes differ on an axis other than Axis (or in rank)
+    dot_axes              ///< Dot: an axis that is not one of its input's (rank 1 or 2), or extents that differ
 };
 
 /// A merge's verdict: the first rule broken, and the input that breaks it (compared with input 0).
@@ -40,6 +42,7 @@ enum class merge_op { add, subtract, multiply, average, maximum, minimum };
 template <merge_op Op>
 struct elementwise_merge_ops;   // layers/merge_ops.hpp
 struct concatenate_ops;         // layers/merge_ops.hpp
+struct dot_ops;                 // layers/merge_ops.hpp
 
 /// The checks every merge makes first: two inputs or more (exactly two for Subtract), all floats.
 template <class... In>
@@ -178,6 +181,63 @@ private:
             d[i] = S::dims[i];
         return d;
     }
+};
+
+/// `Dot(axes)`: per sample, the sum of the products of its two inputs along one axis of each (Keras'
+/// axes, which count the batch axis: 1 is the first per-sample axis, -1 the last), each input of rank
+/// 1 or 2 (Keras' batch_dot): the output keeps the first input's other axis, then the second's, or is
+/// (1) when neither has one. Keras' `normalize=True` (cosine proximity) is not taken.
+template <int Axis1, int Axis2 = Axis1>
+struct Dot : detail::merge_base {
+    static constexpr std::string_view class_name = "Dot";
+    static constexpr std::string_view base_name = "dot";
+
+    /// The product as a matrix product A' (m, k) . B' (k, nb) of sample views of the inputs: A' is
+    /// the first input, transposed when it is (k, m); B' the second, transposed when it is (nb, k).
+    template <class A, class Bt>
+    struct geometry {
+        static constexpr std::size_t ra = A::shape::rank, rb = Bt::shape::rank;
+        static constexpr std::size_t a = detail::sample_axis(Axis1, ra), b = detail::sample_axis(Axis2, rb);
+        static constexpr bool valid = [] {
+            if constexpr (ra < 1 || ra > 2 || rb < 1 || rb > 2)
+                return false;
+            else
+                return a < ra && b < rb && A::shape::dims[a < ra ? a : 0] == Bt::shape::dims[b < rb ? b : 0];
+        }();
+        static constexpr std::size_t k = valid ? A::shape::dims[a] : 1;
+        static constexpr std::size_t m = valid && ra == 2 ? A::shape::dims[1 - a] : 1;
+        static constexpr std::size_t nb = valid && rb == 2 ? Bt::shape::dims[1 - b] : 1;
+        static constexpr bool a_transposed = ra == 2 && a == 0;
+        static constexpr bool b_transposed = rb == 2 && b == 1;
+    };
+
+    template <class... In>
+    [[nodiscard]] static consteval detail::merge_verdict
+    merge_check() noexcept
+    {
+        const detail::merge_verdict arity = detail::merge_arity_rule<In...>(true);
+        if (arity.rule != detail::merge_rule::ok)
+            return arity;
+        using pair = detail::type_list<In...>;
+        if (!geometry<detail::type_at_t<0, pair>, detail::type_at_t<1, pair>>::valid)
+            return {detail::merge_rule::dot_axes, 1};
+        return {};
+    }
+
+    template <class First, class... In>
+    using merge_output = typename decltype([] {
+        using G = geometry<First, detail::type_at_t<0, detail::type_list<In...>>>;
+        if constexpr (G::ra == 2 && G::rb == 2)
+            return std::type_identity<detail::tensor<Shape<G::m, G::nb>>>{};
+        else if constexpr (G::ra == 2)
+            return std::type_identity<detail::tensor<Shape<G::m>>>{};
+        else if constexpr (G::rb == 2)
+            return std::type_identity<detail::tensor<Shape<G::nb>>>{};
+        else
+            return std::type_identity<detail::tensor<Shape<1>>>{};
+    }())::type;
+
+    using ops = detail::dot_ops;
 };
 
 namespace detail {

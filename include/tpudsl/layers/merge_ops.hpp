@@ -158,6 +158,81 @@ private:
     }
 };
 
+/// Dot: per sample, Y (m, nb) = A' (m, k) . B' (k, nb) (Dot::geometry), summed in order along k; its
+/// gradients dA' = dY . B'^T and dB' = A'^T . dY, written where A and B hold those elements.
+struct dot_ops {
+    template <class B>
+    using geometry = typename B::spec::template geometry<typename B::first_input,
+                                                         type_at_t<1, typename B::inputs>>;
+
+    template <class B>
+    static void
+    forward(const float*, const float* const* xs, float* y, float*, std::size_t n, const step_context&) noexcept
+    {
+        using G = geometry<B>;
+        for (std::size_t s = 0; s < n; ++s) {
+            const float* a = xs[0] + s * B::input_sizes[0];
+            const float* b = xs[1] + s * B::input_sizes[1];
+            float* out = y + s * G::m * G::nb;
+            for (std::size_t i = 0; i < G::m; ++i)
+                for (std::size_t j = 0; j < G::nb; ++j) {
+                    float sum = 0.0f;
+                    for (std::size_t k = 0; k < G::k; ++k)
+                        sum += a[at_a<G>(i, k)] * b[at_b<G>(k, j)];
+                    out[i * G::nb + j] = sum;
+                }
+        }
+    }
+
+    template <class B>
+    static void
+    backward(const float*, const float* const* xs, const float*, float* dy, float* const* dxs, float*, float*,
+             std::size_t n) noexcept
+    {
+        using G = geometry<B>;
+        for (std::size_t s = 0; s < n; ++s) {
+            const float* a = xs[0] + s * B::input_sizes[0];
+            const float* b = xs[1] + s * B::input_sizes[1];
+            const float* g = dy + s * G::m * G::nb;
+            if (dxs[0]) {
+                float* da = dxs[0] + s * B::input_sizes[0];
+                for (std::size_t i = 0; i < G::m; ++i)
+                    for (std::size_t k = 0; k < G::k; ++k) {
+                        float sum = 0.0f;
+                        for (std::size_t j = 0; j < G::nb; ++j)
+                            sum += g[i * G::nb + j] * b[at_b<G>(k, j)];
+                        da[at_a<G>(i, k)] = sum;
+                    }
+            }
+            if (dxs[1]) {
+                float* db = dxs[1] + s * B::input_sizes[1];
+                for (std::size_t k = 0; k < G::k; ++k)
+                    for (std::size_t j = 0; j < G::nb; ++j) {
+                        float sum = 0.0f;
+                        for (std::size_t i = 0; i < G::m; ++i)
+                            sum += a[at_a<G>(i, k)] * g[i * G::nb + j];
+                        db[at_b<G>(k, j)] = sum;
+                    }
+            }
+        }
+    }
+
+private:
+    /// Where A'(i, k) and B'(k, j) are in a sample of the inputs.
+    template <class G>
+    [[nodiscard]] static constexpr std::size_t
+    at_a(std::size_t i, std::size_t k) noexcept
+    {
+        return G::a_transposed ? k * G::m + i : i * G::k + k;
+    }
+    template <class G>
+    [[nodiscard]] static constexpr std::size_t
+    at_b(std::size_t k, std::size_t j) noexcept
+    {
+        return G::b_transposed ? j * G::k + k : k * G::nb + j;
+    }
+};
+
 } // namespace tpudsl::detail
 
 #endif // !TPUDSL_LAYERS_MERGE_OPS_HPP

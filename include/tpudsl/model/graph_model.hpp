@@ -221,7 +221,7 @@ struct merge_error {
                   "tpudsl merge (Add, Concatenate, ...): reads two inputs or more; name them after the layer: "
                   "Node<\"sum\", Add, \"a\", \"b\"> [TPUDSL_MERGE_TOO_FEW_INPUTS]");
     static_assert(R != detail::merge_rule::needs_two_inputs,
-                  "tpudsl::Subtract: reads exactly two inputs [TPUDSL_MERGE_NEEDS_TWO]");
+                  "tpudsl::Subtract, tpudsl::Dot: read exactly two inputs [TPUDSL_MERGE_NEEDS_TWO]");
     static_assert(R != detail::merge_rule::needs_float_input,
                   "tpudsl merge: its inputs are floats; integer inputs (token ids) go through tpudsl::Embedding "
                   "first [TPUDSL_NEEDS_FLOAT_INPUT]");
@@ -234,6 +234,10 @@ struct merge_error {
     static_assert(R != detail::merge_rule::concat_shapes_differ,
                   "tpudsl::Concatenate<Axis>: its inputs must have one rank and equal extents except on Axis; "
                   "the merge's node, the producers and their shapes follow [TPUDSL_CONCATENATE_SHAPES_DIFFER]");
+    static_assert(R != detail::merge_rule::dot_axes,
+                  "tpudsl::Dot<Axis1, Axis2>: each input has rank 1 or 2, each axis is one of its input's (Keras' "
+                  "axes, counting the batch axis), and the two axes have one extent; the merge's node, the "
+                  "producers and their shapes follow [TPUDSL_DOT_AXES]");
 };
 
 namespace detail {
