@@ -1,13 +1,24 @@
 #!/usr/bin/env python3
-"""Writes a Keras model's architecture as a tpudsl model type: a C++ header with its Sequential<...>.
+"""Writes a Keras model's architecture as a tpudsl model type: a C++ header with its Sequential<...>
+or, for a functional model that is not one chain, its Functional<Node<...>...>.
 
     tools/keras_to_tpudsl.py MODEL --name NAME [--namespace NS] [-o OUT.hpp]
 
 MODEL is a Keras 3 `.keras` file (a zip holding config.json), a whole-model `.h5` (Keras 2 or 3:
 the JSON in its root attribute `model_config`), or that JSON itself (`model.to_json()`, `.json`).
-Keras 3 and tf-keras 2 spellings are both read. The header declares `using NAME = Sequential<...>`,
-one layer per Keras layer in Keras' order (so that weights files match layer for layer), a shape
-comment per layer, and static_asserts of the parameter count and output shape that this tool
+Keras 3 and tf-keras 2 spellings are both read. For a Sequential model, or a functional one that is
+one chain of layers, the header declares `using NAME = Sequential<...>`, one layer per Keras layer in
+Keras' order (so that weights files match layer for layer); for any other functional model (branches,
+a layer called more than once, several inputs or outputs), `using NAME = Functional<...>`: a
+Node<"name", Layer, "source"...> per layer under its Keras name (the summary's and weights files'),
+the Inputs first in the model's order, then the layers in Keras' order as far as the data flow allows;
+the sources named unless the node continues a chain (it reads the node just before it and is its only
+reader); Keras' merges (Add, Subtract, Multiply, Average, Maximum, Minimum, Concatenate, Dot); a
+layer's further calls as Node<"name_K", Shared<"name">, "source"> (K: Keras' node index; an _ more
+while another node has that name); Outputs<...> unless the one output is the last node. A graph may
+have an Embedding on each of its inputs of token ids (two texts: two Embeddings), and an Embedding
+called on several of them (Keras' layer reuse) is Shared, as any other layer. Either has a shape
+comment per layer and static_asserts of the parameter count and the output shape(s) that this tool
 computes from the Keras config itself. Without -o the header goes to standard output; with -o it is
 written to a temporary file beside OUT and renamed over it.
 
@@ -15,21 +26,28 @@ What tpudsl cannot express is refused, naming the layer (its Keras name and clas
 layers tpudsl lacks (SimpleRNN, Conv3D, ...), options it lacks (dilation, groups, causal
 padding, channels_first, use_bias=False, initializers other than Keras' defaults, regularizers,
 constraints, frozen layers, mixed precision; for LSTM and GRU: other activations, return_state,
-go_backwards, stateful, dropout, reset_after=False), and models that are not one chain of layers. Exit
-status 0 on success, 1 when the model is refused or unreadable, 2 for a bad command line.
+go_backwards, stateful, dropout, reset_after=False), nested models; in a graph: merges of shapes that
+differ, a Dot on inputs of rank 3 or more, a layer's output other than its first, calls with keyword
+arguments (training=True), a BatchNormalization or merge called more than once, an Embedding (any of
+its calls) that does not read an Input directly, token ids that feed other layers than Embeddings,
+layers and inputs no output needs, and layer names that are not 1 to 200 of A-Z a-z 0-9 _ . / - (node
+names are written as C++ string literals, never escaped). Exit status 0 on success, 1 when the model
+is refused or unreadable, 2 for a bad command line.
 
 A file from elsewhere can make the tool refuse it, never write anything else: it reads at most
 16 MiB of config (checked against a zip entry's declared size before inflating, an .h5 attribute's
 before reading it, and again while reading) and JSON nested at most 100 deep; every number it
 writes is checked (an integer that is not true or false, positive, its shapes' and parameter counts'
-products under 2^48; a finite float that float holds); and the only text from the file in the header,
-the Keras version and the model's and file's names in its first comment, is written as it is when it
-is made of characters that cannot leave a // comment, percent-encoded (%0A) otherwise. Refusals are
-one line on stderr. The include guard is never one of tpudsl's (TPUDSL_..._HPP).
+products under 2^48; a finite float that float holds); and the only text from the file in the header
+is a graph's node names (checked as above) and, in its first comment, the Keras version and the
+model's and file's names, written as they are when they are made of characters that cannot leave a
+// comment, percent-encoded (%0A) otherwise. Refusals are one line on stderr. The include guard is
+never one of tpudsl's (TPUDSL_..._HPP).
 
 Needs only Python's standard library (and h5py for `.h5` files); not Keras.
 """
 import argparse
+import heapq
 import json
 import math
 import os
@@ -50,10 +68,13 @@ MAX_JSON_DEPTH = 100
 # refused rather than written with sizes that overflow tpudsl's std::size_t arithmetic.
 MAX_ELEMENTS = 1 << 48
 FLT_MIN, FLT_MAX = 1.1754943508222875e-38, 3.4028234663852886e38   # float's smallest normal and largest
+# Keras' merges (layers of several inputs, in a graph only): the element-wise ones, then the others.
+ELEMENTWISE = ("Add", "Subtract", "Multiply", "Average", "Maximum", "Minimum")
+MERGES = ELEMENTWISE + ("Concatenate", "Dot")
 SUPPORTED = ("InputLayer", "Dense", "Conv1D", "Conv2D", "MaxPooling1D", "MaxPooling2D", "AveragePooling1D",
              "AveragePooling2D", "GlobalAveragePooling1D", "GlobalAveragePooling2D", "GlobalMaxPooling1D",
              "GlobalMaxPooling2D", "Embedding", "Flatten", "Dropout", "Activation", "BatchNormalization",
-             "TimeDistributed", "LSTM", "GRU")
+             "TimeDistributed", "LSTM", "GRU", "Reshape", "Permute", "RepeatVector", "Identity") + MERGES
 # Keras' pooling classes and tpudsl's names for them.
 POOLINGS = {"MaxPooling1D": "MaxPool1D", "MaxPooling2D": "MaxPool2D", "AveragePooling1D": "AveragePooling1D",
             "AveragePooling2D": "AveragePooling2D"}
@@ -245,7 +266,7 @@ def json_depth(value):
 
 def layer_chain(model):
     """The model's layers in data-flow order, as (class_name, config) pairs, InputLayer included
-    when the model has one. Refuses a model that is not one chain."""
+    when the model has one; None for a functional model that is not one chain (a graph)."""
     cls = model.get("class_name")
     cfg = model.get("config")
     if cfg is not None and not isinstance(cfg, (dict, list)) or isinstance(cfg, list) and cls != "Sequential":
@@ -259,8 +280,8 @@ def layer_chain(model):
         return chain, build, (cfg or {}).get("name", "sequential") if isinstance(cfg, dict) else "sequential"
     if cls in ("Functional", "Model"):
         return functional_chain(cfg or {}), None, (cfg or {}).get("name", "model")
-    raise Refused(f"the model is a '{name_of(cls)}': only Sequential models and functional models that are one "
-                  "chain of layers can be written as a tpudsl Sequential")
+    raise Refused(f"the model is a '{name_of(cls)}': only Sequential and functional models can be written as "
+                  "tpudsl types")
 
 
 def entry(l, i):
@@ -316,6 +337,8 @@ def listed(names, most=5):
 
 
 def functional_chain(cfg):
+    """The layers of a functional model that is one chain, in order; None when it is not one (several
+    inputs or outputs, a layer called more than once, one that reads or feeds several): a graph."""
     layers = cfg.get("layers", [])
     if not isinstance(layers, list):
         raise Refused("the model's layers are not a JSON list: not a Keras model config")
@@ -329,8 +352,7 @@ def functional_chain(cfg):
     inputs = endpoint_names(cfg.get("input_layers"))
     outputs = endpoint_names(cfg.get("output_layers"))
     if len(inputs) != 1 or len(outputs) != 1:
-        raise Refused(f"the functional model has {len(inputs)} inputs and {len(outputs)} outputs: a tpudsl "
-                      "Sequential has one of each")
+        return None
     readers = {name: [] for name in by_name}
     for name, l in by_name.items():
         nodes = l.get("inbound_nodes") or []
@@ -338,22 +360,16 @@ def functional_chain(cfg):
         if not isinstance(nodes, list):
             raise Refused(f"{label} has inbound nodes {shown(nodes)}, not a list: not a Keras model config")
         if len(nodes) > 1:
-            raise Refused(f"{label} is called {len(nodes)} times (a shared layer): the model is not a chain "
-                          "of layers, which is what a tpudsl Sequential is")
+            return None
         feeds = inbound_names(nodes[0]) if nodes else []
         if len(feeds) > 1:
-            raise Refused(f"{label} takes {len(feeds)} inputs ({listed(feeds)}): the model "
-                          "branches, and a tpudsl Sequential is one chain of layers")
+            return None
         if feeds:
             if not isinstance(feeds[0], str) or feeds[0] not in by_name:
                 raise Refused(f"{label} reads {shown(feeds[0])}, which is not a layer of the model")
             readers[feeds[0]].append(name)
-    for name, rs in readers.items():
-        if len(rs) > 1:
-            l = by_name[name]
-            raise Refused(f"layer '{name_of(name)}' ({name_of(l.get('class_name'))}) feeds {len(rs)} layers "
-                          f"({listed(rs)}): the model branches, and a tpudsl Sequential "
-                          "is one chain of layers")
+    if any(len(rs) > 1 for rs in readers.values()):
+        return None
     for end in inputs + outputs:
         if end not in by_name:
             raise Refused(f"the functional model's input or output '{name_of(end)}' is not one of its layers")
@@ -370,6 +386,210 @@ def functional_chain(cfg):
         raise Refused(f"layer '{name_of(unused[0])}' ({name_of(by_name[unused[0]].get('class_name'))}) is not on "
                       "the chain from the input to the output")
     return [entry(by_name[n], i) for i, n in enumerate(order)]
+
+
+# A node's name in the header: Keras' layer name, written into a C++ string literal as it is, so only
+# characters that need no escaping there (and that no comment or trigraph is made of).
+NODE_NAME = re.compile(r"[A-Za-z0-9_./-]{1,200}")
+
+
+class GraphLayer:
+    """One layer of a functional model's config: its name, class, config, place in the config's list,
+    and its calls (Keras' inbound nodes), each a list of the tensors it reads as (layer, call, output)."""
+
+    def __init__(self, name, cls, cfg, index, calls):
+        self.name, self.cls, self.cfg, self.index, self.calls = name, cls, cfg, index, calls
+
+    def label(self):
+        return f"layer '{name_of(self.name)}' ({name_of(self.cls)})"
+
+
+class GraphNode:
+    """One call of a layer (an Input is one call of its InputLayer): what it reads, its name in the header."""
+
+    def __init__(self, layer, call, sources):
+        self.layer, self.call, self.sources = layer, call, sources
+        self.key = (layer.name, call)
+        self.readers = []
+        self.name = self.spec = self.shape = None
+
+    def label(self):
+        return self.layer.label() + (f" (its call #{self.call + 1})" if self.call else "")
+
+
+def tensor_refs(node, label):
+    """The tensors one call reads, as (layer, call, output), in Keras 3's spelling ({"args": [...],
+    "kwargs": {...}}, each tensor a __keras_tensor__ with its keras_history) or tf-keras 2's ([[layer,
+    call, output, kwargs], ...]). Refuses keyword arguments that are set (training=True, a mask)."""
+    refs = []
+
+    def reference(hist, where):
+        if not (isinstance(hist, list) and len(hist) >= 3 and isinstance(hist[0], str) and is_int(hist[1])
+                and is_int(hist[2]) and hist[1] >= 0 and hist[2] >= 0):
+            raise Refused(f"{label} reads {shown(hist)} ({where}), not a reference to a layer's output: not a Keras "
+                          "model config")
+        refs.append((hist[0], hist[1], hist[2]))
+
+    def keywords(kwargs, where):
+        if not isinstance(kwargs, dict):
+            raise Refused(f"{label} is called with keyword arguments {shown(kwargs)}, not a JSON object: not a "
+                          "Keras model config")
+        for key, value in kwargs.items():
+            if value is not None:
+                raise Refused(f"{label} is called with {name_of(key)}={shown(value)} ({where}): tpudsl calls its "
+                              "layers on their inputs alone")
+
+    if isinstance(node, dict):   # Keras 3
+        args, kwargs = node.get("args", []), node.get("kwargs", {})
+        if not isinstance(args, list):
+            raise Refused(f"{label} has arguments {shown(args)}, not a list: not a Keras model config")
+        keywords(kwargs, "a keyword argument")
+        stack = [args]
+        while stack:   # the tensors in order, through the lists that hold them (a merge's)
+            x = stack.pop()
+            if isinstance(x, list):
+                stack.extend(reversed(x))
+            elif isinstance(x, dict) and x.get("class_name") == "__keras_tensor__":
+                config = x.get("config")
+                reference(config.get("keras_history") if isinstance(config, dict) else None, "a keras_history")
+            elif x is not None:
+                raise Refused(f"{label} is called with the argument {shown(x)}: tpudsl calls its layers on "
+                              "their inputs alone")
+    elif isinstance(node, list):   # tf-keras 2
+        for x in node:
+            reference(x, "an inbound node")
+            keywords(x[3] if len(x) > 3 else {}, "an inbound node's keyword argument")
+    else:
+        raise Refused(f"{label} has an inbound node {shown(node)}, not a JSON object or list: not a Keras "
+                      "model config")
+    return refs
+
+
+def endpoint_refs(spec, what):
+    """input_layers/output_layers as (layer, call, output): ['a', 0, 0] (Keras 3, one) or [['a', 0, 0], ...]."""
+    entries = [spec] if isinstance(spec, list) and spec and isinstance(spec[0], str) else spec
+    if not isinstance(entries, list) or not all(isinstance(e, list) and len(e) >= 3 and isinstance(e[0], str) and
+                                                is_int(e[1]) and is_int(e[2]) and e[1] >= 0 and e[2] >= 0
+                                                for e in entries):
+        raise Refused(f"the functional model's {what} {shown(spec)} are not references to layers' outputs")
+    return [(e[0], e[1], e[2]) for e in entries]
+
+
+def read_graph(cfg):
+    """A functional model's graph: its nodes in data-flow order (the Inputs first, in the model's order,
+    then Keras' order of the layers where the data flow allows), and its outputs, as nodes. Refuses
+    what a tpudsl Functional cannot hold."""
+    layers = cfg.get("layers", [])
+    if not isinstance(layers, list):
+        raise Refused("the model's layers are not a JSON list: not a Keras model config")
+    by_name = {}
+    for i, l in enumerate(layers):
+        cls, lcfg = entry(l, i)
+        name = l.get("name") or lcfg.get("name")
+        if not isinstance(name, str):
+            raise Refused(f"layer #{i} of the functional model has no name ({shown(name)}): not a Keras model config")
+        label = f"layer '{name_of(name)}' ({name_of(cls)})"
+        if name in by_name:
+            raise Refused(f"{label}: two layers of the model are named '{name_of(name)}'")
+        if not NODE_NAME.fullmatch(name):
+            raise Refused(f"{label}: its name is not 1 to 200 letters, digits and _ . / - (a graph's node names are "
+                          "Keras' layer names, written into the header as C++ string literals): rename the layer")
+        nodes = l.get("inbound_nodes") or []
+        if not isinstance(nodes, list):
+            raise Refused(f"{label} has inbound nodes {shown(nodes)}, not a list: not a Keras model config")
+        if cls == "InputLayer" and nodes:
+            raise Refused(f"{label} has inbound nodes: an input reads nothing")
+        if not isinstance(cls, str):
+            raise Refused(f"{label}: the layer has no class_name: this is not a Keras model config")
+        if cls in ("Sequential", "Functional", "Model"):
+            raise Refused(f"{label}: a nested model is not supported: write its layers into the outer model")
+        by_name[name] = GraphLayer(name, cls, lcfg, i, [tensor_refs(n, label) for n in nodes])
+    nodes = {}
+    for layer in by_name.values():
+        for k, refs in enumerate(layer.calls or ([[]] if layer.cls == "InputLayer" else [])):
+            nodes[(layer.name, k)] = GraphNode(layer, k, refs)
+        if not layer.calls and layer.cls != "InputLayer":
+            raise Refused(f"{layer.label()} is not called in the model: a tpudsl graph holds the layers its "
+                          "outputs need")
+
+    def node_of(ref, whose):
+        name, call, output = ref
+        layer = by_name.get(name)
+        if layer is None:
+            raise Refused(f"{whose} reads '{name_of(name)}', which is not a layer of the model")
+        if output != 0:
+            raise Refused(f"{whose} reads output #{output} of {layer.label()}: tpudsl's layers have one output each")
+        if (name, call) not in nodes:
+            raise Refused(f"{whose} reads call #{call + 1} of {layer.label()}, which is called "
+                          f"{len(layer.calls)} time(s)")
+        return nodes[(name, call)]
+
+    for node in nodes.values():
+        node.sources = [node_of(ref, node.label()) for ref in node.sources]
+        for source in node.sources:
+            source.readers.append(node)
+    inputs = [node_of(ref, "the model's inputs") for ref in endpoint_refs(cfg.get("input_layers"), "inputs")]
+    outputs = [node_of(ref, "the model's outputs") for ref in endpoint_refs(cfg.get("output_layers"), "outputs")]
+    if not inputs or not outputs:
+        raise Refused(f"the functional model has {len(inputs)} inputs and {len(outputs)} outputs")
+    for node in inputs:
+        if node.layer.cls != "InputLayer":
+            raise Refused(f"the model's input {node.layer.label()} is not an InputLayer")
+    for node in outputs:
+        if node.layer.cls == "InputLayer":
+            raise Refused(f"the model's output '{name_of(node.layer.name)}' is one of its inputs: a tpudsl graph's "
+                          "outputs are layers")
+    for ends, what in ((inputs, "input"), (outputs, "output")):
+        if len(set(n.key for n in ends)) != len(ends):
+            raise Refused(f"the model names one {what} twice: a tpudsl graph names each once")
+    input_keys = set(n.key for n in inputs)
+    for node in nodes.values():
+        if node.layer.cls == "InputLayer" and node.key not in input_keys:
+            raise Refused(f"{node.label()} is not one of the model's inputs")
+        if node.layer.cls != "InputLayer" and not node.sources:
+            raise Refused(f"{node.label()} reads nothing")
+
+    # Every node must lead to an output (tpudsl refuses a node that no output needs).
+    needed, stack = set(), list(outputs)
+    while stack:
+        node = stack.pop()
+        if node.key not in needed:
+            needed.add(node.key)
+            stack.extend(node.sources)
+    for node in nodes.values():
+        if node.key not in needed:
+            what = f"the model's input '{name_of(node.layer.name)}'" if node.layer.cls == "InputLayer" else node.label()
+            raise Refused(f"{what} leads to none of the model's outputs: a tpudsl graph holds only what its outputs "
+                          "need")
+
+    # Data-flow order: the Inputs, then whichever node is ready first in Keras' order (a layer's calls in
+    # turn, each after its first, which declares the layer).
+    order = list(inputs)
+    waiting = {node.key: len(node.sources) + (node.call > 0) for node in nodes.values()
+               if node.layer.cls != "InputLayer"}
+    later_calls = {}
+    for node in nodes.values():
+        if node.call:
+            later_calls.setdefault(node.layer.name, []).append(node)
+    ready = []
+
+    def release(node):
+        for reader in node.readers + (later_calls.get(node.layer.name, []) if node.call == 0 else []):
+            waiting[reader.key] -= 1
+            if waiting[reader.key] == 0:
+                heapq.heappush(ready, (reader.layer.index, reader.call, reader))
+    for node in inputs:
+        release(node)
+    while ready:
+        node = heapq.heappop(ready)[-1]
+        order.append(node)
+        release(node)
+    if len(order) != len(nodes):
+        placed = set(n.key for n in order)
+        stuck = next(n for n in nodes.values() if n.key not in placed)
+        raise Refused(f"{stuck.label()} is on a cycle of the graph, or reads one: the outputs are not reached "
+                      "from the inputs")
+    return order, outputs
 
 
 # ---------------------------------------------------------------------------------------------
@@ -645,15 +865,118 @@ def convert_layer(layer, shape, first):
         return f"Activation<{layer.activation()}>", shape, 0
     if cls == "BatchNormalization":
         return batch_normalization(layer, shape)
+    if cls in ("Reshape", "Permute", "RepeatVector", "Identity"):
+        return reshaping(layer, shape)
     if cls == "InputLayer":
         layer.refuse("an InputLayer can only come first")
+    if cls in MERGES:
+        layer.refuse(f"a {cls} merges several inputs: it is written in a graph (Functional), where it reads "
+                     "two or more layers")
     hint = ""
     if cls in ("ReLU", "Softmax"):
         hint = f" (Activation('{cls.lower()}') is)"
     layer.refuse(f"tpudsl has no {cls} layer{hint}; it has Dense, Conv1D, Conv2D, MaxPooling1D, "
                  "MaxPooling2D, AveragePooling1D, AveragePooling2D, GlobalAveragePooling1D, "
                  "GlobalAveragePooling2D, GlobalMaxPooling1D, GlobalMaxPooling2D, Embedding, LSTM, GRU, "
-                 "Flatten, Dropout, Activation, BatchNormalization and TimeDistributed(Dense)")
+                 "Flatten, Dropout, Activation, BatchNormalization, TimeDistributed(Dense), Reshape, Permute, "
+                 "RepeatVector, Identity and the merges Add, Subtract, Multiply, Average, Maximum, Minimum, "
+                 "Concatenate and Dot")
+
+
+def reshaping(layer, shape):
+    """Reshape, Permute, RepeatVector and Identity: no weights, the elements rearranged."""
+    cls = layer.cls
+    if cls == "Identity":
+        return "Identity", shape, 0
+    if cls == "RepeatVector":
+        n = layer.count("n")
+        if len(shape) != 1:
+            layer.refuse(f"a RepeatVector takes a rank-1 input (features), not {fmt_shape(shape)}")
+        return f"RepeatVector<{n}>", (n, shape[0]), 0
+    if cls == "Permute":
+        dims = layer.get("dims")
+        if not (isinstance(dims, list) and all(is_int(d) for d in dims) and
+                sorted(dims) == list(range(1, len(shape) + 1))):
+            layer.refuse(f"dims={shown(dims)} is not a permutation of 1..{len(shape)}, the axes of its input "
+                         f"{fmt_shape(shape)} (Keras' dims count from 1)")
+        return f"Permute<{', '.join(map(str, dims))}>", tuple(shape[d - 1] for d in dims), 0
+    target = layer.get("target_shape")
+    if not (isinstance(target, list) and target and all(is_int(d) and (d > 0 or d == -1) for d in target)
+            and target.count(-1) <= 1):
+        layer.refuse(f"target_shape={shown(target)} is not positive integers (one of them -1 at most)")
+    if any(d > MAX_ELEMENTS for d in target):
+        layer.refuse(f"target_shape={shown(target)} is too large: tpudsl's sizes stay under 2^48")
+    known = math.prod(d for d in target if d != -1)
+    size = math.prod(shape)
+    if -1 in target:
+        if size % known:
+            layer.refuse(f"target_shape={shown(target)} does not fit its input {fmt_shape(shape)}")
+        target = [size // known if d == -1 else d for d in target]
+    if math.prod(target) != size:
+        layer.refuse(f"target_shape={shown(target)} holds other than the {size:,} elements of its input "
+                     f"{fmt_shape(shape)}")
+    return f"Reshape<{', '.join(map(str, target))}>", tuple(target), 0
+
+
+def sample_axis(axis, rank):
+    """The per-sample axis of Keras' `axis`, which counts the batch axis (-1 the last, 1 the first
+    per-sample one), or None when it names none of the `rank` per-sample axes."""
+    if not is_int(axis):
+        return None
+    if -rank <= axis < 0:
+        return rank + axis
+    return axis - 1 if 0 < axis <= rank else None
+
+
+def convert_merge(layer, shapes, sources):
+    """Returns (tpudsl spec, output shape) of a merge on inputs of `shapes`, read from the nodes `sources`."""
+    cls = layer.cls
+    layer.common()
+    named = [f"'{name_of(src)}' {fmt_shape(shape)}" for src, shape in zip(sources, shapes)]
+    if len(shapes) < 2 or cls in ("Subtract", "Dot") and len(shapes) != 2:
+        layer.refuse(f"it reads {len(shapes)} input(s): a {cls} takes " +
+                     ("two" if cls in ("Subtract", "Dot") else "two or more"))
+    if cls in ELEMENTWISE:
+        for k in range(1, len(shapes)):
+            if shapes[k] != shapes[0]:
+                layer.refuse(f"it merges {named[0]} and {named[k]}: tpudsl's {cls} takes inputs of one shape "
+                             "(no broadcasting)")
+        return cls, shapes[0]
+    if cls == "Concatenate":
+        axis = layer.get("axis", -1)
+        a = sample_axis(axis, len(shapes[0]))
+        if a is None:
+            layer.refuse(f"axis={shown(axis)} is not a per-sample axis of its rank-{len(shapes[0])} input "
+                         f"{named[0]} (Keras' axis counts the batch axis: -1 the last, 1 the first after it)")
+        for k in range(1, len(shapes)):
+            if len(shapes[k]) != len(shapes[0]) or any(d != e for i, (d, e) in enumerate(zip(shapes[0], shapes[k]))
+                                                       if i != a):
+                layer.refuse(f"it concatenates {named[0]} and {named[k]} on axis {axis}: they differ on "
+                             "another axis")
+        out = list(shapes[0])
+        out[a] = sum(shape[a] for shape in shapes)
+        return ("Concatenate<>" if axis == -1 else f"Concatenate<{axis}>"), tuple(out)
+    # Dot: Keras' batch_dot on inputs of rank 1 or 2 (per sample).
+    if layer.get("normalize"):
+        layer.refuse("normalize=true is not supported: tpudsl's Dot is the plain sum of products")
+    axes = layer.get("axes")
+    pair = axes if isinstance(axes, list) and len(axes) == 2 else [axes, axes]
+    if not all(is_int(x) for x in pair):
+        layer.refuse(f"axes={shown(axes)} is not an axis or a pair of axes")
+    for shape, label in zip(shapes, named):
+        if len(shape) not in (1, 2):
+            layer.refuse(f"a Dot on the rank-{len(shape)} input {label} is not supported: tpudsl's Dot takes "
+                         "inputs of rank 1 or 2")
+    a, b = sample_axis(pair[0], len(shapes[0])), sample_axis(pair[1], len(shapes[1]))
+    if a is None or b is None:
+        layer.refuse(f"axes={shown(axes)} are not per-sample axes of {named[0]} and {named[1]} (Keras' axes count "
+                     "the batch axis)")
+    if shapes[0][a] != shapes[1][b]:
+        layer.refuse(f"axes={shown(axes)} pair extents that differ: {shapes[0][a]} of {named[0]}, {shapes[1][b]} "
+                     f"of {named[1]}")
+    out = tuple(d for i, d in enumerate(shapes[0]) if i != a) + tuple(d for i, d in enumerate(shapes[1]) if i != b)
+    spec = f"Dot<{pair[0]}, {pair[1]}>" if isinstance(axes, list) else f"Dot<{axes}>"
+    return spec, out or (1,)
 
 
 def batch_normalization(layer, shape):
@@ -779,13 +1102,7 @@ def input_of(chain, build_shape):
     shape, dtype = None, None
     if layers and layers[0][0] == "InputLayer":
         cls, cfg = layers.pop(0)
-        layer = Layer(cls, cfg, 0)
-        shape = cfg.get("batch_shape") or cfg.get("batch_input_shape")
-        if shape is None and cfg.get("shape") is not None:
-            shape = [None] + cfg["shape"] if isinstance(cfg["shape"], list) else cfg["shape"]
-        dtype = cfg.get("dtype")
-        if cfg.get("sparse") or cfg.get("ragged"):
-            layer.refuse("sparse or ragged inputs are not supported by tpudsl")
+        shape, dtype = input_layer(Layer(cls, cfg, 0))
     if shape is None and layers:
         first = layers[0][1]
         shape = first.get("batch_input_shape") or first.get("batch_shape")
@@ -795,6 +1112,23 @@ def input_of(chain, build_shape):
     if shape is None:
         raise Refused("the model does not say its input shape: declare it with keras.Input(shape) before "
                       "saving it")
+    dims, dtype = sample_input(shape, dtype)
+    return dims, dtype, layers
+
+
+def input_layer(layer):
+    """An InputLayer's batch shape (None when it has none) and dtype."""
+    cfg = layer.cfg
+    shape = cfg.get("batch_shape") or cfg.get("batch_input_shape")
+    if shape is None and cfg.get("shape") is not None:
+        shape = [None] + cfg["shape"] if isinstance(cfg["shape"], list) else cfg["shape"]
+    if cfg.get("sparse") or cfg.get("ragged"):
+        layer.refuse("sparse or ragged inputs are not supported by tpudsl")
+    return shape, cfg.get("dtype")
+
+
+def sample_input(shape, dtype):
+    """The per-sample shape of a batch shape, and the name of its element type, both checked."""
     if not isinstance(shape, list):
         raise Refused(f"the input shape {shown(shape)} is not a list of dimensions")
     dims = list(shape[1:])
@@ -810,11 +1144,13 @@ def input_of(chain, build_shape):
     dtype = dtype or "float32"
     if not isinstance(dtype, str) or dtype not in INPUT_TYPES:
         raise Refused(f"the input's dtype '{name_of(dtype)}' is not supported by tpudsl")
-    return tuple(dims), dtype, layers
+    return tuple(dims), dtype
 
 
 def convert(model, name, namespace, source, version):
     chain, build_shape, model_name = layer_chain(model)
+    if chain is None:
+        return convert_graph(model.get("config") or {}, name, namespace, source, version, model_name)
     shape, dtype, layers = input_of(chain, build_shape)
     if not layers:
         raise Refused("the model has no layers after its input")
@@ -840,33 +1176,149 @@ def convert(model, name, namespace, source, version):
     return header(name, namespace, entries, total, shape, source, version, model_name, cpp_type)
 
 
+def convert_graph(cfg, name, namespace, source, version, model_name):
+    """A functional model that is not one chain, as a tpudsl Functional: a Node per layer call."""
+    order, outputs = read_graph(cfg)
+    several_inputs = sum(node.layer.cls == "InputLayer" for node in order) > 1
+    total, cpp_types = 0, set()
+    params_of, names = {}, set(node.layer.name for node in order)
+    for node in order:
+        layer = Layer(node.layer.cls, node.layer.cfg, node.layer.index)
+        layer.name = name_of(node.layer.name)
+        cls = layer.cls
+        if cls == "InputLayer":
+            shape, dtype = input_layer(layer)
+            if shape is None:
+                layer.refuse("the input does not say its shape: declare it with keras.Input(shape)")
+            try:
+                node.shape, dtype = sample_input(shape, dtype)
+            except Refused as e:
+                layer.refuse(str(e))
+            # An Input that Embeddings read holds integer ids; one that other layers read, floats.
+            embedded = [r.layer.cls == "Embedding" for r in node.readers]
+            if any(embedded) and not all(embedded):
+                other = node.readers[embedded.index(False)]
+                layer.refuse(f"it feeds an Embedding and {other.label()}: a tpudsl Input holds token ids or floats, "
+                             "not both; give the other layer an input of its own")
+            cpp_type = (INPUT_TYPES[dtype] or "std::int32_t") if any(embedded) else None
+            cpp_types.add(cpp_type)
+            node.name = node.layer.name
+            node.spec = f"Input<Shape<{', '.join(map(str, node.shape))}>" + (f", {cpp_type}>" if cpp_type else ">")
+            continue
+        shapes = [source.shape for source in node.sources]
+        if node.call and cls in MERGES + ("BatchNormalization",):
+            why = {"BatchNormalization": "a BatchNormalization is not shared (its moving statistics are one call's)"}
+            layer.refuse(f"it is called {len(node.layer.calls)} times: in tpudsl " +
+                         why.get(cls, "a merge is not shared (Shared calls a layer again); make a new merge"))
+        if cls in MERGES:
+            node.spec, node.shape = convert_merge(layer, shapes, [source.name for source in node.sources])
+            params = 0
+        else:
+            if len(shapes) != 1:
+                layer.refuse(f"it reads {len(shapes)} inputs ({listed([s.name for s in node.sources])}): tpudsl's "
+                             f"{cls} takes one")
+            # Token ids are a tpudsl graph's Inputs: each call of an Embedding reads one (the first call
+            # declares the layer, a further one is Shared; any number of Embeddings in a graph).
+            if cls == "Embedding" and node.sources[0].layer.cls != "InputLayer":
+                layer.refuse((f"its call #{node.call + 1} reads {node.sources[0].label()}: " if node.call else "") +
+                             "an Embedding must read one of the model's inputs directly in tpudsl")
+            node.spec, node.shape, params = convert_layer(layer, shapes[0], first=True)
+            if cls == "Embedding" and several_inputs and layer.cfg["input_dim"] > 1 << 24:
+                layer.refuse(f"input_dim={layer.cfg['input_dim']} is too large for a graph of several inputs: tpudsl "
+                             "carries their token ids as float32, exact up to 16,777,216")
+        layer.finish()
+        layer.sizes(node.shape, params)
+        if node.call == 0:
+            node.name = node.layer.name
+            params_of[node.layer.name] = params
+            total += params
+            if total > MAX_ELEMENTS:
+                layer.refuse(f"the model's {total:,} parameters up to it are too many: tpudsl's sizes stay under "
+                             "2^48")
+        else:   # Keras' layer reuse: the layer of its first call, called again with the same weights
+            if params != params_of[node.layer.name]:
+                layer.refuse(f"its call #{node.call + 1} reads {fmt_shape(shapes[0])}, on which its weights would "
+                             "have other shapes than on its first call's input")
+            node.name = f"{node.layer.name}_{node.call}"
+            while node.name in names:
+                node.name += "_"
+            node.spec = None   # Shared<"the layer's name">
+        names.add(node.name)
+    return graph_header(name, namespace, order, outputs, total, source, version, model_name,
+                        cpp_types - {None})
+
+
+def qualify(spec, q):
+    """A spec's tpudsl names with `q` before them (tpudsl:: outside a namespace)."""
+    return re.sub(r"\b(Input|Shape|Dense|Conv1D|Conv2D|MaxPool1D|MaxPool2D|AveragePooling1D|AveragePooling2D|"
+                  r"GlobalAveragePooling1D|GlobalAveragePooling2D|GlobalMaxPooling1D|GlobalMaxPooling2D|"
+                  r"Embedding|LSTM|GRU|Flatten|Dropout|Activation|BatchNormalization|TimeDistributed|Linear|Relu|"
+                  r"Softmax|Sigmoid|Tanh|Same|Valid|Size2|Reshape|Permute|RepeatVector|Identity|Add|Subtract|"
+                  r"Multiply|Average|Maximum|Minimum|Concatenate|Dot)\b",
+                  q + r"\1", spec)
+
+
 def header(name, namespace, entries, total, out_shape, source, version, model_name, cpp_type):
     q = "" if namespace else "tpudsl::"
+    lines, guard = opening(name, namespace, source, version, model_name,
+                           "Its layers are Keras', one for one and in order.", ["tpudsl/model.hpp"], cpp_type)
+    lines.append(f"using {name} = {q}Sequential<")
+    for i, (spec, shape) in enumerate(entries):
+        code = "    " + qualify(spec, q) + (">;" if i == len(entries) - 1 else ",")
+        lines.append(code.ljust(39) + ("   " if len(code) >= 39 else "") + "// " + shape)
+    lines += ["", f"static_assert({name}::param_count == {total:,}".replace(",", "'") + ");",
+              f"static_assert(std::is_same_v<{name}::output_shape, {q}Shape<{', '.join(map(str, out_shape))}>>);"]
+    return closing(lines, guard, namespace)
 
-    def qualify(spec):
-        return re.sub(r"\b(Input|Shape|Dense|Conv1D|Conv2D|MaxPool1D|MaxPool2D|AveragePooling1D|AveragePooling2D|"
-                      r"GlobalAveragePooling1D|GlobalAveragePooling2D|GlobalMaxPooling1D|GlobalMaxPooling2D|"
-                      r"Embedding|LSTM|GRU|Flatten|Dropout|Activation|TimeDistributed|Linear|Relu|Softmax|Sigmoid|"
-                      r"Tanh|Same|Valid|Size2)\b",
-                      q + r"\1", spec)
 
+def graph_header(name, namespace, order, outputs, total, source, version, model_name, cpp_types):
+    q = "" if namespace else "tpudsl::"
+    lines, guard = opening(name, namespace, source, version, model_name,
+                           "Its nodes are Keras' layers, named as in Keras; a layer called again is Shared.",
+                           ["tpudsl/functional.hpp", "tpudsl/model.hpp"], bool(cpp_types))
+    # A node names its sources unless it continues a chain: it reads the node just before it, and is
+    # that node's only reader. A merge names them all.
+    codes = []
+    for i, node in enumerate(order):
+        implicit = len(node.sources) == 1 and node.layer.cls not in MERGES and order[i - 1] is node.sources[0] \
+            and len(node.sources[0].readers) == 1
+        sources = "".join(f', "{s.name}"' for s in ([] if implicit else node.sources))
+        spec = qualify(node.spec, q) if node.spec else f'{q}Shared<"{node.layer.name}">'
+        codes.append(f'{q}Node<"{node.name}", {spec}{sources}>')
+    last = len(outputs) == 1 and outputs[0] is order[-1]
+    if not last:
+        codes.append(f"{q}Outputs<" + ", ".join(f'"{n.name}"' for n in outputs) + ">")
+    width = min(max(len(c) for c in codes) + 8, 80)   # "    " and "," or ">;", then three spaces
+    lines.append(f"using {name} = {q}Functional<")
+    for i, code in enumerate(codes):
+        code = "    " + code + (">;" if i == len(codes) - 1 else ",")
+        shape = fmt_shape(order[i].shape) if i < len(order) else ""
+        lines.append(code.ljust(width) + ("   " if len(code) >= width else "") + "// " + shape if shape else code)
+    lines += ["", f"static_assert({name}::param_count == {total:,}".replace(",", "'") + ");"]
+    for k, node in enumerate(outputs):
+        what = "output_shape" if len(outputs) == 1 else f"output_shape_at<{k}>"
+        lines.append(f"static_assert(std::is_same_v<{name}::{what}, {q}Shape<{', '.join(map(str, node.shape))}>>);")
+    return closing(lines, guard, namespace)
+
+
+def opening(name, namespace, source, version, model_name, about, includes, cstdint):
+    """The header's first lines, through the namespace's opening; and its include guard."""
     guard = include_guard(name, namespace)
     by = f"Keras {comment_text(version, VERSION)}" if version else "Keras"
     lines = [f"/// @file {name}: the tpudsl type of the {by} model '{comment_text(model_name, MODEL_NAME)}' in "
              f"{comment_text(os.path.basename(source), FILE_NAME)},",
-             "/// written by tools/keras_to_tpudsl.py. Its layers are Keras', one for one and in order.",
-             f"#ifndef {guard}", f"#define {guard}", "", "#include <tpudsl/model.hpp>", ""]
-    if cpp_type:
+             f"/// written by tools/keras_to_tpudsl.py. {about}",
+             f"#ifndef {guard}", f"#define {guard}", ""] + [f"#include <{i}>" for i in includes] + [""]
+    if cstdint:
         lines.append("#include <cstdint>")
     lines += ["#include <type_traits>", ""]
     if namespace:
         lines += [f"namespace {namespace} {{", "", "using namespace tpudsl;", ""]
-    lines.append(f"using {name} = {q}Sequential<")
-    for i, (spec, shape) in enumerate(entries):
-        code = "    " + qualify(spec) + (">;" if i == len(entries) - 1 else ",")
-        lines.append(code.ljust(39) + ("   " if len(code) >= 39 else "") + "// " + shape)
-    lines += ["", f"static_assert({name}::param_count == {total:,}".replace(",", "'") + ");",
-              f"static_assert(std::is_same_v<{name}::output_shape, {q}Shape<{', '.join(map(str, out_shape))}>>);"]
+    return lines, guard
+
+
+def closing(lines, guard, namespace):
+    """The header's text: `lines`, the namespace and guard closed, every line checked."""
     if namespace:
         lines += ["", f"}} // namespace {namespace}"]
     lines += ["", f"#endif // !{guard}", ""]
@@ -917,7 +1369,9 @@ def include_guard(name, namespace):
 # type of one of these names would hide tpudsl's, or clash with it.
 HEADER_NAMES = set("""Sequential Input Shape Dense Conv1D Conv2D MaxPool1D MaxPool2D AveragePooling1D AveragePooling2D
 GlobalAveragePooling1D GlobalAveragePooling2D GlobalMaxPooling1D GlobalMaxPooling2D Embedding LSTM GRU Flatten
-Dropout Activation BatchNormalization TimeDistributed Linear Relu Softmax Sigmoid Tanh Same Valid Size2""".split())
+Dropout Activation BatchNormalization TimeDistributed Linear Relu Softmax Sigmoid Tanh Same Valid Size2 Reshape
+Permute RepeatVector Identity Functional Node Shared Outputs Add Subtract Multiply Average Maximum Minimum
+Concatenate Dot""".split())
 # Macros that a name would be replaced by: tpudsl's (TPUDSL_...), <cstdint>'s, and the common ones of
 # the C library headers tpudsl includes (<climits>, <cfloat>, <cmath>, <cstdio>, <cstdlib>, <cerrno>,
 # <cassert>, <cstddef>), and GCC's unix and linux outside strict ISO modes.

@@ -3,6 +3,7 @@
 #include "fashion_mnist_cnn/model.hpp"
 #include "mnist_mlp/model.hpp"
 #include "reuters_conv1d/model.hpp"
+#include "text_and_metadata/model.hpp"
 
 #include <tpudsl/functional.hpp>
 #include <tpudsl/tpudsl.hpp>
@@ -53,9 +54,15 @@ allocations_in_steps(Opt opt, std::size_t batch, std::size_t steps)
 {
     Strategy strategy;
     auto model = strategy.template scope<M>(1);
-    model.compile(opt, tpudsl::losses::SparseCategoricalCrossentropy{},
-                  tpudsl::metrics::SparseCategoricalAccuracy{},
-                  tpudsl::metrics::SparseTopKCategoricalAccuracy<5>{});
+    if constexpr (requires { requires M::packed_outputs; })   // a class and a score (text_and_metadata)
+        model.compile(opt,
+                      tpudsl::PerOutput{tpudsl::losses::SparseCategoricalCrossentropy{}, tpudsl::losses::MeanSquaredError{}}
+                          .loss_weights({1.0, 0.5}),
+                      tpudsl::OnOutput<0, tpudsl::metrics::SparseCategoricalAccuracy>{});
+    else
+        model.compile(opt, tpudsl::losses::SparseCategoricalCrossentropy{},
+                      tpudsl::metrics::SparseCategoricalAccuracy{},
+                      tpudsl::metrics::SparseTopKCategoricalAccuracy<5>{});
     model.ensure_capacity(batch);
     const std::size_t before = allocations.load();
     for (std::size_t s = 0; s < steps; ++s)
@@ -152,6 +159,9 @@ TEST_CASE("a training step allocates nothing, the first one included, the plan s
     CHECK(allocations_in_steps<Recurrent, tpudsl::TpuStrategy<2>>(tpudsl::optimizers::Adam{}, 256, 3) == 0);
     CHECK(allocations_in_steps<Graph>(tpudsl::optimizers::Adam{}, 16, 4) == 0);
     CHECK(allocations_in_steps<Graph, tpudsl::TpuStrategy<2>>(tpudsl::optimizers::Nadam{}, 64, 3) == 0);
+    // Two inputs unpacked from their rows, two outputs each scored by its own loss.
+    CHECK(allocations_in_steps<seeds::TextAndMetadata>(tpudsl::optimizers::Adam{}, 16, 4) == 0);
+    CHECK(allocations_in_steps<seeds::TextAndMetadata, tpudsl::TpuStrategy<2>>(tpudsl::optimizers::Adam{}, 64, 3) == 0);
     // Each of two threads with its own arena; large batches take the packed kernels.
     CHECK(allocations_in_steps<seeds::FashionCnn, tpudsl::TpuStrategy<2>>(tpudsl::optimizers::Adam{}, 256, 3) == 0);
     CHECK(allocations_in_steps<seeds::MnistMlp, tpudsl::TpuStrategy<2>>(tpudsl::optimizers::Adam{}, 256, 3) == 0);

@@ -2,6 +2,7 @@
 #include "cifar10_resnet/model.hpp"
 #include "fashion_mnist_cnn/model.hpp"
 #include "reuters_conv1d/model.hpp"
+#include "text_and_metadata/model.hpp"
 #include "../synthetic_model_data.hpp"
 
 #include <tpudsl/functional.hpp>
@@ -19,6 +20,7 @@
 #include <random>
 #include <sstream>
 #include <thread>
+#include <tuple>
 #include <utility>
 #include <vector>
 
@@ -526,4 +528,23 @@ TEST_CASE("functional models: TpuStrategy<2> and <8> give one device's bits, run
     const auto first = train<Text, OneDeviceStrategy>(text, optimizers::Adam{}, 24, 4);   // partial batches too
     CHECK(same_bits(first, train<Text, TpuStrategy<2>>(text, optimizers::Adam{}, 24, 4)));
     CHECK(same_bits(first, train<Text, TpuStrategy<8>>(text, optimizers::Adam{}, 24, 4)));
+
+    // Two inputs (token ids, floats) and two outputs, each with its loss and weight: the replicas' heads'
+    // losses and metrics add up as their gradients do.
+    const auto parts = seeds::make_text_and_metadata(100, 4);
+    const auto two_heads = [&]<class Strategy>(std::type_identity<Strategy>) {
+        Trainable<seeds::TextAndMetadata, Strategy> model(5);
+        model.compile(optimizers::Adam{}, PerOutput{losses::SparseCategoricalCrossentropy{}, losses::MeanSquaredError{}}
+                                              .loss_weights({1.0, 0.3}),
+                      OnOutput<0, metrics::SparseCategoricalAccuracy>{});
+        const History h = model.fit(std::tie(parts.words, parts.numbers), std::tie(parts.topics, parts.scores),
+                                    {.batch_size = 24, .epochs = 2, .verbose = 0});   // a partial last batch
+        std::vector<float> bits = model.get_weights();
+        for (const char* name : {"loss", "topic_sparse_categorical_accuracy", "topic_loss", "score_loss"})
+            bits.push_back(static_cast<float>(h[name].back()));
+        return bits;
+    };
+    const auto heads_one = two_heads(std::type_identity<OneDeviceStrategy>{});
+    CHECK(same_bits(heads_one, two_heads(std::type_identity<TpuStrategy<2>>{})));
+    CHECK(same_bits(heads_one, two_heads(std::type_identity<TpuStrategy<8>>{})));
 }

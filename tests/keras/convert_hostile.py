@@ -10,6 +10,9 @@ that compiles (all the converted headers in one translation unit, each of whose 
 - text from the file in the header: a keras_version (metadata.json, an .h5 attribute, a .json's
   root) or a model name holding a line break, a carriage return, a \\ line splice, */ or ??/, and a
   file name holding a line break; a layer name holding a line break in a refusal;
+- a graph's node names, which the header writes as C++ string literals: a layer name holding a
+  quote, a line break, a \\, ??/ or */, or of 201 characters, refused; two layers of one name; a
+  layer called again whose node's name (name_1) another layer has (converted, another name taken);
 - what the tool reads: a corrupt deflate stream, a compression method Python lacks, a config.json
   that declares 3 GB uncompressed (a zip bomb, refused before inflating), one that understates its
   size, JSON nested 100,000 deep and 200 deep, a .json of 17 MB, .h5 attributes that are not one
@@ -240,6 +243,41 @@ def reading(r, tmp, reuters):
           needles=["is not reached"])
 
 
+def graph_names(r, tmp, branching):
+    """A graph's node names, written into C++ string literals: only safe ones are taken."""
+    def renamed(name):   # layer 'a', in its entry, its config and its reader's keras_history
+        return json.dumps(branching).replace('"a"', json.dumps(name))
+    for what, name in (("a quote", 'a"; int injected; //'), ("a line feed", "a\n#error injected"),
+                       ("a line splice", "a\\"), ("a trigraph", "a??/"), ("a comment end", "a*/"),
+                       ("a space", "a b"), ("201 characters", "a" * 201), ("a non-ASCII letter", "\u00e4")):
+        r.run(f"graph layer name with {what}, refused", write(os.path.join(tmp, "graph name.json"), renamed(name)),
+              needles=["its name is not", "rename the layer"])
+    r.run("graph layer name of 200 characters", write(os.path.join(tmp, "graph 200.json"), renamed("a" * 200)),
+          expect="converted", needles=['Node<"' + "a" * 200 + '", Dense<4>, "input_layer">,'])
+    config = copy.deepcopy(branching)
+    config["config"]["layers"][2]["name"] = config["config"]["layers"][2]["config"]["name"] = "a"
+    r.run("graph of two layers named alike", write(os.path.join(tmp, "graph twice.json"), json.dumps(config)),
+          needles=["two layers of the model are named 'a'"])
+    config = copy.deepcopy(branching)
+    config["config"]["name"] = "graph\n#error injected */"
+    r.run("graph whose model name holds a line feed", write(os.path.join(tmp, "graph model.json"), json.dumps(config)),
+          expect="converted", needles=["model 'graph%0A#error injected %2A%2F'", "Functional<"])
+    # a = Dense(4); a(x); a_1 = Dense(4)(a(x)); a(a_1): the second call of a cannot be node "a_1".
+    layers = config["config"]["layers"]
+    layers[2]["config"]["name"] = layers[2]["name"] = "a_1"
+    layers[2]["inbound_nodes"][0]["args"][0]["config"]["keras_history"] = ["a", 0, 0]
+    again = copy.deepcopy(layers[1]["inbound_nodes"][0])
+    again["args"][0]["config"]["keras_history"] = ["a_1", 0, 0]
+    layers[1]["inbound_nodes"].append(again)
+    merge = layers[3]["inbound_nodes"][0]["args"][0]
+    merge[0]["config"]["keras_history"], merge[1]["config"]["keras_history"] = ["a", 0, 0], ["a", 1, 0]
+    layers[0]["config"]["batch_shape"] = [None, 4]   # a Dense(4) on its input and on a Dense(4)'s output
+    r.run("graph whose shared call's name another layer has", write(os.path.join(tmp, "graph clash.json"),
+                                                                    json.dumps(config)),
+          expect="converted", needles=['Node<"a_1", Dense<4>, "a">,', 'Node<"a_1_", Shared<"a">>,',
+                                      'Node<"add", Add, "a", "a_1_">>;'])
+
+
 def h5_cases(r, tmp, reuters):
     try:
         import h5py  # noqa: PLC0415
@@ -421,6 +459,7 @@ def main(argv):
     with tempfile.TemporaryDirectory() as tmp:
         r = Runner(tool, tmp)
         injections(r, tmp, reuters, lstm)
+        graph_names(r, tmp, load("keras3_branching.json"))
         reading(r, tmp, reuters)
         h5_cases(r, tmp, reuters)
         numbers(r, tmp, reuters, lstm, chain, batch_norm(reuters))

@@ -3,9 +3,11 @@
     convert_refusals.py TOOL CONFIGS_DIR
 
 tf-keras 2's spellings are read (batch_input_shape, an InputLayer or none, input_length, string
-initializers, a functional chain with tf-keras 2's inbound_nodes); what tpudsl cannot express is
-refused with exit status 1, a message on stderr naming the layer and the option, nothing on stdout,
-and an existing -o file left as it was. Exit status 0 when every case behaves.
+initializers, a functional chain with tf-keras 2's inbound_nodes); functional models that are not one
+chain (branches, a layer called again, several inputs and outputs), in Keras 3's and tf-keras 2's
+spellings, are written as a Functional; what tpudsl cannot express is refused with exit status 1, a
+message on stderr naming the layer and the option, nothing on stdout, and an existing -o file left
+as it was. Exit status 0 when every case behaves.
 """
 import copy
 import json
@@ -26,12 +28,222 @@ ACCEPTED = {
                                   "static_assert(std::is_same_v<Reuters::output_shape, Shape<10>>);"],
     "keras3_lstm.json": ["Embedding<1000, 16>,", "LSTM<32>,                          // (32)",
                          "static_assert(Reuters::param_count == 22'305);"],
+    # Two Dense on one input, added: a graph.
+    "keras3_branching.json": ["#include <tpudsl/functional.hpp>", "using Reuters = Functional<",
+                              'Node<"input_layer", Input<Shape<8>>>,', 'Node<"a", Dense<4>, "input_layer">,',
+                              'Node<"b", Dense<4>, "input_layer">,', 'Node<"add", Add, "a", "b">>;',
+                              "static_assert(Reuters::param_count == 72);",
+                              "static_assert(std::is_same_v<Reuters::output_shape, Shape<4>>);"],
+    # Saved by Keras 3.15: two inputs (token ids, floats), a Dense called twice, the reshaping layers, a
+    # Dot and two outputs (convert_refusals.two_heads() built in Keras).
+    "keras3_graph.json": ['Node<"words", Input<Shape<6>, std::int32_t>>,', 'Node<"shared", Dense<4, Tanh>, "numbers">,',
+                          'Node<"shared_1", Shared<"shared">, "mix">,', 'Node<"square", Reshape<6, 2>>,',
+                          'Node<"score", Dot<1>, "shared_1", "mix">,', 'Outputs<"topic", "score">>;',
+                          "static_assert(Reuters::param_count == 227);"],
 }
 
 REFUSED = {
     "tf2_channels_first.json": ["layer 'conv2d' (Conv2D)", "data_format='channels_first'"],
-    "keras3_branching.json": ["layer 'add' (Add) takes 2 inputs", "branches"],
 }
+
+
+def tensor(name, call=0, output=0):
+    return {"class_name": "__keras_tensor__", "config": {"shape": None, "dtype": "float32",
+                                                         "keras_history": [name, call, output]}}
+
+
+def graph(layers, inputs, outputs):
+    """A Keras 3 functional model's config. `layers`: (class, name, config, calls), each call the list of
+    what it reads: a layer's name (its first call's output), a (name, call, output) or, for a merge, a
+    list of them; `inputs` and `outputs`: names or (name, call, output)."""
+    def ref(x):
+        return tensor(*x) if isinstance(x, tuple) else tensor(x)
+
+    def end(x):
+        return list(x) if isinstance(x, tuple) else [x, 0, 0]
+    entries = []
+    for cls, name, config, calls in layers:
+        nodes = [{"args": [[ref(x) for x in a] if isinstance(a, list) else ref(a)], "kwargs": {}} for a in calls]
+        entries.append({"class_name": cls, "name": name, "config": dict(config, name=name), "inbound_nodes": nodes})
+    return {"class_name": "Functional", "config": {"name": "graph", "layers": entries,
+                                                    "input_layers": [end(x) for x in inputs],
+                                                    "output_layers": [end(x) for x in outputs]}}
+
+
+def inp(name, *dims, dtype="float32"):
+    return ("InputLayer", name, {"batch_shape": [None, *dims], "dtype": dtype}, [])
+
+
+def dense(name, units, *calls, **options):
+    return ("Dense", name, dict({"units": units}, **options), list(calls))
+
+
+def tf2(config):
+    """A Keras 3 graph in tf-keras 2's spelling: inbound_nodes [[[layer, call, output, {}], ...]]."""
+    for l in config["config"]["layers"]:
+        nodes = []
+        for node in l["inbound_nodes"]:
+            tensors, stack = [], [node["args"]]
+            while stack:
+                x = stack.pop()
+                if isinstance(x, list):
+                    stack.extend(reversed(x))
+                else:
+                    tensors.append(x["config"]["keras_history"] + [{}])
+            nodes.append(tensors)
+        l["inbound_nodes"] = nodes
+    return config
+
+
+def two_heads():
+    """Two inputs (token ids, floats), a layer called twice, two outputs, Concatenate on axis 1 and the
+    reshaping layers."""
+    return graph([
+        inp("words", 6, dtype="int32"), inp("numbers", 4),
+        ("Embedding", "embedding", {"input_dim": 50, "output_dim": 2}, ["words"]),
+        ("Flatten", "flat", {}, ["embedding"]),
+        dense("shared", 4, "numbers", "mix", activation="tanh"),
+        ("Concatenate", "joined", {"axis": 1}, [["flat", "shared"]]),
+        dense("mix", 4, "joined"),
+        ("RepeatVector", "repeat", {"n": 3}, [("shared", 1, 0)]),
+        ("Permute", "swap", {"dims": [2, 1]}, ["repeat"]),
+        ("Reshape", "square", {"target_shape": [-1, 2]}, ["swap"]),
+        ("Identity", "same", {}, ["square"]),
+        ("Flatten", "flat_2", {}, ["same"]),
+        dense("topic", 3, "flat_2", activation="softmax"),
+        ("Dot", "score", {"axes": 1, "normalize": False}, [[("shared", 1, 0), "mix"]]),
+    ], ["words", "numbers"], ["topic", "score"])
+
+
+def graphs():
+    """Graphs, each converted (expected lines) or refused (expected message parts): (label, config,
+    'converted' or 'refused', expected)."""
+    with open(os.path.join(os.path.dirname(os.path.abspath(__file__)), "configs", "keras3_branching.json")) as f:
+        branching = json.load(f)
+    yield "tf-keras 2's graph", tf2(branching), "converted", ['Node<"add", Add, "a", "b">>;']
+    yield "two inputs, two outputs, a layer called twice", two_heads(), "converted", [
+        "#include <cstdint>", 'Node<"words", Input<Shape<6>, std::int32_t>>,', 'Node<"numbers", Input<Shape<4>>>,',
+        'Node<"embedding", Embedding<50, 2>, "words">,', 'Node<"shared", Dense<4, Tanh>, "numbers">,',
+        'Node<"joined", Concatenate<1>, "flat", "shared">,', 'Node<"shared_1", Shared<"shared">, "mix">,',
+        'Node<"repeat", RepeatVector<3>, "shared_1">,', 'Node<"swap", Permute<2, 1>>,',
+        'Node<"square", Reshape<6, 2>>,', 'Node<"same", Identity>,', 'Node<"score", Dot<1>, "shared_1", "mix">,',
+        'Outputs<"topic", "score">>;', "static_assert(Reuters::param_count == 227);",
+        "static_assert(std::is_same_v<Reuters::output_shape_at<0>, Shape<3>>);",
+        "static_assert(std::is_same_v<Reuters::output_shape_at<1>, Shape<1>>);"]
+    yield "tf-keras 2's two heads", tf2(two_heads()), "converted", ['Node<"shared_1", Shared<"shared">, "mix">,']
+    # The layer's first call reads a layer listed after it, its second the input: the first call still
+    # comes first (it declares the layer).
+    yield "a layer's first call after its second in Keras' order", graph([
+        inp("x", 4), dense("shared", 4, "late", "x"), dense("late", 4, "x"),
+        ("Add", "sum", {}, [["shared", ("shared", 1, 0)]])], ["x"], ["sum"]), "converted", [
+        'Node<"late", Dense<4>, "x">,', 'Node<"shared", Dense<4>>,', 'Node<"shared_1", Shared<"shared">, "x">,',
+        'Node<"sum", Add, "shared", "shared_1">>;']
+
+    def branches(*middle, merge=("Add", {}), shape=(8,)):
+        """An input, the layers `middle` (each reading the input), merged by `merge`."""
+        names = [m[1] for m in middle]
+        return graph([inp("x", *shape), *middle, (merge[0], "merge", merge[1], [names])], ["x"], ["merge"])
+    reshaped = [("Reshape", name, {"target_shape": [2, 2, 2]}, ["x"]) for name in ("r", "s")]
+    yield "a Dot on rank-3 inputs", branches(*reshaped, merge=("Dot", {"axes": 3})), "refused", [
+        "layer 'merge' (Dot)", "rank-3 input 'r' (2, 2, 2)", "rank 1 or 2"]
+    yield "a Dot of normalized vectors", branches(
+        dense("a", 4, "x"), dense("b", 4, "x"), merge=("Dot", {"axes": -1, "normalize": True})), "refused", [
+        "layer 'merge' (Dot)", "normalize=true"]
+    yield "a Dot on extents that differ", branches(
+        dense("a", 4, "x"), dense("b", 3, "x"), merge=("Dot", {"axes": 1})), "refused", [
+        "layer 'merge' (Dot)", "4 of 'a' (4), 3 of 'b' (3)"]
+    yield "an Add of shapes that differ", branches(dense("a", 4, "x"), dense("b", 3, "x")), "refused", [
+        "layer 'merge' (Add)", "'a' (4) and 'b' (3)", "one shape"]
+    yield "a Concatenate of shapes that differ", branches(
+        ("Reshape", "r", {"target_shape": [2, 4]}, ["x"]), ("Reshape", "s", {"target_shape": [4, 2]}, ["x"]),
+        merge=("Concatenate", {"axis": -1})), "refused", [
+        "layer 'merge' (Concatenate)", "(2, 4) and 's' (4, 2)", "differ on another axis"]
+    yield "a Concatenate on the batch axis", branches(
+        dense("a", 4, "x"), dense("b", 4, "x"), merge=("Concatenate", {"axis": 0})), "refused", [
+        "layer 'merge' (Concatenate)", "axis=0 is not a per-sample axis"]
+    yield "a layer tpudsl lacks in a branch", branches(
+        dense("a", 8, "x"), ("LayerNormalization", "norm", {}, ["x"])), "refused", [
+        "layer 'norm' (LayerNormalization)", "tpudsl has no LayerNormalization layer"]
+    yield "a shared BatchNormalization", graph([
+        inp("x", 8), ("BatchNormalization", "bn", {}, ["x", "a"]), dense("a", 8, "bn"),
+        ("Add", "sum", {}, [["a", ("bn", 1, 0)]])], ["x"], ["sum"]), "refused", [
+        "layer 'bn' (BatchNormalization)", "called 2 times", "not shared"]
+    yield "a layer shared on inputs its weights do not fit", graph([
+        inp("x", 8), dense("a", 4, "x", "a"), ("Add", "sum", {}, [["a", ("a", 1, 0)]])], ["x"], ["sum"]), "refused", [
+        "layer 'a' (Dense)", "call #2 reads (4)", "other shapes"]
+    yield "an Add called twice", graph([
+        inp("x", 8), dense("a", 8, "x"), ("Add", "sum", {}, [["x", "a"], ["a", "sum"]])], ["x"], [("sum", 1, 0)]), \
+        "refused", ["layer 'sum' (Add)", "called 2 times", "a merge is not shared"]
+    yield "a layer's second output", branches(
+        ("LSTM", "a", {"units": 8, "return_state": True}, ["x"]), ("LSTM", "b", {"units": 8}, ["x"]), shape=(3, 8)), \
+        "refused", ["layer 'a' (LSTM)", "return_state=true"]
+    config = branches(dense("a", 4, "x"), dense("b", 4, "x"))
+    config["config"]["layers"][-1]["inbound_nodes"][0]["args"][0][1]["config"]["keras_history"] = ["b", 0, 1]
+    yield "a layer's output #1", config, "refused", [
+        "layer 'merge' (Add)", "reads output #1 of layer 'b' (Dense)", "one output each"]
+    config = branches(dense("a", 4, "x"), ("Dropout", "b", {"rate": 0.5}, ["a"]))
+    config["config"]["layers"][2]["inbound_nodes"][0]["kwargs"] = {"training": True}
+    yield "a layer called with training=True", config, "refused", ["layer 'b' (Dropout)", "training=true"]
+    # Two texts: an Embedding on each (int32 and int64 ids), in Keras' order after a float input's layer.
+    yield "two Embeddings", graph([
+        inp("x", 3), inp("w", 5, dtype="int32"), inp("v", 5, dtype="int64"), dense("d", 2, "x"),
+        ("Embedding", "e", {"input_dim": 9, "output_dim": 2}, ["w"]),
+        ("Embedding", "f", {"input_dim": 7, "output_dim": 2}, ["v"]), ("Add", "sum", {}, [["e", "f"]]),
+        ("GlobalAveragePooling1D", "avg", {}, ["sum"]), ("Concatenate", "cat", {}, [["avg", "d"]])],
+        ["x", "w", "v"], ["cat"]), "converted", [
+        "#include <cstdint>", 'Node<"x", Input<Shape<3>>>,', 'Node<"w", Input<Shape<5>, std::int32_t>>,',
+        'Node<"v", Input<Shape<5>, std::int64_t>>,', 'Node<"d", Dense<2>, "x">,',
+        'Node<"e", Embedding<9, 2>, "w">,', 'Node<"f", Embedding<7, 2>, "v">,', 'Node<"sum", Add, "e", "f">,',
+        'Node<"avg", GlobalAveragePooling1D>,', 'Node<"cat", Concatenate<>, "avg", "d">>;',
+        "static_assert(Reuters::param_count == 40);",
+        "static_assert(std::is_same_v<Reuters::output_shape, Shape<4>>);"]
+    # Keras' layer reuse of an Embedding: one table for both texts (of other lengths: its weights are
+    # (vocabulary, dimension) on either), the second call Shared; each Input holds token ids.
+    shared_embedding = graph([
+        inp("q", 6, dtype="int32"), inp("a", 4, dtype="int32"),
+        ("Embedding", "embed", {"input_dim": 9, "output_dim": 2}, ["q", "a"]),
+        ("GlobalAveragePooling1D", "qa", {}, ["embed"]), ("GlobalMaxPooling1D", "aa", {}, [("embed", 1, 0)]),
+        ("Concatenate", "cat", {}, [["qa", "aa"]]), dense("out", 1, "cat")], ["q", "a"], ["out"])
+    expected = ['Node<"q", Input<Shape<6>, std::int32_t>>,', 'Node<"a", Input<Shape<4>, std::int32_t>>,',
+                'Node<"embed", Embedding<9, 2>, "q">,           // (6, 2)',
+                'Node<"embed_1", Shared<"embed">, "a">,         // (4, 2)',
+                'Node<"qa", GlobalAveragePooling1D, "embed">,', 'Node<"aa", GlobalMaxPooling1D, "embed_1">,',
+                'Node<"cat", Concatenate<>, "qa", "aa">,', 'Node<"out", Dense<1>>>;',
+                "static_assert(Reuters::param_count == 23);"]
+    yield "a shared Embedding", shared_embedding, "converted", expected
+    yield "tf-keras 2's shared Embedding", tf2(shared_embedding), "converted", expected
+    yield "a shared Embedding's call on a layer's output", graph([
+        inp("w", 5, dtype="int32"), inp("x", 5),
+        ("Embedding", "e", {"input_dim": 9, "output_dim": 2}, ["w", "a"]), dense("a", 5, "x"),
+        ("Add", "sum", {}, [["e", ("e", 1, 0)]])], ["w", "x"], ["sum"]), "refused", [
+        "layer 'e' (Embedding)", "its call #2 reads layer 'a' (Dense)", "read one of the model's inputs directly"]
+    yield "a shared Embedding on token ids and floats", graph([
+        inp("w", 5, dtype="int32"), inp("x", 5), ("Embedding", "e", {"input_dim": 9, "output_dim": 2}, ["w", "x"]),
+        dense("a", 2, "x"), ("Add", "sum", {}, [["e", ("e", 1, 0), "a"]])], ["w", "x"], ["sum"]), "refused", [
+        "layer 'x' (InputLayer)", "feeds an Embedding and layer 'a' (Dense)"]
+    yield "a vocabulary past float32's integers, with several inputs", graph([
+        inp("w", 5, dtype="int32"), inp("v", 2), ("Embedding", "e", {"input_dim": 2 ** 24 + 1, "output_dim": 1}, ["w"]),
+        ("Flatten", "f", {}, ["e"]), ("Concatenate", "cat", {}, [["f", "v"]])], ["w", "v"], ["cat"]), "refused", [
+        "layer 'e' (Embedding)", "input_dim=16777217 is too large for a graph of several inputs"]
+    yield "an Embedding after a layer", graph([
+        inp("w", 5), dense("a", 5, "w"), ("Embedding", "e", {"input_dim": 9, "output_dim": 2}, ["a"]),
+        ("Flatten", "f", {}, ["e"]), ("Concatenate", "cat", {}, [["f", "a"]])], ["w"], ["cat"]), "refused", [
+        "layer 'e' (Embedding)", "read one of the model's inputs directly"]
+    yield "token ids into an Embedding and a Dense", graph([
+        inp("w", 5, dtype="int32"), ("Embedding", "e", {"input_dim": 9, "output_dim": 1}, ["w"]),
+        ("Flatten", "f", {}, ["e"]), dense("a", 5, "w"), ("Add", "sum", {}, [["f", "a"]])], ["w"], ["sum"]), \
+        "refused", ["layer 'w' (InputLayer)", "feeds an Embedding and layer 'a' (Dense)"]
+    yield "an input no output needs", graph([
+        inp("x", 8), inp("unused", 3), dense("a", 4, "x"), dense("b", 4, "x"), ("Add", "sum", {}, [["a", "b"]])],
+        ["x", "unused"], ["sum"]), "refused", ["the model's input 'unused' leads to none of the model's outputs"]
+    yield "an output that is an input", graph([inp("x", 8), dense("a", 4, "x")], ["x"], ["a", "x"]), "refused", [
+        "the model's output 'x' is one of its inputs"]
+    yield "a nested model", branches(dense("a", 4, "x"), ("Sequential", "inner", {"layers": []}, ["x"])), \
+        "refused", ["layer 'inner' (Sequential)", "nested model"]
+    yield "a name that is not a C++ literal's", branches(dense("a", 4, "x"), dense('b"); int x; //', 4, "x")), \
+        "refused", ["layer 'b\"); int x; //' (Dense)", "its name is not", "rename the layer"]
+    yield "a cycle", graph([inp("x", 8), dense("a", 8, "x"), dense("b", 8, "c"), dense("c", 8, "b"),
+                           ("Add", "sum", {}, [["a", "c"]])], ["x"], ["sum"]), "refused", ["on a cycle"]
 
 
 def layer(config, name):
@@ -166,6 +378,7 @@ def main(argv):
         else:
             print(f"{name}: converted")
     with tempfile.TemporaryDirectory() as tmp:
+        refused = []   # the graphs refused, checked with the other refusals below
         with open(os.path.join(configs, "tf2_functional_chain.json")) as f:
             config = json.load(f)
         integer_pixels(config)
@@ -177,6 +390,19 @@ def main(argv):
             failures.append(f"integer pixels: exit {r.returncode}, stderr {r.stderr.strip()!r}, output {r.stdout!r}")
         else:
             print("integer pixels: converted to a float input")
+        for label, config, outcome, expected in graphs():
+            path = os.path.join(tmp, label.replace(" ", "_").replace("'", "") + ".json")
+            with open(path, "w") as f:
+                json.dump(config, f)
+            if outcome == "refused":
+                refused.append((label, path, expected))
+                continue
+            r = run(tool, path)
+            missing = [e for e in expected if e not in r.stdout]
+            if r.returncode != 0 or missing or r.stderr:
+                failures.append(f"{label}: exit {r.returncode}, stderr {r.stderr.strip()!r}, missing {missing}")
+            else:
+                print(f"{label}: converted")
         with open(os.path.join(configs, "tf2_reuters.json")) as f:
             config = json.load(f)
         average_poolings(config)
@@ -191,7 +417,7 @@ def main(argv):
             failures.append(f"average poolings: exit {r.returncode}, stderr {r.stderr.strip()!r}, missing {missing}")
         else:
             print("average poolings: converted")
-        cases = [(name, os.path.join(configs, name), expected) for name, expected in REFUSED.items()]
+        cases = [(name, os.path.join(configs, name), expected) for name, expected in REFUSED.items()] + refused
         with open(os.path.join(configs, "tf2_reuters.json")) as f:
             base = json.load(f)
         for label, change, expected in mutations(base):

@@ -3,12 +3,15 @@
     convert_side.py TOOL DIR
 
 builds models in Keras, saves each (`.keras`; the Fashion-MNIST seed also as a whole-model `.h5`),
-runs TOOL on each file, and checks that the parameter count and output shape the tool wrote into
+runs TOOL on each file, and checks that the parameter count and output shape(s) the tool wrote into
 the header are Keras' own (model.count_params(), model.output_shape). Writes the headers to
 DIR/generated/<model>.hpp (namespace `generated`) for converted_models.cpp to compile, and for the
 models that are not seeds, DIR/<model>.layers.txt: one line per Keras layer, its output shape and
-parameter count as tpudsl's summary prints them, then the shapes of its weights in Keras' order. Also checks that docs/interop.md shows the
-declaration the tool writes for the Fashion-MNIST seed. Exit status 0 when everything agrees.
+parameter count as tpudsl's summary prints them, then the shapes of its weights in Keras' order
+(for the functional models that are graphs, each line starts with the layer's name and the
+InputLayers have none). Also checks that docs/interop.md shows the declarations the tool writes for
+the Fashion-MNIST seed and for the model of two inputs and two outputs. Exit status 0 when
+everything agrees.
 """
 import os
 import re
@@ -77,6 +80,21 @@ def mixed_recurrent():
     ])
 
 
+def two_texts():
+    """Two texts (a question and an answer, int32 ids), an Embedding each; the question's Embedding also
+    reads a title of other length (Keras' layer reuse: one table, the title's call Shared), all merged
+    into one Dense output."""
+    question = keras.Input((10,), dtype="int32", name="question")
+    answer = keras.Input((7,), dtype="int32", name="answer")
+    title = keras.Input((4,), dtype="int32", name="title")
+    words = layers.Embedding(60, 6, name="words")
+    q = layers.GlobalAveragePooling1D(name="q_average")(words(question))
+    a = layers.Flatten(name="a_flat")(layers.Embedding(40, 3, name="a_words")(answer))
+    t = layers.GlobalMaxPooling1D(name="t_max")(words(title))
+    x = layers.Dense(8, activation="relu", name="hidden")(layers.Concatenate(name="joined")([q, a, t]))
+    return keras.Model([question, answer, title], layers.Dense(2, activation="softmax", name="match")(x))
+
+
 # (builder, C++ name, file suffixes, whether tpudsl has it as a seed)
 MODELS = {
     "fashion_mnist_cnn": (keras_side.fashion_mnist_cnn, "FashionCnn", (".keras", ".h5")),
@@ -106,7 +124,16 @@ MODELS = {
     "gru_sequences": (keras_side.gru_sequences, "GruSequences", (".keras",)),
     "recurrent_tagger": (keras_side.recurrent_tagger, "Tagger", (".keras",)),
     "recurrent_stacked": (keras_side.recurrent_stacked, "Stacked", (".keras",)),
+    # Graphs (Functional): ResNet-20 (examples/cifar10_resnet), the models of two inputs and two outputs
+    # (examples/text_and_metadata) and functional_models.hpp's (a layer called three times, Dot).
+    "resnet20": (keras_side.resnet20, "ResNet20", (".keras",)),
+    "text_and_metadata": (keras_side.text_and_metadata, "TextAndMetadata", (".keras", ".h5")),
+    "functional_shared": (keras_side.functional_shared, "SharedConv", (".keras",)),
+    "functional_dot": (keras_side.functional_dot, "DotScores", (".keras",)),
+    # Two texts: an Embedding each, one of them shared with a third input of token ids (this file's).
+    "two_texts": (two_texts, "TwoTexts", (".keras", ".h5")),
 }
+GRAPHS = {"resnet20", "text_and_metadata", "functional_shared", "functional_dot", "two_texts"}
 
 
 def keras_shape(shape):
@@ -123,11 +150,14 @@ def main(argv):
     failures = 0
     for name, (build, cpp_name, suffixes) in MODELS.items():
         model = build()
-        if name.startswith("mixed"):
+        if name.startswith("mixed") or name in GRAPHS:
             with open(os.path.join(out, name + ".layers.txt"), "w") as f:
                 for layer in model.layers:
+                    if name in GRAPHS and isinstance(layer, keras.layers.InputLayer):
+                        continue
                     weights = "".join(f" {tuple(w.shape)}" for w in layer.weights)
-                    f.write(f"{keras_shape(layer.output.shape)} {layer.count_params()}{weights}\n")
+                    named = f"{layer.name} " if name in GRAPHS else ""   # a layer called again: its first call
+                    f.write(f"{named}{keras_shape(layer.output.shape)} {layer.count_params()}{weights}\n")
         for suffix in suffixes:
             path = os.path.join(out, name + suffix)
             model.save(path)
@@ -141,27 +171,31 @@ def main(argv):
                 continue
             text = open(header).read()
             count = re.search(r"::param_count == ([0-9']+)\);", text)
-            shape = re.search(r"::output_shape, Shape<([0-9, ]+)>>", text)
+            # One output: ::output_shape; several: ::output_shape_at<K>, each.
+            shapes = re.findall(r"::output_shape(?:_at<[0-9]+>)?, Shape<([0-9, ]+)>>", text)
             got_count = int(count.group(1).replace("'", "")) if count else None
-            got_shape = tuple(int(d) for d in shape.group(1).split(",")) if shape else None
-            ok = got_count == model.count_params() and got_shape == tuple(model.output_shape[1:])
-            print(f"{name}{suffix}: tool {got_count} params, output {got_shape}; Keras {model.count_params()}, "
-                  f"{tuple(model.output_shape[1:])}" + (" ok" if ok else " MISMATCH"))
+            got_shapes = [tuple(int(d) for d in shape.split(",")) for shape in shapes]
+            keras_shapes = [tuple(t.shape[1:]) for t in model.outputs]
+            ok = got_count == model.count_params() and got_shapes == keras_shapes
+            print(f"{name}{suffix}: tool {got_count} params, output {', '.join(map(str, got_shapes))}; Keras "
+                  f"{model.count_params()}, {', '.join(map(str, keras_shapes))}" + (" ok" if ok else " MISMATCH"))
             failures += not ok
-    failures += not docs_match(os.path.join(out, "generated", "fashion_mnist_cnn.hpp"))
+    generated = os.path.join(out, "generated")
+    failures += not docs_match(os.path.join(generated, "fashion_mnist_cnn.hpp"), "fashion_mnist_cnn", "FashionCnn")
+    failures += not docs_match(os.path.join(generated, "text_and_metadata.hpp"), "text_and_metadata", "TextAndMetadata")
     return 1 if failures else 0
 
 
-def docs_match(header):
-    """docs/interop.md shows the declaration the tool writes for the Fashion-MNIST seed."""
+def docs_match(header, model, cpp_name):
+    """docs/interop.md shows the declaration the tool writes for `model`, through its static_asserts."""
     docs = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "docs", "interop.md")
     text = open(docs).read()
-    block = re.search(r"<!-- keras_to_tpudsl output: fashion_mnist_cnn -->\n```text\n(.*?)```", text, re.S)
+    block = re.search(rf"<!-- keras_to_tpudsl output: {model} -->\n```text\n(.*?)```", text, re.S)
     lines = open(header).read().splitlines(keepends=True) if os.path.exists(header) else []
-    start = next((i for i, line in enumerate(lines) if line.startswith("using FashionCnn =")), len(lines))
-    end = next((i for i in range(start, len(lines)) if "::output_shape" in lines[i]), len(lines) - 1)
+    start = next((i for i, line in enumerate(lines) if line.startswith(f"using {cpp_name} =")), len(lines))
+    end = next((i for i in range(len(lines) - 1, start - 1, -1) if "::output_shape" in lines[i]), len(lines) - 1)
     ok = block is not None and block.group(1) == "".join(lines[start:end + 1])
-    print("docs/interop.md: the tool's output for fashion_mnist_cnn" + (" ok" if ok else " DIFFERS"))
+    print(f"docs/interop.md: the tool's output for {model}" + (" ok" if ok else " DIFFERS"))
     return ok
 
 

@@ -7,7 +7,17 @@
 // (<dir>/<model>.layers.txt), so that Keras' weights files fit them. The layer models of the one-step
 // checks written by the tool are the very types of pooling_models.hpp, batch_norm_models.hpp,
 // time_distributed_models.hpp and recurrent_models.hpp.
+// The graphs (Functional): the model of two inputs and two outputs (examples/text_and_metadata),
+// DotScores and TwoTexts (below: an Embedding per text, one of them Shared on a third input) are the
+// very types of the hand-written ones. ResNet-20 and SharedConv cannot be: the
+// hand-written ResNet-20 is made of Blocks and declares its projection shortcuts after the second
+// BatchNormalization where Keras' layer order (which the tool follows) has them before it, and
+// SharedConv names its Shared nodes as it likes (the tool: conv_1, conv_2). For those two, every count
+// and shape of the type is the hand-written one's, the summaries (names, shapes, parameters, what each
+// layer reads, the shared layer's calls) are the same, and, for all four graphs, each layer's output
+// shape, parameter count and weight shapes are Keras' (TwoTexts' too).
 #include "batch_norm_models.hpp"
+#include "functional_models.hpp"
 #include "pooling_models.hpp"
 #include "recurrent_models.hpp"
 #include "time_distributed_models.hpp"
@@ -24,6 +34,8 @@
 #include <generated/cifar10_cnn.hpp>
 #include <generated/fashion_mnist_cnn.hpp>
 #include <generated/fashion_mnist_cnn_h5.hpp>
+#include <generated/functional_dot.hpp>
+#include <generated/functional_shared.hpp>
 #include <generated/global_average1d.hpp>
 #include <generated/global_average2d.hpp>
 #include <generated/global_max1d.hpp>
@@ -40,18 +52,27 @@
 #include <generated/mnist_mlp_functional.hpp>
 #include <generated/recurrent_stacked.hpp>
 #include <generated/recurrent_tagger.hpp>
+#include <generated/resnet20.hpp>
 #include <generated/reuters_conv1d.hpp>
+#include <generated/text_and_metadata.hpp>
+#include <generated/text_and_metadata_h5.hpp>
 #include <generated/time_distributed_dense.hpp>
+#include <generated/two_texts.hpp>
+#include <generated/two_texts_h5.hpp>
 
+#include <tpudsl/functional.hpp>
 #include <tpudsl/model.hpp>
 
+#include <algorithm>
 #include <cstddef>
+#include <cstdint>
 #include <fstream>
 #include <iostream>
 #include <sstream>
 #include <string>
 #include <type_traits>
 #include <utility>
+#include <vector>
 
 // [convert_same_type]
 static_assert(std::is_same_v<generated::FashionCnn, seeds::FashionCnn>);   // the tool's type is the seed's
@@ -77,8 +98,49 @@ static_assert(std::is_same_v<generated::GruSequences, recurrent_models::GruSeque
 static_assert(std::is_same_v<generated::Tagger, recurrent_models::Tagger>);
 static_assert(std::is_same_v<generated::Stacked, recurrent_models::Stacked>);
 static_assert(std::is_same_v<generated::MixedRecurrentH5, generated::MixedRecurrent>);
+static_assert(std::is_same_v<generated::TextAndMetadata, seeds::TextAndMetadata>);
+static_assert(std::is_same_v<generated::TextAndMetadataH5, seeds::TextAndMetadata>);
+static_assert(std::is_same_v<generated::DotScores, functional_models::DotScores>);
+
+namespace hand_written {
+using namespace tpudsl;
+// convert_side.py's two_texts: two texts of token ids, an Embedding each, the question's Embedding
+// called again on the title (Keras' layer reuse), merged, one Dense output.
+using TwoTexts = Functional<
+    Node<"question", Input<Shape<10>, std::int32_t>>, Node<"answer", Input<Shape<7>, std::int32_t>>,
+    Node<"title", Input<Shape<4>, std::int32_t>>, Node<"words", Embedding<60, 6>, "question">,
+    Node<"words_1", Shared<"words">, "title">, Node<"a_words", Embedding<40, 3>, "answer">,
+    Node<"q_average", GlobalAveragePooling1D, "words">, Node<"a_flat", Flatten, "a_words">,
+    Node<"t_max", GlobalMaxPooling1D, "words_1">, Node<"joined", Concatenate<>, "q_average", "a_flat", "t_max">,
+    Node<"hidden", Dense<8, Relu>>, Node<"match", Dense<2, Softmax>>>;
+} // namespace hand_written
+static_assert(std::is_same_v<generated::TwoTexts, hand_written::TwoTexts>);
+static_assert(std::is_same_v<generated::TwoTextsH5, hand_written::TwoTexts>);
 
 namespace {
+
+/// What a graph's type says of itself, outside the spelling of its nodes: its counts, its inputs
+/// (shape and element type, in order) and its outputs' shapes.
+template <class A, class B>
+consteval bool
+same_graph_counts()
+{
+    if constexpr (A::param_count != B::param_count || A::non_trainable_param_count != B::non_trainable_param_count ||
+                  A::layer_count != B::layer_count || A::node_count != B::node_count ||
+                  A::input_count != B::input_count || A::output_count != B::output_count ||
+                  A::edge_count != B::edge_count || A::param_buffer_size != B::param_buffer_size) {
+        return false;
+    } else {
+        return []<std::size_t... I>(std::index_sequence<I...>) {
+            return (std::is_same_v<typename A::template input_at<I>, typename B::template input_at<I>> && ...);
+        }(std::make_index_sequence<A::input_count>{}) && []<std::size_t... K>(std::index_sequence<K...>) {
+            return (std::is_same_v<typename A::template output_shape_at<K>, typename B::template output_shape_at<K>> &&
+                    ...);
+        }(std::make_index_sequence<A::output_count>{});
+    }
+}
+static_assert(same_graph_counts<generated::ResNet20, seeds::ResNet20>());
+static_assert(same_graph_counts<generated::SharedConv, functional_models::SharedConv>());
 
 template <class Model>
 std::string
@@ -91,10 +153,12 @@ summary_of()
 
 template <class Generated, class Seed>
 int
-same_summary(const char* name)
+same_summary(const char* name, const char* same_what = "the same type as the seed")
 {
     const bool same = summary_of<Generated>() == summary_of<Seed>();
-    std::cout << name << ": the same type as the seed, " << (same ? "the same summary" : "ANOTHER SUMMARY") << '\n';
+    std::cout << name << ": " << same_what << ", " << (same ? "the same summary" : "ANOTHER SUMMARY") << '\n';
+    if (!same)
+        std::cout << "tool:\n" << summary_of<Generated>() << "hand-written:\n" << summary_of<Seed>();
     return same ? 0 : 1;
 }
 
@@ -109,23 +173,36 @@ weight_shape()
     return s + (Weight::shape::dims.size() == 1 ? ",)" : ")");
 }
 
-/// "(None, d...) params (weight shape)...", one line per layer, as convert_side.py writes Keras' layers.
+/// "(None, d...) params (weight shape)...", one line per layer, as convert_side.py writes Keras' layers;
+/// for a graph, "name (None, d...) ..." for each layer but a Shared node (a layer's further call), in
+/// Keras' order (each line sorted into place, Keras' layers being sorted alike).
 template <class Model>
 std::string
 layer_lines()
 {
-    std::string s;
+    std::vector<std::string> lines;
     [&]<std::size_t... I>(std::index_sequence<I...>) {
         (([&] {
              using L = typename Model::template layer<I>;
+             std::string s;
+             if constexpr (requires { Model::functional; }) {
+                 if (Model::layer_weights_of[I] != I)
+                     return;
+                 s = Model::template layer_name<I>() + " ";
+             }
              s += L::output_shape::keras_string() + " " + std::to_string(L::param_count);
              [&]<std::size_t... J>(std::index_sequence<J...>) {
                  ((s += " " + weight_shape<typename L::template weight<J>>()), ...);
              }(std::make_index_sequence<L::weight_count>{});
-             s += "\n";
+             lines.push_back(s + "\n");
          }()),
          ...);
     }(std::make_index_sequence<Model::layer_count>{});
+    if constexpr (requires { Model::functional; })
+        std::ranges::sort(lines);
+    std::string s;
+    for (const std::string& line : lines)
+        s += line;
     return s;
 }
 
@@ -139,12 +216,23 @@ same_layers(const std::string& dir, const char* name)
         std::cout << name << ": cannot open " << path << '\n';
         return 1;
     }
-    std::stringstream keras;
-    keras << in.rdbuf();
-    const bool same = keras.str() == layer_lines<Model>();
+    std::string keras;
+    if constexpr (requires { Model::functional; }) {
+        std::vector<std::string> lines;
+        for (std::string line; std::getline(in, line);)
+            lines.push_back(line + "\n");
+        std::ranges::sort(lines);
+        for (const std::string& line : lines)
+            keras += line;
+    } else {
+        std::stringstream text;
+        text << in.rdbuf();
+        keras = text.str();
+    }
+    const bool same = keras == layer_lines<Model>();
     std::cout << name << ": layers " << (same ? "as in Keras" : "DIFFER from Keras") << '\n';
     if (!same)
-        std::cout << "Keras:\n" << keras.str() << "tpudsl:\n" << layer_lines<Model>();
+        std::cout << "Keras:\n" << keras << "tpudsl:\n" << layer_lines<Model>();
     return same ? 0 : 1;
 }
 
@@ -166,5 +254,16 @@ main(int argc, char** argv)
     failures += same_layers<generated::MixedImage>(argv[1], "mixed_image");
     failures += same_layers<generated::MixedText>(argv[1], "mixed_text");
     failures += same_layers<generated::MixedRecurrent>(argv[1], "mixed_recurrent");
+    failures += same_summary<generated::TextAndMetadata, seeds::TextAndMetadata>("text_and_metadata") +
+                same_summary<generated::DotScores, functional_models::DotScores>("functional_dot", "the same type as "
+                                                                                 "functional_models::DotScores") +
+                same_summary<generated::ResNet20, seeds::ResNet20>("resnet20", "the seed's counts and shapes") +
+                same_summary<generated::SharedConv, functional_models::SharedConv>(
+                    "functional_shared", "functional_models::SharedConv's counts and shapes");
+    failures += same_layers<generated::TextAndMetadata>(argv[1], "text_and_metadata");
+    failures += same_layers<generated::DotScores>(argv[1], "functional_dot");
+    failures += same_layers<generated::ResNet20>(argv[1], "resnet20");
+    failures += same_layers<generated::SharedConv>(argv[1], "functional_shared");
+    failures += same_layers<generated::TwoTexts>(argv[1], "two_texts");
     return failures == 0 ? 0 : 1;
 }

@@ -7,12 +7,14 @@
 #include <tpudsl/functional.hpp>
 
 #include <cifar10_resnet/model.hpp>
+#include <text_and_metadata/model.hpp>
 
 namespace functional_models {
 
 using namespace tpudsl;
 
 using seeds::ResNet20;
+using seeds::TextAndMetadata;   // two inputs (token ids, floats), two outputs (softmax, regression)
 
 // conv = Conv1D(3, 3, "same", "tanh"): called on the input, on its own output, and on that pooled.
 using SharedConv = Functional<Node<"x", Input<Shape<6, 3>>>,

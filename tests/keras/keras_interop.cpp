@@ -202,6 +202,62 @@ step(const std::string& name, const std::string& dir)
     return ok ? 0 : 1;
 }
 
+/// One step of a graph of several inputs and outputs (keras_side.py's step_parts): its predictions per
+/// output, the step's logs (Keras' names, a loss per output weighted as keras_side.py's LOSS_WEIGHTS) and
+/// the weights after it, against Keras'.
+template <class Model>
+int
+step_parts(const std::string& name, const std::string& dir)
+{
+    using namespace tpudsl;
+    const std::string at = dir + "/" + name;
+    const auto words = read_array<std::int32_t>(at + ".x0.bin");
+    const auto numbers = read_array<float>(at + ".x1.bin");
+    const auto topics = read_array<std::int32_t>(at + ".y0.bin");
+    const auto scores = read_array<float>(at + ".y1.bin");
+    const std::size_t n = topics.size();
+    const samples<std::int32_t> x0{words, {n, 12}};
+    const samples<float> x1{numbers, {n, 5}};
+    const samples<std::int32_t> y0{topics, {n}};
+    const samples<float> y1{scores, {n, 1}};
+    Trainable<Model> model(12345);
+    model.load_weights(at + ".weights.h5");
+    const std::vector<float> initial = model.get_weights();
+    const auto predicted = model.predict(std::tie(x0, x1), {.batch_size = n});
+    const double forward = std::max(max_difference(predicted[0], read_array<float>(at + ".keras_pred0.bin")),
+                                    max_difference(predicted[1], read_array<float>(at + ".keras_pred1.bin")));
+
+    model.compile(optimizers::SGD{.learning_rate = step_learning_rate},
+                  PerOutput{losses::SparseCategoricalCrossentropy{}, losses::MeanSquaredError{}}.loss_weights({1.0, 0.5}));
+    const History history = model.fit(std::tie(x0, x1), std::tie(y0, y1),
+                                      {.batch_size = n, .epochs = 1, .verbose = 0, .shuffle = false});
+    // Keras' logs of the step: every name it logs, with its value, in tpudsl's History.
+    double logs = 0.0;
+    std::size_t names = 0;
+    std::ifstream in(at + ".logs.txt");
+    std::string key;
+    double value = 0.0;
+    while (in >> key >> value) {
+        ++names;
+        const bool found = history.contains(key);
+        const double d = found ? std::abs(history[key].at(0) - value) : INFINITY;
+        std::cout << name << ": Keras logs " << key << " = " << value << ", tpudsl "
+                  << (found ? std::to_string(history[key].at(0)) : std::string("(none)")) << '\n';
+        logs = std::max(logs, d);
+    }
+    Trainable<Model> keras_after(1);
+    keras_after.load_weights(at + ".step.weights.h5");
+    const double after = max_difference(model.get_weights(), keras_after.get_weights());
+    const double moved = max_difference(initial, keras_after.get_weights());
+    model.save_weights(at + ".tpudsl_step.weights.h5");
+    model.save_weights(at + ".tpudsl_step.h5");
+    const bool ok = forward <= tolerance && logs <= tolerance && names == 3 && after <= tolerance && moved > 100 * tolerance;
+    std::cout << name << ": max |tpudsl - keras| forward " << forward << ", logs " << logs << ", weights after one step "
+              << after << " (the step moved them by up to " << moved << "; tolerance " << tolerance << ")"
+              << (ok ? " ok" : " MISMATCH") << '\n';
+    return ok ? 0 : 1;
+}
+
 template <class Model>
 int
 run(const std::string& name, const std::string& mode, const std::string& dir)
@@ -233,7 +289,7 @@ main(int argc, char** argv)
                      "       keras_interop average_pool2d|average_pool1d|global_average2d|global_max2d|"
                      "global_average1d|global_max1d|batch_norm_conv|batch_norm_dense|"
                      "time_distributed_dense|lstm|lstm_sequences|gru|gru_sequences|recurrent_tagger|"
-                     "recurrent_stacked|functional_shared|functional_dot step DIR\n"
+                     "recurrent_stacked|functional_shared|functional_dot|text_and_metadata step DIR\n"
                      "       keras_interop_direct resnet20 step DIR\n";
         return 2;
     }
@@ -282,6 +338,8 @@ main(int argc, char** argv)
             return run_step<functional_models::SharedConv>(name, mode, dir);
         if (name == "functional_dot")
             return run_step<functional_models::DotScores>(name, mode, dir);
+        if (name == "text_and_metadata" && mode == "step")
+            return step_parts<functional_models::TextAndMetadata>(name, dir);
 #else
         // keras_interop_direct (TPUDSL_WINOGRAD=0, every convolution a direct sum, as Keras sums it):
         // twenty 3 x 3 convolutions deep, Winograd's roundings tip ReLUs that Keras' do not, and the

@@ -17,6 +17,9 @@
                                     labels MODEL.y.bin, Keras' predictions on it MODEL.keras_pred.bin,
                                     then trains one step on that batch (SGD, sparse categorical
                                     crossentropy) and writes the weights after it, MODEL.step.weights.h5.
+                                    A model of several inputs or outputs (step_parts): a file per part
+                                    (MODEL.x<k>.bin, MODEL.y<h>.bin, MODEL.keras_pred<h>.bin), a loss per
+                                    output and the step's logs, MODEL.logs.txt.
     keras_side.py MODEL step_check DIR  loads tpudsl's weights after the same step,
                                     MODEL.tpudsl_step.weights.h5 and MODEL.tpudsl_step.h5, and compares
                                     them with Keras' (1e-5).
@@ -257,6 +260,22 @@ def functional_dot():
         layers.Concatenate(name="cat")([scores, gram])))
 
 
+def text_and_metadata():
+    """Two inputs (token ids and floats), two outputs (a softmax topic, a regression score)."""
+    words = keras.Input((12,), dtype="int32", name="words")
+    numbers = keras.Input((5,), name="numbers")
+    x = layers.GlobalAveragePooling1D(name="average")(layers.Embedding(100, 8, name="embedding")(words))
+    x = layers.Dense(16, activation="relu", name="hidden")(layers.Concatenate(name="joined")([x, numbers]))
+    topic = layers.Dense(3, activation="softmax", name="topic")(x)
+    score = layers.Dense(1, name="score")(x)
+    return keras.Model([words, numbers], [topic, score])
+
+
+# A model of several outputs is compiled with a loss per output: sparse categorical crossentropy for a
+# softmax output, mean squared error for the others, weighted by LOSS_WEIGHTS.
+LOSS_WEIGHTS = (1.0, 0.5)
+
+
 MODELS = {f.__name__: f for f in (fashion_mnist_cnn, mnist_mlp, cifar10_cnn, reuters_conv1d)}
 PARAMS = {"fashion_mnist_cnn": 108_810, "mnist_mlp": 669_706, "cifar10_cnn": 1_250_858,
           "reuters_conv1d": 332_856}
@@ -267,14 +286,15 @@ LAYER_MODELS = {"average_pool2d": average_pool2d, "average_pool1d": average_pool
                 "batch_norm_conv": batch_norm_conv, "batch_norm_dense": batch_norm_dense}
 LAYER_MODELS["time_distributed_dense"] = time_distributed_dense
 LAYER_MODELS.update({f.__name__: f for f in (lstm, lstm_sequences, gru, gru_sequences, recurrent_tagger,
-                                                recurrent_stacked, resnet20, functional_shared, functional_dot)})
+                                                recurrent_stacked, resnet20, functional_shared, functional_dot,
+                                                text_and_metadata)})
 MODELS.update(LAYER_MODELS)
 PARAMS["time_distributed_dense"] = 55
 PARAMS.update({"average_pool2d": 127, "average_pool1d": 67, "global_average2d": 91, "global_max2d": 91,
                "global_average1d": 55, "global_max1d": 55, "batch_norm_conv": 107, "batch_norm_dense": 99})
 PARAMS.update({"lstm": 261, "lstm_sequences": 288, "gru": 219, "gru_sequences": 168, "recurrent_tagger": 168,
                "recurrent_stacked": 659, "resnet20": 274_442, "functional_shared": 197,
-               "functional_dot": 146})
+               "functional_dot": 146, "text_and_metadata": 1092})
 LEARNING_RATE = 0.5
 
 
@@ -327,6 +347,8 @@ def step(name, out):
             low, high = (0.5, 1.5) if v.path.endswith(("gamma", "moving_variance")) else (-0.1, 0.1)
             if v.path.endswith(("gamma", "beta", "moving_mean", "moving_variance")):
                 v.assign(np.random.RandomState(len(v.path)).uniform(low, high, v.shape).astype(np.float32))
+    if len(model.inputs) > 1 or len(model.outputs) > 1:
+        return step_parts(name, model, out)
     rng = np.random.RandomState(2024)
     x = rng.uniform(-1.0, 1.0, size=(SAMPLES,) + tuple(model.input_shape[1:])).astype(np.float32)
     # A class id per sample, or per timestep of a (timesteps, classes) output.
@@ -342,6 +364,43 @@ def step(name, out):
     model.save_weights(os.path.join(out, name + ".step.weights.h5"))
     print(f"{name}: Keras {keras.__version__} wrote {name}.weights.h5, its predictions and, after one step "
           f"(loss {float(loss):.6f}), {name}.step.weights.h5")
+    return 0
+
+
+def step_parts(name, model, out):
+    """step for a model of several inputs or outputs: each input MODEL.x<k>.bin (token ids for an int32
+    input), each output's labels MODEL.y<h>.bin and Keras' predictions MODEL.keras_pred<h>.bin, a loss
+    per output (LOSS_WEIGHTS), and the step's logs (Keras' names and values) in MODEL.logs.txt."""
+    rng = np.random.RandomState(2024)
+    xs = []
+    for k, t in enumerate(model.inputs):
+        shape = (SAMPLES,) + tuple(t.shape[1:])
+        if "int" in str(t.dtype):
+            xs.append(rng.randint(0, 100, size=shape).astype(np.int32))
+        else:
+            xs.append(rng.uniform(-1.0, 1.0, size=shape).astype(np.float32))
+        xs[-1].tofile(os.path.join(out, f"{name}.x{k}.bin"))
+    ys, losses = [], []
+    for h, t in enumerate(model.outputs):
+        if t.shape[-1] > 1:   # a softmax: a class id per sample
+            ys.append((np.arange(SAMPLES) % t.shape[-1]).astype(np.int32))
+            losses.append(keras.losses.SparseCategoricalCrossentropy())
+        else:
+            ys.append(rng.uniform(-1.0, 1.0, size=(SAMPLES,) + tuple(t.shape[1:])).astype(np.float32))
+            losses.append(keras.losses.MeanSquaredError())
+        ys[-1].tofile(os.path.join(out, f"{name}.y{h}.bin"))
+    model.save_weights(os.path.join(out, name + ".weights.h5"))
+    for h, p in enumerate(model.predict(xs, batch_size=SAMPLES, verbose=0)):
+        np.asarray(p, dtype=np.float32).tofile(os.path.join(out, f"{name}.keras_pred{h}.bin"))
+    model.compile(optimizer=keras.optimizers.SGD(learning_rate=LEARNING_RATE), loss=losses,
+                  loss_weights=list(LOSS_WEIGHTS[:len(losses)]))
+    logs = model.train_on_batch(xs, ys, return_dict=True)
+    with open(os.path.join(out, name + ".logs.txt"), "w") as f:
+        for key, value in logs.items():
+            f.write(f"{key} {float(value):.9g}\n")
+    model.save_weights(os.path.join(out, name + ".step.weights.h5"))
+    print(f"{name}: Keras {keras.__version__} wrote {name}.weights.h5, its predictions and, after one step "
+          f"({logs}), {name}.step.weights.h5")
     return 0
 
 

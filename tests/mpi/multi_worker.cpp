@@ -5,6 +5,7 @@
 #include "cifar10_resnet/model.hpp"
 #include "fashion_mnist_cnn/model.hpp"
 #include "reuters_conv1d/model.hpp"
+#include "text_and_metadata/model.hpp"
 #include "../synthetic_model_data.hpp"
 
 #include <tpudsl/distribute/multi_worker.hpp>
@@ -22,6 +23,7 @@
 #include <random>
 #include <sstream>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include <unistd.h>
@@ -125,6 +127,34 @@ check_dataset(const MultiWorkerStrategy<2>& strategy)
                   << " OneDeviceStrategy's, val_loss " << h2["val_loss"].back() << " vs " << h1["val_loss"].back() << '\n';
 }
 
+/// A functional model of two inputs and two outputs (examples/text_and_metadata): each output's loss,
+/// weighted, and its metric, the same bits as one process's, History's per-output losses too.
+void
+check_two_heads(const MultiWorkerStrategy<2>& strategy)
+{
+    using M = seeds::TextAndMetadata;
+    const auto data = seeds::make_text_and_metadata(70, 3);
+    std::ostringstream quiet;
+    const auto train = [&](auto& model) {
+        model.compile(optimizers::Adam{}, PerOutput{losses::SparseCategoricalCrossentropy{}, losses::MeanSquaredError{}}
+                                              .loss_weights({1.0, 0.5}),
+                      OnOutput<0, metrics::SparseCategoricalAccuracy>{});
+        return model.fit(std::tie(data.words, data.numbers), std::tie(data.topics, data.scores),
+                         {.batch_size = 16, .epochs = 2, .verbose = 0, .out = &quiet});
+    };
+    Trainable<M> one(4);
+    auto many = strategy.scope<M>(4);
+    const History h1 = train(one), h2 = train(many);
+    const bool same = std::memcmp(one.parameters(), many.parameters(), M::param_buffer_size * sizeof(float)) == 0;
+    expect(same, "text_and_metadata: weights differ from OneDeviceStrategy's", strategy.rank());
+    expect(h1["topic_loss"] == h2["topic_loss"] && h1["score_loss"] == h2["score_loss"] && h1["loss"] == h2["loss"],
+           "text_and_metadata: History's per-output losses differ from one process's", strategy.rank());
+    if (strategy.rank() == 0)
+        std::cout << "text_and_metadata: weights " << (same ? "bitwise equal to" : "differ from")
+                  << " OneDeviceStrategy's, score_loss " << h2["score_loss"].back() << " vs " << h1["score_loss"].back()
+                  << '\n';
+}
+
 /// Callbacks write files on the chief only: each worker points CSVLogger, ModelCheckpoint and
 /// BackupAndRestore at a directory of its own; only the chief's holds anything afterwards, and its
 /// log one line per epoch.
@@ -193,6 +223,7 @@ main(int argc, char** argv)
         // A functional model: ResNet-20 (fan-outs summed in a fixed order, BatchNormalization's statistics).
         check_model<seeds::ResNet20>("cifar10_resnet", strategy, synthetic<seeds::ResNet20>(40, 6), optimizers::Adam{},
                                      16, 1);
+        check_two_heads(strategy);
         // The opt-in MPI_Allreduce: close to one process, not bitwise. (A resolver of its own: MPI once,
         // a communicator each.)
         const MultiWorkerStrategy<2> fast(MpiClusterResolver{}, {.reduction = Reduction::allreduce});

@@ -47,7 +47,9 @@ static_assert(std::is_same_v<out_t<Embedding<30982, 7>, tensor<Shape<300>, std::
 static_assert(std::is_same_v<out_t<Embedding<10, 3>, tensor<Shape<4, 5>, std::int32_t>>, Shape<4, 5, 3>>);
 static_assert(params<Embedding<30982, 7>, tensor<Shape<300>, std::int32_t>> == 216'874);
 static_assert(verdict<Embedding<10, 3>, tensor<Shape<4>, std::int32_t>, 0> == rule<Embedding<10, 3>>::ok);
-static_assert(verdict<Embedding<10, 3>, tensor<Shape<4>, std::int32_t>, 1> == rule<Embedding<10, 3>>::not_first);
+// not first: refused on floats (a Sequential's later layer), taken on token ids (a graph's node on an Input)
+static_assert(verdict<Embedding<10, 3>, tensor<Shape<4>>, 1> == rule<Embedding<10, 3>>::not_first);
+static_assert(verdict<Embedding<10, 3>, tensor<Shape<4>, std::int32_t>, 1> == rule<Embedding<10, 3>>::ok);
 static_assert(verdict<Embedding<10, 3>, tensor<Shape<4>>, 0> == rule<Embedding<10, 3>>::needs_integer_input);
 
 // Conv1D: kernel (k, in, out) + bias; valid and same; strides

@@ -5,6 +5,9 @@
 #include "scratch_dir.hpp"
 #include "toy_data.hpp"
 
+#include <text_and_metadata/model.hpp>
+
+#include <tpudsl/functional.hpp>
 #include <tpudsl/tpudsl.hpp>
 
 #include <catch2/catch.hpp>
@@ -21,6 +24,7 @@
 #include <random>
 #include <stdexcept>
 #include <string>
+#include <tuple>
 #include <vector>
 
 using namespace tpudsl;
@@ -221,6 +225,39 @@ TEST_CASE("BackupAndRestore with save_freq: a fit resumes at the very batch, wit
         for (std::size_t e = 0; e < 3; ++e)
             CHECK(h[key][e] == full[key][e + 2]);
     CHECK(m.learning_rate() == reference.learning_rate());
+    CHECK(same_bits(weights_of(m), weights_of(reference)));
+}
+
+TEST_CASE("BackupAndRestore mid-epoch on a graph of two inputs and two outputs: each output's running loss goes on",
+          "[backup][graph]")
+{
+    using Model = Trainable<seeds::TextAndMetadata, TpuStrategy<2>>;
+    const auto d = seeds::make_text_and_metadata(150, 6);
+    auto compiled = [](Model& m) {
+        m.compile(optimizers::Adam{}, PerOutput{losses::SparseCategoricalCrossentropy{}, losses::MeanSquaredError{}}
+                                          .loss_weights({1.0, 0.5}),
+                  OnOutput<0, metrics::SparseCategoricalAccuracy>{});
+    };
+    const auto fit = [&](Model& m, std::vector<CallbackRef> callbacks) {
+        return m.fit(std::tie(d.words, d.numbers), std::tie(d.topics, d.scores),
+                     {.batch_size = 16, .epochs = 3, .verbose = 0, .callbacks = std::move(callbacks)});
+    };
+    Model reference(4);
+    compiled(reference);
+    const History full = fit(reference, {});
+    scratch_dir dir("backup_graph");
+    {
+        Model m(4);
+        compiled(m);
+        CHECK_THROWS_AS(fit(m, {BackupAndRestore(dir / "b", {.save_freq = 4}), crash::after_batch(15)}), crashed);
+    }
+    Model m(4);
+    compiled(m);
+    const History h = fit(m, {BackupAndRestore(dir / "b", {.save_freq = 4})});   // epoch 2 of 10 batches, step 2
+    REQUIRE(h.epoch.size() == 2);
+    for (const char* key : {"loss", "score_loss", "topic_loss", "topic_sparse_categorical_accuracy"})
+        for (std::size_t e = 0; e < 2; ++e)
+            CHECK(h[key][e] == full[key][e + 1]);
     CHECK(same_bits(weights_of(m), weights_of(reference)));
 }
 

@@ -4,6 +4,8 @@
 #include "scratch_dir.hpp"
 #include "toy_data.hpp"
 
+#include <text_and_metadata/model.hpp>
+
 #include <tpudsl/functional.hpp>
 #include <tpudsl/tpudsl.hpp>
 
@@ -11,11 +13,16 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <cmath>
 #include <cstring>
+#include <memory>
 #include <random>
 #include <sstream>
 #include <string>
+#include <tuple>
 #include <vector>
+
+#include <xtensor/xadapt.hpp>
 
 using namespace tpudsl;
 
@@ -287,4 +294,186 @@ TEST_CASE("a Functional model trains with fit, and evaluate, predict and its wei
     // a file of another graph is refused
     Trainable<Declared> other(1);
     CHECK_THROWS_WITH(other.load_weights(dir / "residual.weights.bin"), Catch::Contains("another model layout"));
+}
+
+// ---- several inputs and outputs (examples/text_and_metadata) ----
+
+namespace {
+using seeds::TextAndMetadata;
+
+auto
+compiled_two_heads(std::uint64_t seed, double score_weight = 0.5)
+{
+    auto model = std::make_unique<Trainable<TextAndMetadata>>(seed);
+    model->compile(optimizers::Adam{},
+                   PerOutput{losses::SparseCategoricalCrossentropy{}, losses::MeanSquaredError{}}.loss_weights({1.0, score_weight}),
+                   OnOutput<0, metrics::SparseCategoricalAccuracy>{});
+    return model;
+}
+} // namespace
+
+TEST_CASE("a graph of two inputs and two outputs: packed rows, a part each, constants of its type", "[graph][heads]")
+{
+    using M = TextAndMetadata;
+    STATIC_REQUIRE(M::input_count == 2 && M::output_count == 2);
+    STATIC_REQUIRE(M::param_count == 1092);   // Keras' count
+    STATIC_REQUIRE(M::packed_inputs && M::packed_outputs);
+    STATIC_REQUIRE(std::is_same_v<M::input_shape, Shape<17>> && std::is_same_v<M::input_type, float>);
+    STATIC_REQUIRE(std::is_same_v<M::output_shape, Shape<4>>);
+    STATIC_REQUIRE(M::input_offsets == std::array<std::size_t, 3>{0, 12, 17});
+    STATIC_REQUIRE(M::input_bounds == std::array<std::size_t, 2>{100, 0});
+    STATIC_REQUIRE(M::input_integral == std::array<bool, 2>{true, false});
+    STATIC_REQUIRE(M::output_offsets == std::array<std::size_t, 3>{0, 3, 4});
+    STATIC_REQUIRE(ops::graph<M>::heads == 2);
+    STATIC_REQUIRE(ops::graph<M>::head_softmax == std::array<bool, 2>{true, false});
+    // each input unpacked into a block of its own, alive through the step, inside the plan
+    STATIC_REQUIRE(ops::graph<M>::plan.per_sample < ops::graph<M>::plan.naive_per_sample + 12 + 5);
+}
+
+TEST_CASE("a graph of two inputs and two outputs trains from tuples of arrays, with a loss per output and Keras' log names",
+          "[graph][heads][fit]")
+{
+    const auto train = seeds::make_text_and_metadata(2000, 1);
+    const auto test = seeds::make_text_and_metadata(400, 2);
+    auto model = compiled_two_heads(3);
+    const History history = model->fit(std::tie(train.words, train.numbers), std::tie(train.topics, train.scores),
+                                       {.batch_size = 32, .epochs = 6, .verbose = 0});
+    for (const char* name : {"loss", "topic_sparse_categorical_accuracy", "topic_loss", "score_loss"})
+        CHECK(history.contains(name));
+    // the loss fit minimises is the weighted sum; each output's loss is logged before its weight
+    CHECK(history["loss"].back() ==
+          Approx(history["topic_loss"].back() + 0.5 * history["score_loss"].back()).epsilon(1e-9));
+    CHECK(history["topic_loss"].back() < history["topic_loss"].front());
+    CHECK(history["score_loss"].back() < history["score_loss"].front());
+
+    const Scores scores = model->evaluate(std::tie(test.words, test.numbers), std::tie(test.topics, test.scores),
+                                          {.batch_size = 64, .verbose = 0});
+    // Keras 3's order: every name sorted
+    REQUIRE(scores.names() == std::vector<std::string>{"loss", "score_loss", "topic_loss", "topic_sparse_categorical_accuracy"});
+    CHECK(scores["topic_sparse_categorical_accuracy"] > 0.6);   // chance: 1/3
+    CHECK(scores["score_loss"] < 0.3);                           // the scores' variance: 1.19
+
+    // predict: one array per output, and the same numbers evaluate reported
+    const auto [topics, predicted] = model->predict(std::tie(test.words, test.numbers), {.batch_size = 50});
+    REQUIRE(topics.size() == 400 * 3);
+    REQUIRE(predicted.size() == 400);
+    double squared = 0.0, hits = 0.0;
+    for (std::size_t s = 0; s < 400; ++s) {
+        const double e = predicted[s] - test.scores(s, 0);
+        squared += e * e;
+        const float* row = topics.data() + 3 * s;
+        hits += std::max_element(row, row + 3) - row == test.topics(s);
+        CHECK(row[0] + row[1] + row[2] == Approx(1.0f).epsilon(1e-5));
+    }
+    CHECK(squared / 400 == Approx(scores["score_loss"]).epsilon(1e-5));
+    CHECK(hits / 400 == Approx(scores["topic_sparse_categorical_accuracy"]));
+
+    // validation_data of packed arrays: the val_ names of every part
+    const PackedArrays validation = model->pack(std::tie(test.words, test.numbers), std::tie(test.topics, test.scores));
+    const History more = model->fit(std::tie(train.words, train.numbers), std::tie(train.topics, train.scores),
+                                    {.batch_size = 32, .epochs = 1, .verbose = 0, .validation_data = validation.ref()});
+    for (const char* name : {"val_loss", "val_topic_sparse_categorical_accuracy", "val_topic_loss", "val_score_loss"})
+        CHECK(more.contains(name));
+
+    // the same seed gives the same bits
+    auto again = compiled_two_heads(3);
+    again->fit(std::tie(train.words, train.numbers), std::tie(train.topics, train.scores),
+               {.batch_size = 32, .epochs = 6, .verbose = 0});
+    auto first = compiled_two_heads(3);
+    first->fit(std::tie(train.words, train.numbers), std::tie(train.topics, train.scores),
+               {.batch_size = 32, .epochs = 6, .verbose = 0});
+    CHECK(std::memcmp(again->parameters(), first->parameters(), TextAndMetadata::param_buffer_size * sizeof(float)) == 0);
+    // a loss weight of 0: the score head's kernel learns nothing (its gradient is weighted out)
+    auto unweighted = compiled_two_heads(3, 0.0);
+    const std::vector<float> before = unweighted->get_weights();
+    unweighted->fit(std::tie(train.words, train.numbers), std::tie(train.topics, train.scores),
+                    {.batch_size = 32, .epochs = 1, .verbose = 0});
+    using Score = TextAndMetadata::layer<5>;
+    static_assert(Score::param_count == 17);
+    const std::vector<float> after = unweighted->get_weights();
+    CHECK(std::equal(before.begin() + Score::param_offset, before.begin() + Score::param_offset + 17,
+                     after.begin() + Score::param_offset));
+    CHECK(before != after);
+}
+
+TEST_CASE("a graph of two inputs and two outputs refuses bad parts by name", "[graph][heads][errors]")
+{
+    auto d = seeds::make_text_and_metadata(40, 5);
+    auto model = compiled_two_heads(1);
+    const auto fit = [&](const auto& words, const auto& numbers, const auto& topics, const auto& scores) {
+        model->fit(std::tie(words, numbers), std::tie(topics, scores), {.batch_size = 8, .verbose = 0});
+    };
+    auto words = d.words;
+    words(7, 3) = 100;
+    CHECK_THROWS_WITH(fit(words, d.numbers, d.topics, d.scores),
+                      Catch::Contains("x[0] (Input \"words\")") && Catch::Contains("100") &&
+                          Catch::Contains("the Embedding's vocabulary"));
+    auto topics = d.topics;
+    topics(2) = 3;
+    CHECK_THROWS_WITH(fit(d.words, d.numbers, topics, d.scores),
+                      Catch::Contains("y[0] (output \"topic\")") && Catch::Contains("the output's classes"));
+    const xt::xtensor<float, 2> four = xt::zeros<float>({40, 4});
+    CHECK_THROWS_WITH(fit(d.words, four, d.topics, d.scores),
+                      Catch::Contains("x[1] (Input \"numbers\") has shape (40, 4), but the model expects (samples, 5)"));
+    const xt::xtensor<float, 2> fewer = xt::zeros<float>({39, 1});
+    CHECK_THROWS_WITH(fit(d.words, d.numbers, d.topics, fewer),
+                      Catch::Contains("y[1] (output \"score\") holds 39 samples"));
+    auto numbers = d.numbers;
+    numbers(1, 1) = std::nanf("");
+    CHECK_THROWS_WITH(fit(d.words, numbers, d.topics, d.scores), Catch::Contains("non-finite"));
+    Trainable<TextAndMetadata> negative(1);
+    CHECK_THROWS_WITH(negative.compile(optimizers::SGD{}, PerOutput{losses::SparseCategoricalCrossentropy{},
+                                                                    losses::MeanSquaredError{}}.loss_weights({1.0, -1.0})),
+                      Catch::Contains("loss_weights must be finite and not negative"));
+    // A Dataset of packed rows trains as the tuples do, and its rows are checked part by part too.
+    const PackedArrays packed = model->pack(std::tie(d.words, d.numbers), std::tie(d.topics, d.scores));
+    xt::xtensor<float, 2> x = xt::adapt(packed.ref().x.as<float>(), 40 * 17, xt::no_ownership(),
+                                        std::array<std::size_t, 2>{40, 17});
+    const xt::xtensor<float, 2> y = xt::adapt(packed.ref().y.as<float>(), 40 * 4, xt::no_ownership(),
+                                              std::array<std::size_t, 2>{40, 4});
+    using Row = Example<Shape<17>, float, float, 4>;
+    CHECK(model->fit(Dataset<Row>::from_tensor_slices(x, y).batch<8>(), {.verbose = 0})["loss"].size() == 1);
+    x(5, 2) = 100.0f;   // a token id past the vocabulary, in the words' part of a row
+    CHECK_THROWS_WITH(model->fit(Dataset<Row>::from_tensor_slices(x, y).batch<8>(), {.verbose = 0}),
+                      Catch::Contains("token id 100 at sample 5, position 2 of x[0]"));
+    x(5, 2) = 1.5f;
+    CHECK_THROWS_WITH(model->fit(Dataset<Row>::from_tensor_slices(x, y).batch<8>(), {.verbose = 0}),
+                      Catch::Contains("is not a whole number"));
+}
+
+TEST_CASE("a graph of two texts, an Embedding each, trains on one thread and two to the same bits", "[graph][heads][fit]")
+{
+    using TwoTexts = Functional<Node<"question", Input<Shape<6>, std::int32_t>>, Node<"answer", Input<Shape<6>, std::int32_t>>,
+                                Node<"q_embed", Embedding<20, 4>, "question">, Node<"q_avg", GlobalAveragePooling1D>,
+                                Node<"a_embed", Embedding<20, 4>, "answer">, Node<"a_avg", GlobalAveragePooling1D>,
+                                Node<"joined", Concatenate<>, "q_avg", "a_avg">, Node<"hidden", Dense<16, Relu>>,
+                                Node<"match", Dense<2, Softmax>>>;
+    STATIC_REQUIRE(TwoTexts::input_bounds == std::array<std::size_t, 2>{20, 20});
+    // An answer matches its question when it draws from the same half of the vocabulary.
+    const std::size_t n = 600;
+    xt::xtensor<std::int32_t, 2> question = xt::zeros<std::int32_t>({n, std::size_t{6}});
+    xt::xtensor<std::int32_t, 2> answer = xt::zeros<std::int32_t>({n, std::size_t{6}});
+    xt::xtensor<std::int32_t, 1> match = xt::zeros<std::int32_t>({n});
+    std::mt19937 rng(9);
+    for (std::size_t s = 0; s < n; ++s) {
+        const int q = static_cast<int>(rng() % 2), a = static_cast<int>(rng() % 2);
+        for (std::size_t j = 0; j < 6; ++j) {
+            question(s, j) = 10 * q + static_cast<int>(rng() % 10);
+            answer(s, j) = 10 * a + static_cast<int>(rng() % 10);
+        }
+        match(s) = q == a;
+    }
+    const auto train = [&]<class Strategy>(std::type_identity<Strategy>) {
+        Trainable<TwoTexts, Strategy> model(2);
+        model.compile(optimizers::Adam{.learning_rate = 0.02f}, losses::SparseCategoricalCrossentropy{},
+                      metrics::SparseCategoricalAccuracy{});
+        const History h = model.fit(std::tie(question, answer), match, {.batch_size = 32, .epochs = 15, .verbose = 0});
+        std::vector<float> bits = model.get_weights();
+        bits.push_back(static_cast<float>(h["sparse_categorical_accuracy"].back()));
+        return bits;
+    };
+    const auto one = train(std::type_identity<OneDeviceStrategy>{});
+    CHECK(one.back() > 0.9f);   // chance: 1/2; the match needs both texts
+    const auto two = train(std::type_identity<TpuStrategy<2>>{});
+    CHECK(std::memcmp(one.data(), two.data(), one.size() * sizeof(float)) == 0);
 }

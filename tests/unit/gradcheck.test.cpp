@@ -847,3 +847,118 @@ TEST_CASE("gradients: Dot over rank-1 and rank-2 inputs, each pair of axes", "[g
                                              Node<"d", Dot<-1, -1>, "x", "x">>::layer<0>::output_shape,
                                   Shape<3, 3>>);
 }
+
+namespace {
+
+/// A graph of several inputs and outputs: packed rows in (token ids as floats), and the scalar
+/// L = sum_h w_h sum_i r_h,i y_h,i over its heads (w_h: loss weights), so head h's gradient is w_h r_h.
+template <class M, std::size_t N = 3>
+struct heads_harness {
+    using model = M;
+    using G = ops::graph<M>;
+    static constexpr std::size_t n = N;
+
+    std::vector<float> params = std::vector<float>(M::param_buffer_size);
+    std::vector<float> x = std::vector<float>(n * M::input_shape::size);
+    std::vector<float> r = std::vector<float>(n * M::output_shape::size);   // each head's at its output_offsets
+    std::array<float, M::output_count> w{};
+    std::vector<float> ws = std::vector<float>(G::workspace_floats(n));
+    step_context ctx{.training = true, .seed = 7, .step = 3, .first_sample = 0};
+
+    explicit heads_harness(std::uint32_t seed)
+    {
+        std::mt19937 gen(seed);
+        std::uniform_real_distribution<float> u(-1.0f, 1.0f);
+        for (auto& p : params)
+            p = u(gen);
+        for (auto& v : r)
+            v = u(gen);
+        for (std::size_t h = 0; h < w.size(); ++h)
+            w[h] = 0.5f + static_cast<float>(h);
+        for (std::size_t s = 0; s < n; ++s)
+            for (std::size_t k = 0; k < M::input_count; ++k)
+                for (std::size_t j = 0; j < M::input_sizes[k]; ++j)
+                    x[s * M::input_shape::size + M::input_offsets[k] + j] =
+                        M::input_integral[k] ? static_cast<float>(gen() % 5) : u(gen);   // ids repeat: a scatter-add
+    }
+
+    double
+    loss()
+    {
+        G::forward(params.data(), x.data(), ws.data(), n, n, ctx);
+        double l = 0.0;
+        [&]<std::size_t... H>(std::index_sequence<H...>) {
+            ([&] {
+                const float* y = G::template head_output<H>(ws.data(), n);
+                for (std::size_t i = 0; i < n * M::output_sizes[H]; ++i)
+                    l += static_cast<double>(w[H]) * r[n * M::output_offsets[H] + i] * y[i];
+            }(),
+             ...);
+        }(std::make_index_sequence<M::output_count>{});
+        return l;
+    }
+
+    std::vector<float>
+    gradients()
+    {
+        std::vector<float> grads(M::param_buffer_size, 0.0f);
+        loss();
+        [&]<std::size_t... H>(std::index_sequence<H...>) {
+            ([&] {
+                float* g = G::template head_gradient<H>(ws.data(), n);
+                for (std::size_t i = 0; i < n * M::output_sizes[H]; ++i)
+                    g[i] = w[H] * r[n * M::output_offsets[H] + i];
+            }(),
+             ...);
+        }(std::make_index_sequence<M::output_count>{});
+        G::backward(params.data(), x.data(), ws.data(), n, n, grads.data(), 0u);
+        return grads;
+    }
+};
+
+// Two heads on one trunk, one of them also read by a layer below the other (an output that fans out).
+using HeadsFanOut = Functional<Node<"x", Input<Shape<4>>>, Node<"trunk", Dense<5, Tanh>>, Node<"first", Dense<3, Tanh>>,
+                               Node<"more", Dense<5, Tanh>, "first">, Node<"second", Add, "more", "trunk", "trunk">,
+                               Outputs<"second", "first">>;
+
+} // namespace
+
+TEST_CASE("gradients: several inputs (packed rows, token ids among them) and several weighted outputs", "[gradcheck][graph]")
+{
+    const auto check = []<class M>(std::type_identity<M>) {
+        heads_harness<M> h(3);
+        const std::vector<float> grads = h.gradients();
+        const std::size_t checked = [&]<std::size_t... I>(std::index_sequence<I...>) {
+            return (std::size_t{0} + ... + check_layer<heads_harness<M>, I>(h, grads, 1e-2));
+        }(std::make_index_sequence<M::layer_count>{});
+        CHECK(checked > 0);
+    };
+    // Keras' two-input, two-output model (examples/text_and_metadata, smaller): an Embedding of ids and a
+    // float input concatenated, a softmax head and a linear one (tanh trunk: no kink within the step).
+    check(std::type_identity<Functional<Node<"words", Input<Shape<6>, std::int32_t>>, Node<"numbers", Input<Shape<3>>>,
+                                        Node<"embedding", Embedding<5, 4>, "words">, Node<"average", GlobalAveragePooling1D>,
+                                        Node<"joined", Concatenate<>, "average", "numbers">, Node<"hidden", Dense<6, Tanh>>,
+                                        Node<"topic", Dense<3, Softmax>, "hidden">, Node<"score", Dense<1>, "hidden">,
+                                        Outputs<"topic", "score">>>{});
+    check(std::type_identity<HeadsFanOut>{});
+    // Two texts, each through an Embedding of its own (the second a graph's later layer), and numbers.
+    check(std::type_identity<Functional<Node<"question", Input<Shape<5>, std::int32_t>>,
+                                        Node<"answer", Input<Shape<4>, std::int32_t>>, Node<"numbers", Input<Shape<2>>>,
+                                        Node<"q_embed", Embedding<5, 3>, "question">, Node<"q_avg", GlobalAveragePooling1D>,
+                                        Node<"a_embed", Embedding<6, 3>, "answer">, Node<"a_flat", Flatten>,
+                                        Node<"joined", Concatenate<>, "q_avg", "a_flat", "numbers">,
+                                        Node<"out", Dense<2, Tanh>>>>{});
+    // Two float inputs of different shapes, one output: the packed row alone.
+    check(std::type_identity<Functional<Node<"a", Input<Shape<2, 3>>>, Node<"b", Input<Shape<4>>>, Node<"fa", Flatten, "a">,
+                                        Node<"cat", Concatenate<>, "fa", "b">, Node<"out", Dense<2, Tanh>>>>{});
+    // One Embedding called on both texts (Keras' layer reuse): its rows' gradients from both calls add up.
+    check(std::type_identity<Functional<Node<"q", Input<Shape<5>, std::int32_t>>, Node<"a", Input<Shape<5>, std::int32_t>>,
+                                        Node<"embed", Embedding<5, 3>, "q">, Node<"embed_1", tpudsl::Shared<"embed">, "a">,
+                                        Node<"diff", Subtract, "embed", "embed_1">, Node<"flat", Flatten>,
+                                        Node<"out", Dense<2, Tanh>>>>{});
+    // ... and on texts of different lengths (an Embedding's weights do not depend on the length).
+    check(std::type_identity<Functional<Node<"q", Input<Shape<5>, std::int32_t>>, Node<"t", Input<Shape<3>, std::int32_t>>,
+                                        Node<"embed", Embedding<5, 3>, "q">, Node<"embed_1", tpudsl::Shared<"embed">, "t">,
+                                        Node<"fq", Flatten, "embed">, Node<"ft", Flatten, "embed_1">,
+                                        Node<"cat", Concatenate<>, "fq", "ft">, Node<"out", Dense<2, Tanh>>>>{});
+}

@@ -56,7 +56,9 @@ struct Embedding : layer_base {
             return rule::zero_vocab;
         if (Dim == 0)
             return rule::zero_dim;
-        if (Index != 0)
+        // Token ids are a model's Input: the first layer of a Sequential, any layer of a graph that
+        // reads an integer Input.
+        if (Index != 0 && !std::is_integral_v<typename In::value_type>)
             return rule::not_first;
         if (!std::is_integral_v<typename In::value_type>)
             return rule::needs_integer_input;
@@ -69,6 +71,7 @@ struct Embedding : layer_base {
                       "tpudsl::Embedding<Vocab, Dim>: requires Vocab > 0 [TPUDSL_EMBEDDING_ZERO_VOCAB]");
         static_assert(R != rule::zero_dim, "tpudsl::Embedding<Vocab, Dim>: requires Dim > 0 [TPUDSL_EMBEDDING_ZERO_DIM]");
         static_assert(R != rule::not_first, "tpudsl::Embedding<Vocab, Dim>: must be the first layer after tpudsl::Input "
+                                            "(in a Functional: a node that reads an integer Input) "
                                             "[TPUDSL_EMBEDDING_NOT_FIRST]");
         static_assert(R != rule::needs_integer_input,
                       "tpudsl::Embedding<Vocab, Dim>: requires integer token ids; declare the input as "

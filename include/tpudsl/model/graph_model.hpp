@@ -537,6 +537,17 @@ struct graph_parts<type_list<Parts...>> {
     using part = type_at_t<I, type_list<Parts...>>;
 };
 
+/// {0, a0, a0 + a1, ...}: where each of a row's parts begins, and the row's size last.
+template <std::size_t N>
+[[nodiscard]] constexpr std::array<std::size_t, N + 1>
+prefix_sums(const std::array<std::size_t, N>& a) noexcept
+{
+    std::array<std::size_t, N + 1> p{};
+    for (std::size_t i = 0; i < N; ++i)
+        p[i + 1] = p[i] + a[i];
+    return p;
+}
+
 } // namespace detail
 
 /// A functional model as a type, Keras' `Functional` (what `keras.Model(inputs, outputs)` makes):
@@ -710,31 +721,73 @@ private:
             return std::type_identity<Shape<1>>{};
     }
 
+    template <std::size_t K>
+    static consteval auto
+    output_shape_of() noexcept
+    {
+        if constexpr (valid)
+            return std::type_identity<typename layer<output_layers[K]>::output_shape>{};
+        else
+            return std::type_identity<Shape<1>>{};
+    }
+
 public:
-    /// The K-th Input (as declared), and the first one's shape and type.
+    /// The K-th Input (as declared) and the K-th output's shape.
     template <std::size_t K>
     using input_at = typename decltype(input_of<K>())::type;
-    using input = input_at<0>;
-    using input_shape = typename input::shape;
-    using input_type = typename input::value_type;
-    /// The first output's shape.
-    using output_shape = typename decltype(output_of())::type;
+    template <std::size_t K>
+    using output_shape_at = typename decltype(output_shape_of<K>())::type;
 
-    /// Integer inputs must lie in [0, input_bound): the vocabulary of the layers that read the first
-    /// input (the smallest, if several do); 0: no bound.
-    static constexpr std::size_t input_bound = [] {
-        std::size_t bound = 0;
+    /// Per Input: its floats per sample, whether it holds token ids, and the smallest vocabulary of the
+    /// layers that read it (0: none bounds it).
+    static constexpr std::array<std::size_t, input_count> input_sizes = []<std::size_t... K>(std::index_sequence<K...>) {
+        return std::array<std::size_t, input_count>{input_at<K>::shape::size...};
+    }(std::make_index_sequence<input_count>{});
+    static constexpr std::array<bool, input_count> input_integral = []<std::size_t... K>(std::index_sequence<K...>) {
+        return std::array<bool, input_count>{std::is_integral_v<typename input_at<K>::value_type>...};
+    }(std::make_index_sequence<input_count>{});
+    static constexpr std::array<std::size_t, input_count> input_bounds = [] {
+        std::array<std::size_t, input_count> bounds{};
         [&]<std::size_t... L>(std::index_sequence<L...>) {
             ([&] {
                 for (std::size_t k = first_edge[L]; k < first_edge[L + 1]; ++k)
-                    if (edges[k].input == 0 && layer<L>::spec::input_bound > 0)
-                        bound = bound == 0 ? layer<L>::spec::input_bound
-                                           : std::min(bound, layer<L>::spec::input_bound);
+                    if (edges[k].input != detail::no_node && layer<L>::spec::input_bound > 0) {
+                        std::size_t& b = bounds[edges[k].input];
+                        b = b == 0 ? layer<L>::spec::input_bound : std::min(b, layer<L>::spec::input_bound);
+                    }
             }(),
              ...);
         }(std::make_index_sequence<layer_count>{});
-        return bound;
+        return bounds;
     }();
+    /// Per output: its floats per sample.
+    static constexpr std::array<std::size_t, output_count> output_sizes = []<std::size_t... K>(std::index_sequence<K...>) {
+        return std::array<std::size_t, output_count>{output_shape_at<K>::size...};
+    }(std::make_index_sequence<output_count>{});
+
+    /// A graph of several inputs (outputs) reads a sample as one packed row: every input's values in
+    /// declaration order, as float32 (token ids are exact in float32 below 2^24), and its targets as
+    /// one row of every output's in Outputs' order (tpudsl::model_data packs arrays so). `input_offsets`
+    /// and `output_offsets` say where each lies in its row.
+    static constexpr bool packed_inputs = input_count > 1;
+    static constexpr bool packed_outputs = output_count > 1;
+    static constexpr auto input_offsets = detail::prefix_sums(input_sizes);
+    static constexpr auto output_offsets = detail::prefix_sums(output_sizes);
+    static_assert(!packed_inputs || std::ranges::all_of(input_bounds, [](std::size_t b) { return b <= (std::size_t{1} << 24); }),
+                  "tpudsl::Functional: a graph of several inputs carries token ids as float32 in its packed row; a "
+                  "vocabulary above 16,777,216 ids does not fit [TPUDSL_GRAPH_PACKED_VOCABULARY]");
+
+    /// What fit, evaluate and predict read: the Input's shape and type, or, for several, the packed row.
+    using input = input_at<0>;
+    using input_shape = std::conditional_t<packed_inputs, Shape<input_offsets[input_count]>, typename input::shape>;
+    using input_type = std::conditional_t<packed_inputs, float, typename input::value_type>;
+    /// The output's shape, or, for several, the packed row of their values.
+    using output_shape = std::conditional_t<packed_outputs, Shape<output_offsets[output_count]>,
+                                            typename decltype(output_of())::type>;
+
+    /// Integer inputs must lie in [0, input_bound): the vocabulary of the layers that read the
+    /// (one) input; 0: no bound (or several inputs, each checked by input_bounds).
+    static constexpr std::size_t input_bound = packed_inputs ? 0 : input_bounds[0];
 
     /// Keras' name of the I-th layer: its node's name.
     template <std::size_t I>

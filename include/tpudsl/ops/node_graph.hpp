@@ -35,9 +35,10 @@ namespace tpudsl::ops {
 /// its input gradient is written in place or in a temporary that is then added. The blocks share memory
 /// where their lifetimes allow (ops/memory_plan.hpp): per_sample is the planned size, naive_per_sample
 /// what one block each would take.
-template <std::size_t L, std::size_t E>
+template <std::size_t L, std::size_t E, std::size_t K>
 struct node_plan {
     std::array<std::size_t, L> activation{}, scratch{}, gradient{};
+    std::array<std::size_t, K> input{};   // a packed row's inputs, each unpacked to a block of its own
     std::array<bool, E> direct{};
     std::array<std::size_t, E> temporary{};
     std::size_t per_sample = 0;
@@ -48,15 +49,26 @@ struct node_plan {
 template <class... Parts>
 struct graph<tpudsl::Functional<Parts...>> {
     using model = tpudsl::Functional<Parts...>;
-    static_assert(model::input_count == 1 && model::output_count == 1,
-                  "tpudsl::Functional: fit, evaluate and predict run a graph of one Input and one output "
-                  "[TPUDSL_GRAPH_ONE_INPUT_ONE_OUTPUT]");
+    /// What a step reads: the Input's samples, or, for several inputs, packed rows (model::packed_inputs).
     using input_type = typename model::input_type;
     static constexpr std::size_t layers = model::layer_count;
     static constexpr std::size_t input_size = model::input_shape::size;
     static constexpr std::size_t output_size = model::output_shape::size;
     static constexpr std::size_t output_layer = model::output_layers[0];
     static constexpr std::size_t edge_count = model::edge_count;
+    static constexpr std::size_t inputs = model::input_count;
+    /// The outputs ("heads"), each with a loss of its own when there are several.
+    static constexpr std::size_t heads = model::output_count;
+    static constexpr bool packed_inputs = model::packed_inputs;
+
+    /// Per layer: the output it is (its head), or heads when it is none.
+    static constexpr std::array<std::size_t, layers> head_of = [] {
+        std::array<std::size_t, layers> h{};
+        h.fill(heads);
+        for (std::size_t k = heads; k-- > 0;)
+            h[model::output_layers[k]] = k;
+        return h;
+    }();
 
     template <std::size_t I>
     using layer = typename model::template layer<I>;
@@ -139,7 +151,8 @@ private:
             ((out[I] = layer<I>::output_shape::size), ...);
         }(std::make_index_sequence<layers>{});
         for (std::size_t e = 0; e < edge_count; ++e)
-            s[e] = model::edges[e].layer != tpudsl::detail::no_node ? out[model::edges[e].layer] : input_size;
+            s[e] = model::edges[e].layer != tpudsl::detail::no_node ? out[model::edges[e].layer]
+                                                                    : model::input_sizes[model::edges[e].input];
         return s;
     }();
 
@@ -149,11 +162,12 @@ public:
     /// consumers' backward passes come before its own); its output's gradient from the backward of
     /// its last consumer (which writes it; the loss, for the output) to its own; an edge's temporary
     /// during its consumer's backward only. Gradients and temporaries of different times share memory.
-    static constexpr node_plan<layers, edge_count> plan = [] {
-        node_plan<layers, edge_count> p;
+    static constexpr node_plan<layers, edge_count, inputs> plan = [] {
+        node_plan<layers, edge_count, inputs> p;
         // In backward order, the first edge to reach a tensor writes its gradient; the others add.
         std::array<bool, layers> written{};
-        written[output_layer] = true;   // the loss wrote the output's gradient
+        for (const std::size_t o : model::output_layers)
+            written[o] = true;   // the losses wrote the outputs' gradients
         bool input_written = false;
         std::array<std::size_t, layers> last_consumer{};
         for (std::size_t l = layers; l-- > 0;)
@@ -166,13 +180,13 @@ public:
                     last_consumer[src] = std::max(last_consumer[src], l);
             }
         constexpr std::size_t steps = 2 * layers;
-        std::array<block_request, 3 * layers + edge_count> blocks{};
+        std::array<block_request, 3 * layers + edge_count + (packed_inputs ? inputs : 0)> blocks{};
         [&]<std::size_t... I>(std::index_sequence<I...>) {
             ((blocks[3 * I] = {aligned_floats(layer<I>::output_shape::size), I, steps - 1 - I},
               blocks[3 * I + 1] = {aligned_floats(tpudsl::detail::kept_scratch_size<ops<I>, bound<I>>()), I,
                                    steps - 1 - I},
               blocks[3 * I + 2] = {aligned_floats(layer<I>::output_shape::size),
-                                   std::min(I == output_layer ? layers : steps,
+                                   std::min(head_of[I] < heads ? layers : steps,
                                             last_consumer[I] > I ? steps - 1 - last_consumer[I] : steps),
                                    steps - 1 - I}),
              ...);
@@ -181,7 +195,13 @@ public:
             for (std::size_t e = model::first_edge[l]; e < model::first_edge[l + 1]; ++e)
                 if (!p.direct[e])
                     blocks[3 * layers + e] = {aligned_floats(edge_sizes[e]), steps - 1 - l, steps - 1 - l};
+        if constexpr (packed_inputs)   // the unpacked inputs live through the whole step
+            for (std::size_t k = 0; k < inputs; ++k)
+                blocks[3 * layers + edge_count + k] = {aligned_floats(model::input_sizes[k]), 0, steps - 1};
         const auto placed = place_blocks(blocks);
+        if constexpr (packed_inputs)
+            for (std::size_t k = 0; k < inputs; ++k)
+                p.input[k] = placed.offset[3 * layers + edge_count + k];
         for (std::size_t l = 0; l < layers; ++l) {
             p.activation[l] = placed.offset[3 * l];
             p.scratch[l] = placed.offset[3 * l + 1];
@@ -228,8 +248,12 @@ public:
         }()...};
     }(std::make_index_sequence<layers>{});
 
-    /// True when the output layer ends in Softmax: the loss may then take the fused logits path.
+    /// True when the output layer ends in Softmax: the loss may then take the fused logits path; per
+    /// head, for several outputs.
     static constexpr bool softmax_output = tpudsl::detail::has_softmax<spec<output_layer>>();
+    static constexpr std::array<bool, heads> head_softmax = []<std::size_t... K>(std::index_sequence<K...>) {
+        return std::array<bool, heads>{tpudsl::detail::has_softmax<spec<model::output_layers[K]>>()...};
+    }(std::make_index_sequence<heads>{});
     /// A graph runs each micro-batch through the whole model (no layer-by-layer pass over micro-batches).
     static constexpr bool rows_only = false;
     static constexpr std::size_t rows_from = layers;
@@ -295,43 +319,90 @@ public:
     [[nodiscard]] static float*
     logits(float* ws, std::size_t cap, std::size_t n) noexcept
     {
-        using last = ops<output_layer>;
-        float* s = scratch(ws, cap, output_layer);
-        if constexpr (requires { last::template logits<bound<output_layer>>(s, n); })
-            return last::template logits<bound<output_layer>>(s, n);
+        return head_logits<0>(ws, cap, n);
+    }
+
+    /// Head H's output (n, model::output_sizes[H]), where its loss writes its gradient, and its logits
+    /// (only when head_softmax[H]).
+    template <std::size_t H>
+    [[nodiscard]] static float*
+    head_output(float* ws, std::size_t cap) noexcept
+    {
+        return activation(ws, cap, model::output_layers[H]);
+    }
+    template <std::size_t H>
+    [[nodiscard]] static float*
+    head_gradient(float* ws, std::size_t cap) noexcept
+    {
+        return gradient(ws, cap, model::output_layers[H]);
+    }
+    template <std::size_t H>
+    [[nodiscard]] static float*
+    head_logits(float* ws, std::size_t cap, std::size_t n) noexcept
+    {
+        constexpr std::size_t l = model::output_layers[H];
+        float* s = scratch(ws, cap, l);
+        if constexpr (requires { ops<l>::template logits<bound<l>>(s, n); })
+            return ops<l>::template logits<bound<l>>(s, n);
         else
             return s;
     }
 
-    /// Forward pass of n <= cap samples x (n, input_size) into the workspace.
+    /// Forward pass of n <= cap samples x (n, input_size) into the workspace (packed rows are unpacked
+    /// first, each input to its block).
     static void
     forward(const float* params, const input_type* x, float* ws, std::size_t cap, std::size_t n,
             const step_context& ctx) noexcept
     {
+        if constexpr (packed_inputs)
+            unpack_inputs(x, ws, cap, n);
         [&]<std::size_t... I>(std::index_sequence<I...>) {
             (forward_layer<I>(params, x, ws, cap, n, ctx), ...);
         }(std::make_index_sequence<layers>{});
     }
 
-    /// Backward pass after `forward` and after the loss filled loss_gradient(): every weight's gradient
-    /// into `grads`; `input_grad`, when not null, receives dL/dx (float inputs only). `logit_grad`: the
-    /// loss gradient is with respect to the output layer's logits. (No kernel is deferred in a graph.)
+    /// Backward pass after `forward` and after the losses filled their heads' gradients: every weight's
+    /// gradient into `grads`; `input_grad`, when not null, receives dL/dx (one float input only).
+    /// `logit_heads`: bit H set when head H's loss gradient is with respect to its logits (a bool: head
+    /// 0's). (No kernel is deferred in a graph.)
     static void
     backward(const float* params, const input_type* x, float* ws, std::size_t cap, std::size_t n, float* grads,
-             bool logit_grad, float* input_grad = nullptr, bool = false) noexcept
+             unsigned logit_heads, float* input_grad = nullptr, bool = false) noexcept
     {
         [&]<std::size_t... I>(std::index_sequence<I...>) {
-            (backward_layer<layers - 1 - I>(params, x, ws, cap, n, grads, logit_grad, input_grad), ...);
+            (backward_layer<layers - 1 - I>(params, x, ws, cap, n, grads, logit_heads, input_grad), ...);
         }(std::make_index_sequence<layers>{});
     }
 
 private:
-    /// What edge E reads: the model's input, or a layer's output block.
+    /// Copies each input's part of n packed rows to its block, token ids as int32.
+    static void
+    unpack_inputs(const float* x, float* ws, std::size_t cap, std::size_t n) noexcept
+    {
+        [&]<std::size_t... K>(std::index_sequence<K...>) {
+            ([&] {
+                using T = typename model::template input_at<K>::value_type;
+                constexpr std::size_t size = model::input_sizes[K], at = model::input_offsets[K];
+                // The block holds this input only, for the whole step: as int32 for token ids.
+                T* __restrict to = reinterpret_cast<T*>(ws + cap * plan.input[K]);
+                for (std::size_t s = 0; s < n; ++s)
+                    for (std::size_t j = 0; j < size; ++j)
+                        to[s * size + j] = static_cast<T>(x[s * input_size + at + j]);
+            }(),
+             ...);
+        }(std::make_index_sequence<inputs>{});
+    }
+
+    /// What edge E reads: the model's input (its unpacked block), or a layer's output block.
     template <std::size_t E>
     [[nodiscard]] static auto
     source(const input_type* x, float* ws, std::size_t cap) noexcept
     {
-        if constexpr (model::edges[E].layer == tpudsl::detail::no_node)
+        if constexpr (model::edges[E].layer == tpudsl::detail::no_node && packed_inputs) {
+            constexpr std::size_t k = model::edges[E].input;
+            using T = typename model::template input_at<k>::value_type;
+            return static_cast<const T*>(reinterpret_cast<T*>(ws + cap * plan.input[k]));
+        } else if constexpr (model::edges[E].layer == tpudsl::detail::no_node)
             return x;
         else
             return static_cast<const float*>(activation(ws, cap, model::edges[E].layer));
@@ -344,6 +415,8 @@ private:
     target(float* ws, std::size_t cap, float* input_grad) noexcept
     {
         constexpr std::size_t src = model::edges[E].layer;
+        if constexpr (src == tpudsl::detail::no_node && packed_inputs)
+            return static_cast<float*>(nullptr);   // no input gradient through a packed row
         if constexpr (src == tpudsl::detail::no_node) {
             if (!input_grad)
                 return nullptr;
@@ -361,7 +434,7 @@ private:
     static void
     add_temporary(float* ws, std::size_t cap, std::size_t n, float* input_grad) noexcept
     {
-        if constexpr (!plan.direct[E]) {
+        if constexpr (!plan.direct[E] && !(packed_inputs && model::edges[E].layer == tpudsl::detail::no_node)) {
             constexpr std::size_t src = model::edges[E].layer;
             float* to = src == tpudsl::detail::no_node ? input_grad : gradient(ws, cap, src);
             if (!to)
@@ -423,7 +496,7 @@ private:
     template <std::size_t I>
     static void
     backward_layer(const float* params, const input_type* x, float* ws, std::size_t cap, std::size_t n, float* grads,
-                   bool logit_grad, float* input_grad) noexcept
+                   unsigned logit_heads, float* input_grad) noexcept
     {
         constexpr std::size_t e0 = model::first_edge[I], e1 = model::first_edge[I + 1];
         float* dy = gradient(ws, cap, I);
@@ -435,7 +508,9 @@ private:
                                                     scratch(ws, cap, I), n);
             }(std::make_index_sequence<layer<I>::input_count>{});
         } else {
-            const bool fused = logit_grad && I == output_layer;
+            bool fused = false;
+            if constexpr (head_of[I] < heads)
+                fused = ((logit_heads >> head_of[I]) & 1u) != 0;
             // A shared layer's last use (the first backward) and a layer that adds its gradients write
             // into the shared weights' gradients; the other uses write a block, then add it.
             constexpr bool via_block = shared<I> && !spec<I>::accumulates_gradient && I != shares.last[root<I>];

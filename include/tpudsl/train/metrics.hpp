@@ -97,6 +97,7 @@ struct metric_entry {
     std::string name;
     bool sparse_labels;
     double (*hits)(const float*, std::size_t, std::size_t, const std::int32_t*, const float*);
+    std::size_t output = 0;   // the output it scores, of a graph of several
 };
 
 template <class M>

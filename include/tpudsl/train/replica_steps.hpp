@@ -49,6 +49,14 @@ public:
     static constexpr std::size_t classes = Seq::output_shape::dims[Seq::output_shape::rank - 1];
     static constexpr std::size_t label_positions = output_size / classes;
     static constexpr std::size_t micro_batches = MicroBatches;
+    /// The outputs, each scored by a loss of its own when there are several (a graph's Outputs<...>):
+    /// their labels then come as one packed row of output_size floats (Seq::output_offsets).
+    static constexpr std::size_t heads = [] {
+        if constexpr (requires { Seq::packed_outputs; })
+            return Seq::output_count;
+        else
+            return std::size_t{1};
+    }();
     /// What a step reads: samples and their labels, typed.
     using batch_view = detail::batch_view<input_type, input_size, output_size, label_positions>;
 
@@ -122,6 +130,10 @@ public:
             k.inputs.assign(cap * input_size, input_type{});
             k.sparse_labels.assign(cap * label_positions, 0);
             k.dense_labels.assign(cap * output_size, 0.0f);
+            if constexpr (heads > 1) {   // each head's labels, out of the packed rows
+                k.head_sparse.assign(cap * output_size, 0);
+                k.head_dense.assign(cap * output_size, 0.0f);
+            }
         }
         const kernels::scratch_sizes sizes =
             graph::scratch_sizes({.micro_batch = cap, .replica = cap * runner_.per_replica, .step = cap * micro_batches});
@@ -180,6 +192,10 @@ protected:
         std::vector<double> hits;
         std::size_t offset = 0, n = 0;   // this step's samples: [offset, offset + n) of the batch
         double loss = 0.0;
+        // Several heads: each one's own loss, and its labels taken out of the packed rows.
+        std::array<double, heads> head_loss{};
+        std::vector<std::int32_t> head_sparse;
+        std::vector<float> head_dense;
     };
 
     /// True for a strategy whose workers are processes (MultiWorkerStrategy): the chained reduce,
@@ -254,6 +270,7 @@ protected:
     prepare_micro_batch(micro_batch& k, const batch_view* data, bool training) noexcept
     {
         k.loss = 0.0;
+        k.head_loss.fill(0.0);
         std::fill(k.hits.begin(), k.hits.end(), 0.0);
         if constexpr (graph::marked_table)
             if (training)   // last step's marks were used by its fused pass, which cleared their rows
@@ -282,10 +299,18 @@ protected:
     }
 
     /// The loss (into k.loss, its gradient into the workspace) and the metrics' hits of a micro-batch
-    /// after its forward; true when the gradient is with respect to the logits.
-    bool
+    /// after its forward; bit H set when head H's gradient is with respect to its logits.
+    unsigned
     score_micro_batch(micro_batch& k, std::size_t global_n) noexcept
     {
+        if constexpr (heads > 1) {
+            unsigned logit_heads = 0;
+            k.loss = 0.0;
+            [&]<std::size_t... H>(std::index_sequence<H...>) {
+                (score_head<H>(k, global_n, logit_heads), ...);
+            }(std::make_index_sequence<heads>{});
+            return logit_heads;
+        }
         loss_view view;
         view.n = k.n;
         view.width = output_size;
@@ -299,7 +324,55 @@ protected:
         for (std::size_t m = 0; m < metrics_.size(); ++m)
             k.hits[m] = metrics_[m].hits(view.output, k.n * label_positions, classes, k.sparse, k.dense) /
                         static_cast<double>(label_positions);
-        return view.logit_grad;
+        return view.logit_grad ? 1u : 0u;
+    }
+
+    /// Head H's part of a packed row: its offset, size, classes (last axis) and labels a sample.
+    template <std::size_t H>
+    struct head {
+        using shape = typename Seq::template output_shape_at<H>;
+        static constexpr std::size_t at = Seq::output_offsets[H], size = shape::size;
+        static constexpr std::size_t classes = shape::dims[shape::rank - 1], positions = size / classes;
+    };
+
+    /// Head H's loss (into k.head_loss[H], added to k.loss times its weight; the gradient of the weighted
+    /// loss into the head's block)
+    /// and the hits of the metrics on it, its labels taken out of the micro-batch's packed rows.
+    template <std::size_t H>
+    void
+    score_head(micro_batch& k, std::size_t global_n, unsigned& logit_heads) noexcept
+    {
+        using h = head<H>;
+        float* ws = k.workspace.data();
+        const std::size_t cap = micro_batch_capacity_;
+        loss_view view;
+        view.n = k.n;
+        view.width = h::size;
+        view.output = graph::template head_output<H>(ws, cap);
+        if constexpr (graph::head_softmax[H])
+            view.logits = graph::template head_logits<H>(ws, cap, k.n);
+        if (head_sparse_[H]) {   // class ids, whole numbers in range (check_data said so)
+            std::int32_t* ids = k.head_sparse.data() + cap * h::at;
+            for (std::size_t s = 0; s < k.n; ++s)
+                for (std::size_t p = 0; p < h::positions; ++p)
+                    ids[s * h::positions + p] = static_cast<std::int32_t>(k.dense[s * output_size + h::at + p]);
+            view.sparse_labels = ids;
+        } else {
+            float* targets = k.head_dense.data() + cap * h::at;
+            for (std::size_t s = 0; s < k.n; ++s)
+                std::copy_n(k.dense + s * output_size + h::at, h::size, targets + s * h::size);
+            view.dense_labels = targets;
+        }
+        k.head_loss[H] = head_score_[H](head_losses_[H], view, global_n, head_weights_[H],
+                                        graph::template head_gradient<H>(ws, cap));
+        k.loss += static_cast<double>(head_weights_[H]) * k.head_loss[H];
+        if (view.logit_grad)
+            logit_heads |= 1u << H;
+        for (std::size_t m = 0; m < metrics_.size(); ++m)
+            if (metrics_[m].output == H)
+                k.hits[m] = metrics_[m].hits(view.output, k.n * h::positions, h::classes, view.sparse_labels,
+                                             view.dense_labels) /
+                            static_cast<double>(h::positions);
     }
 
     /// Forward, loss and metrics (and backward when training) of one micro-batch; `global_n` scales
@@ -311,7 +384,7 @@ protected:
             return;
         graph::forward(params_.data(), k.x, k.workspace.data(), micro_batch_capacity_, k.n,
                        context(training, k.offset));
-        const bool logit_grad = score_micro_batch(k, global_n);
+        const unsigned logit_grad = score_micro_batch(k, global_n);
         if (training)
             graph::backward(params_.data(), k.x, k.workspace.data(), micro_batch_capacity_, k.n, k.grads.data(),
                             logit_grad, nullptr, /*defer_kernels*/ true);
@@ -338,7 +411,7 @@ protected:
         bool logit_grad = false;
         for (std::size_t c = r * per; c < (r + 1) * per; ++c)
             if (micro_batches_[c].n > 0)
-                logit_grad = score_micro_batch(micro_batches_[c], global_n);
+                logit_grad = score_micro_batch(micro_batches_[c], global_n) != 0;
         if (training)
             graph::backward_micro_batches(params_.data(), batches, count, micro_batch_capacity_, logit_grad, /*defer_kernels*/ true);
     }
@@ -358,6 +431,23 @@ protected:
                    static_cast<double>(label_positions);
         }
         return tpudsl::evaluate(l, view, 1.0f / static_cast<float>(global_n), grad);
+    }
+
+    /// Head H's loss by its compiled loss `L`, its gradient times the head's weight (Keras' loss_weights),
+    /// scaled as score_with.
+    template <class L, std::size_t H>
+    static double
+    score_head_with(const loss_type& loss, loss_view& view, std::size_t global_n, float weight, float* grad) noexcept
+    {
+        using h = head<H>;
+        const L& l = *std::get_if<L>(&loss);
+        if constexpr (h::positions > 1 && L::over_last_axis) {
+            view.n *= h::positions;
+            view.width = h::classes;
+            return tpudsl::evaluate(l, view, weight / static_cast<float>(global_n * h::positions), grad) /
+                   static_cast<double>(h::positions);
+        }
+        return tpudsl::evaluate(l, view, weight / static_cast<float>(global_n), grad);
     }
 
     /// The micro-batches of the replicas that thread t runs, each through run_micro_batch (or the replica's
@@ -516,22 +606,28 @@ protected:
         } else {
             (this->*train_)(data, n);
         }
+        constexpr std::size_t head_scores = heads > 1 ? heads : 0;
         if (chained())   // every worker sums every micro-batch's scores, in order
             runner_.workers->share_scores(
-                1 + metrics_.size(),
+                1 + metrics_.size() + head_scores,
                 [&](std::size_t c, double* row) {
                     row[0] = micro_batches_[c].loss;
                     std::copy(micro_batches_[c].hits.begin(), micro_batches_[c].hits.end(), row + 1);
+                    std::copy_n(micro_batches_[c].head_loss.begin(), head_scores, row + 1 + metrics_.size());
                 },
                 [&](std::size_t c, const double* row) {
                     micro_batches_[c].loss = row[0];
                     std::copy(row + 1, row + 1 + metrics_.size(), micro_batches_[c].hits.begin());
+                    std::copy_n(row + 1 + metrics_.size(), head_scores, micro_batches_[c].head_loss.begin());
                 });
         double loss_sum = 0.0;
         for (const auto& k : micro_batches_) {
             loss_sum += k.loss;
             for (std::size_t m = 0; m < metrics_.size(); ++m)
                 hits_[m] += k.hits[m];
+            if constexpr (heads > 1)
+                for (std::size_t h = 0; h < heads; ++h)
+                    head_loss_totals_[h] += k.head_loss[h];
         }
         return loss_sum;
     }
@@ -556,6 +652,13 @@ protected:
     void (replica_steps::*train_)(const batch_view*, std::size_t) noexcept = nullptr;   // set by compile
     double (*score_)(const loss_type&, loss_view&, std::size_t, float*) noexcept = nullptr;
     std::vector<detail::metric_entry> metrics_;
+    /// Several heads (compiled with PerOutput): each one's loss, weight, kind of labels and scoring.
+    std::array<loss_type, heads> head_losses_{};
+    std::array<float, heads> head_weights_{};
+    std::array<bool, heads> head_sparse_{};
+    std::array<double (*)(const loss_type&, loss_view&, std::size_t, float, float*) noexcept, heads> head_score_{};
+    /// Each head's losses (unweighted, as Keras logs them) summed over the steps since the last reset.
+    std::array<double, heads> head_loss_totals_{};
     /// The metrics' hits summed over the steps since the last reset (step adds each step's).
     std::vector<double> hits_;
     std::uint64_t iterations_ = 0;

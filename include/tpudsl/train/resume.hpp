@@ -37,6 +37,10 @@ struct resume_point {
 };
 
 struct resume_access {
+    /// The running values a state holds beside the metrics' hits: each output's loss, for a graph of several.
+    template <class M>
+    static constexpr std::size_t running_heads = M::heads > 1 ? M::heads : 0;
+
     /// The state of model `m`'s fit in progress, written to `path` atomically.
     template <class M>
     [[gnu::cold]] static void
@@ -62,6 +66,8 @@ struct resume_access {
             s.loss_total = m.loss_total_;
             s.seen = m.seen_;
             s.hits = m.hits_;
+            // a graph of several outputs: each output's loss so far, after the metrics' hits
+            s.hits.insert(s.hits.end(), m.head_loss_totals_.begin(), m.head_loss_totals_.begin() + running_heads<M>);
         }
         write_training_state(path, s, state_layout::of<typename M::sequential>(), m.params_.data(), m.slots_.data(),
                              m.slots_.size());
@@ -108,7 +114,7 @@ struct resume_access {
                                                         std::to_string(s.slots.size()),
                                                         " slot floats); this model is compiled with ", optimizer,
                                                         " (", std::to_string(m.slots_.size()), ")", start_over}));
-        if (s.position.step != 0 && s.hits.size() != m.metrics_.size())
+        if (s.position.step != 0 && s.hits.size() != m.metrics_.size() + running_heads<M>)
             throw std::invalid_argument(detail::concat({who, "holds ", std::to_string(s.hits.size()),
                                                         " metrics; this model is compiled with ",
                                                         std::to_string(m.metrics_.size()), start_over}));
@@ -152,7 +158,9 @@ struct resume_access {
             return 0;
         m.loss_total_ = r.loss_total;
         m.seen_ = static_cast<std::size_t>(r.seen);
-        m.hits_ = r.hits;
+        m.hits_.assign(r.hits.begin(), r.hits.begin() + static_cast<std::ptrdiff_t>(m.metrics_.size()));
+        std::copy(r.hits.begin() + static_cast<std::ptrdiff_t>(m.metrics_.size()), r.hits.end(),
+                  m.head_loss_totals_.begin());
         std::visit([&](auto& o) { o.learning_rate = r.learning_rate; }, m.optimizer_);
         m.write_running_logs(logs);
         return static_cast<std::size_t>(r.position.step);

@@ -26,10 +26,13 @@
 #include <tpudsl/train/losses.hpp>
 #include <tpudsl/train/metrics.hpp>
 #include <tpudsl/train/optimizers.hpp>
+#include <tpudsl/train/packed_arrays.hpp>
+#include <tpudsl/train/per_output.hpp>
 #include <tpudsl/train/replica_steps.hpp>
 #include <tpudsl/train/resume.hpp>
 
 #include <algorithm>
+#include <cmath>
 #include <cstddef>
 #include <cstdint>
 #include <iostream>
@@ -60,6 +63,7 @@ public:
     using typename steps::loss_type;
     using typename steps::optimizer_type;
     using steps::classes;
+    using steps::heads;
     using steps::input_size;
     using steps::label_positions;
     using steps::micro_batches;
@@ -124,6 +128,19 @@ public:
         weights_version_ = detail::next_weights_version();
     }
 
+    /// Keras' lists of arrays for a graph of several inputs or outputs: x and y packed as its steps read
+    /// them, each given as a tuple (`std::tie(tokens, meta)`) where the graph has several, else as an
+    /// array. fit and evaluate take the tuples themselves; this is for `validation_data = packed.ref()`.
+    /// The model must be compiled: its losses say which labels are class ids.
+    template <class X, class Y>
+    [[nodiscard]] PackedArrays
+    pack(const X& x, const Y& y) const
+    {
+        require_compiled("pack");
+        check_parts<X, Y>();
+        return detail::packer<Seq, std::array<bool, heads>>::pack(x, y, this->head_sparse_);
+    }
+
     /// One training step on a global batch of n samples already in the micro-batch buffers (as
     /// split(n) lays them out): forward, loss, backward, the fused reduce-and-update. Returns the
     /// sum of the per-sample losses. Allocates nothing. The model must be compiled.
@@ -144,26 +161,91 @@ protected:
     void
     compile_with(Optimizer optimizer, Loss loss, Metrics... metrics)
     {
+        constexpr bool per_output = detail::is_per_output<Loss>;
+        static_assert(per_output == (heads > 1),
+                      "tpudsl::Trainable::compile: a graph of several outputs takes a loss per output, "
+                      "PerOutput{loss, ...}, and a model of one output a single loss [TPUDSL_LOSS_PER_OUTPUT]");
+        static_assert(((heads == 1 || detail::is_on_output<Metrics>) && ...),
+                      "tpudsl::Trainable::compile: a graph of several outputs takes each metric on its output, "
+                      "OnOutput<output, Metric>{} [TPUDSL_METRIC_OUTPUT]");
         optimizers::check(optimizer);   // hyperparameters in their domains, before any state changes
+        if constexpr (per_output) {
+            static_assert(Loss::count == heads, "tpudsl::Trainable::compile: PerOutput{...} takes one loss per "
+                                                "output of the graph [TPUDSL_LOSS_PER_OUTPUT]");
+            for (const double w : loss.weights)
+                if (!std::isfinite(w) || w < 0.0)
+                    detail::bad_input(detail::concat({"compile: loss_weights must be finite and not negative, got ",
+                                                      std::to_string(w)}));
+            [&]<std::size_t... H>(std::index_sequence<H...>) {
+                ((this->head_losses_[H] = std::get<H>(loss.losses),
+                  this->head_weights_[H] = static_cast<float>(loss.weights[H]),
+                  this->head_sparse_[H] = std::tuple_element_t<H, decltype(loss.losses)>::sparse_labels,
+                  this->head_score_[H] =
+                      &steps::template score_head_with<std::tuple_element_t<H, decltype(loss.losses)>, H>),
+                 ...);
+            }(std::make_index_sequence<heads>{});
+        } else {
+            loss_ = loss;
+            score_ = &steps::template score_with<Loss>;
+        }
         optimizer_ = optimizer;
-        loss_ = loss;
         // Only the compiled optimizer's fused pass and the compiled loss are generated for this model,
         // not those of every optimizer and loss the variants could hold.
         train_ = &steps::template train_with<Optimizer, Chained>;
-        score_ = &steps::template score_with<Loss>;
-        metrics_ = {detail::make_metric_entry(metrics)...};
+        metrics_ = {metric_entry_of(metrics)...};
         hits_.assign(metrics_.size(), 0.0);
         for (auto& k : micro_batches_)
             k.hits.assign(metrics_.size(), 0.0);
         slots_.resize(Optimizer::slots * Seq::param_buffer_size);
         iterations_ = 0;
         compiled_ = true;
-        if constexpr (requires { loss.from_logits; }) {
+        if constexpr (!per_output && requires { loss.from_logits; }) {
             if (graph::softmax_output && loss.from_logits && !std::is_same_v<Loss, losses::BinaryCrossentropy>)
                 *out_ << "UserWarning: \"`" << Loss::name
                           << "` received `from_logits=True`, but the `output` argument was produced by a Softmax "
                              "activation and thus does not represent logits. Was this intended?\"\n";
         }
+    }
+
+    /// Several inputs (outputs) come as a tuple of arrays, one as an array.
+    template <class X, class Y>
+    static constexpr void
+    check_parts() noexcept
+    {
+        static_assert(detail::is_tuple<X> == detail::packed_inputs_of<Seq>,
+                      "tpudsl: x is a tuple of arrays (std::tie(x1, x2)) exactly when the graph has several Inputs "
+                      "[TPUDSL_GRAPH_INPUT_COUNT]");
+        static_assert(detail::is_tuple<Y> == (heads > 1),
+                      "tpudsl: y is a tuple of arrays (std::tie(y1, y2)) exactly when the graph has several outputs "
+                      "[TPUDSL_GRAPH_OUTPUT_COUNT]");
+    }
+
+    /// A compiled metric; one on an output of a graph of several is named `<output>_<metric>`.
+    template <class M>
+    [[nodiscard]] static detail::metric_entry
+    metric_entry_of(const M& m)
+    {
+        if constexpr (detail::is_on_output<M>) {
+            static_assert(M::output < heads, "tpudsl::OnOutput<output, Metric>: the graph has fewer outputs "
+                                             "[TPUDSL_METRIC_OUTPUT]");
+            detail::metric_entry e = detail::make_metric_entry(m.metric);
+            if constexpr (heads > 1)
+                e.name = detail::concat({std::string(Seq::node_names[Seq::output_nodes[M::output]]), "_", e.name});
+            e.output = M::output;
+            return e;
+        } else {
+            return detail::make_metric_entry(m);
+        }
+    }
+
+    /// The output's name of head h (its node's), for the logs.
+    [[nodiscard]] static std::string
+    head_name(std::size_t h)
+    {
+        if constexpr (heads > 1)
+            return std::string(Seq::node_names[Seq::output_nodes[h]]);
+        else
+            return {};
     }
 
     /// Keras' multi-worker rule: only the chief prints progress.
@@ -180,8 +262,8 @@ protected:
     [[nodiscard]] bool
     values_fit(const value_summary& v) const noexcept
     {
-        if (!v.known)
-            return false;
+        if (!v.known || heads > 1 || requires { requires Seq::packed_inputs; })
+            return false;   // packed rows: each batch's parts are checked (check_packed)
         const bool inputs = std::is_integral_v<input_type>
                                 ? v.x_min >= 0 && static_cast<unsigned long long>(v.x_max) < vocabulary()
                                 : v.x_finite;
@@ -210,6 +292,8 @@ protected:
     [[nodiscard]] bool
     sparse_labels() const noexcept
     {
+        if constexpr (heads > 1)
+            return false;   // the packed rows of every head's labels
         return std::visit([](const auto& l) { return std::decay_t<decltype(l)>::sparse_labels; }, loss_);
     }
 
@@ -219,13 +303,59 @@ protected:
     {
         detail::check_inputs<Seq>(d.x, xname, vocabulary(), values);
         const bool sparse = sparse_labels();
-        for (const auto& m : metrics_)
-            if (m.sparse_labels != sparse)
+        for (const auto& m : metrics_) {
+            const bool reads = heads > 1 ? this->head_sparse_[m.output] : sparse;
+            if (m.sparse_labels != reads)
                 detail::bad_input(detail::concat({"the metric ", m.name, " reads ",
                                                   (m.sparse_labels ? "sparse" : "one-hot"),
-                                                  " labels, but the loss reads ", (sparse ? "sparse" : "one-hot"),
+                                                  " labels, but the loss reads ", (reads ? "sparse" : "one-hot"),
                                                   " ones"}));
+        }
         detail::check_labels(d.y, yname, d.x.samples(), sparse, sparse ? classes : output_size, values, label_positions);
+        if (values)
+            check_packed(d, xname, yname);
+    }
+
+    /// The parts of packed rows that the float checks cannot judge: token ids of each integer input
+    /// inside its vocabulary, class ids of each head with a sparse loss inside its classes.
+    void
+    check_packed(const dataset_ref& d, const char* xname, const char* yname) const
+    {
+        const std::size_t n = d.x.samples();
+        if constexpr (requires { requires Seq::packed_inputs; }) {
+            const float* x = d.x.as<float>();
+            for (std::size_t k = 0; k < Seq::input_count; ++k)
+                if (Seq::input_integral[k])
+                    check_packed_ids(x, n, input_size, Seq::input_offsets[k], Seq::input_sizes[k], Seq::input_bounds[k],
+                                     xname, "token id", "the Embedding's vocabulary", k);
+        }
+        if constexpr (heads > 1) {
+            const float* y = d.y.as<float>();
+            [&]<std::size_t... H>(std::index_sequence<H...>) {
+                ([&] {
+                    using h = typename steps::template head<H>;
+                    if (this->head_sparse_[H])
+                        check_packed_ids(y, n, output_size, h::at, h::positions, h::classes, yname, "label",
+                                         "the output's classes", H);
+                }(),
+                 ...);
+            }(std::make_index_sequence<heads>{});
+        }
+    }
+
+    static void
+    check_packed_ids(const float* rows, std::size_t n, std::size_t width, std::size_t at, std::size_t count,
+                     std::size_t bound, const char* name, const char* what, const char* range, std::size_t part)
+    {
+        for (std::size_t s = 0; s < n; ++s)
+            for (std::size_t j = 0; j < count; ++j) {
+                const float v = rows[s * width + at + j];
+                if (!(std::trunc(v) == v && v >= 0.0f && static_cast<double>(v) < static_cast<double>(bound)))
+                    detail::bad_input(detail::concat({what, " ", detail::number_text(v), " at sample ",
+                                                      std::to_string(s), ", position ", std::to_string(j), " of ",
+                                                      name, "[", std::to_string(part), "] is not a whole number in [0, ",
+                                                      std::to_string(bound), ") (", range, ")"}));
+            }
     }
 
     /// [loss, metrics...] averaged over the samples seen since reset_metrics, with their names.
@@ -239,6 +369,23 @@ protected:
             names.push_back(metrics_[m].name);
             values.push_back(seen_ ? hits_[m] / seen : 0.0);
         }
+        if constexpr (heads > 1) {   // each output's own loss; Keras 3 logs them all by name
+            for (std::size_t h = 0; h < heads; ++h) {
+                names.push_back(head_log_names_[h]);
+                values.push_back(seen_ ? this->head_loss_totals_[h] / seen : 0.0);
+            }
+            std::vector<std::size_t> order(names.size());
+            for (std::size_t i = 0; i < order.size(); ++i)
+                order[i] = i;
+            std::ranges::sort(order, [&](std::size_t a, std::size_t b) { return names[a] < names[b]; });
+            std::vector<std::string> sorted_names;
+            std::vector<double> sorted_values;
+            for (const std::size_t i : order) {
+                sorted_names.push_back(names[i]);
+                sorted_values.push_back(values[i]);
+            }
+            return {std::move(sorted_names), std::move(sorted_values)};
+        }
         return {std::move(names), std::move(values)};
     }
 
@@ -248,6 +395,13 @@ protected:
         loss_total_ = 0.0;
         seen_ = 0;
         std::fill(hits_.begin(), hits_.end(), 0.0);
+        this->head_loss_totals_.fill(0.0);
+        if constexpr (heads > 1) {   // the logs in Keras 3's order, by name
+            const Scores names = scores();
+            for (const std::string& name : names.names())
+                logs.set(name, 0.0);
+            return;
+        }
         logs.set("loss", 0.0);
         for (const auto& m : metrics_)
             logs.set(m.name, 0.0);
@@ -267,6 +421,9 @@ protected:
         logs.set("loss", loss_total_ / seen);
         for (std::size_t m = 0; m < metrics_.size(); ++m)
             logs.set(metrics_[m].name, hits_[m] / seen);
+        if constexpr (heads > 1)
+            for (std::size_t h = 0; h < heads; ++h)
+                logs.set(head_log_names_[h], this->head_loss_totals_[h] / seen);
     }
 
     // What the step machinery holds, named here as the Keras API reads it.
@@ -294,6 +451,14 @@ protected:
 
     std::ostream* out_ = &std::cout;
     bool compiled_ = false;
+    /// Each output's loss as the logs name it, `<output>_loss` (a graph of several outputs).
+    std::array<std::string, heads> head_log_names_ = [] {
+        std::array<std::string, heads> names;
+        if constexpr (heads > 1)
+            for (std::size_t h = 0; h < heads; ++h)
+                names[h] = head_name(h) + "_loss";
+        return names;
+    }();
     double loss_total_ = 0.0;
     std::size_t seen_ = 0;
 };

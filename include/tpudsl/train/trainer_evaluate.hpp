@@ -116,7 +116,12 @@ public:
     Scores
     evaluate(const X& x, const Y& y, EvaluateOptions options = {})
     {
-        return evaluate(dataset_ref{make_array_ref(x), make_array_ref(y)}, options);
+        if constexpr (detail::is_tuple<X> || detail::is_tuple<Y> || detail::packed_inputs_of<Seq> || core::heads > 1) {
+            const PackedArrays packed = this->pack(x, y);   // a graph's several inputs or outputs
+            return evaluate(packed.ref(), options);
+        } else {
+            return evaluate(dataset_ref{make_array_ref(x), make_array_ref(y)}, options);
+        }
     }
 
     /// Arrays of any numeric element type are converted to the model's once, here (data/convert.hpp).
@@ -154,13 +159,22 @@ public:
         return scores();
     }
 
-    /// `predict(x)`: the outputs, (samples, output_size) row-major.
+    /// `predict(x)`: the outputs, (samples, output_size) row-major; for a graph of several outputs, one
+    /// such array per output, in Outputs' order (x a tuple of arrays for several inputs).
     template <class X>
-    std::vector<float>
+    auto
     predict(const X& x, EvaluateOptions options = {})
     {
+        static_assert(detail::is_tuple<X> == detail::packed_inputs_of<Seq>,
+                      "tpudsl: x is a tuple of arrays (std::tie(x1, x2)) exactly when the graph has several Inputs "
+                      "[TPUDSL_GRAPH_INPUT_COUNT]");
         std::vector<input_type> converted;   // x of another numeric type, as the model reads it
-        const array_ref xr = detail::converted_inputs(make_array_ref(x), "x", vocabulary(), converted);
+        array_ref given;
+        if constexpr (detail::is_tuple<X>)   // packed rows, already in the model's types
+            given = detail::packer<Seq, std::array<bool, core::heads>>::inputs(x, converted);
+        else
+            given = make_array_ref(x);
+        const array_ref xr = detail::converted_inputs(given, "x", vocabulary(), converted);
         detail::check_inputs<Seq>(xr, "x", vocabulary());
         if (options.batch_size == 0u)
             detail::bad_input("predict: batch_size must be at least 1");
@@ -182,15 +196,42 @@ public:
                         return;
                     graph::forward(params_.data(), src + (begin + k.offset) * input_size, k.workspace.data(),
                                    micro_batch_capacity_, k.n, context(false, k.offset));
-                    const float* y = graph::output(k.workspace.data(), micro_batch_capacity_);
-                    std::copy(y, y + k.n * output_size, out.data() + (begin + k.offset) * output_size);
+                    if constexpr (core::heads > 1) {   // each head's rows into its part of the packed rows
+                        [&]<std::size_t... H>(std::index_sequence<H...>) {
+                            ([&] {
+                                using h = typename core::template head<H>;
+                                const float* y = graph::template head_output<H>(k.workspace.data(), micro_batch_capacity_);
+                                for (std::size_t s = 0; s < k.n; ++s)
+                                    std::copy_n(y + s * h::size, h::size,
+                                                out.data() + (begin + k.offset + s) * output_size + h::at);
+                            }(),
+                             ...);
+                        }(std::make_index_sequence<core::heads>{});
+                    } else {
+                        const float* y = graph::output(k.workspace.data(), micro_batch_capacity_);
+                        std::copy(y, y + k.n * output_size, out.data() + (begin + k.offset) * output_size);
+                    }
                 });
             };
             runner_.run(work);
             if (chained())   // each worker computed its micro-batches' rows
                 runner_.workers->share_rows(out.data() + begin * output_size, micro_batch_sizes(n).data(), output_size);
         }
-        return out;
+        if constexpr (core::heads > 1) {   // one array per output
+            std::array<std::vector<float>, core::heads> outputs;
+            [&]<std::size_t... H>(std::index_sequence<H...>) {
+                ([&] {
+                    using h = typename core::template head<H>;
+                    outputs[H].resize(samples * h::size);
+                    for (std::size_t s = 0; s < samples; ++s)
+                        std::copy_n(out.data() + s * output_size + h::at, h::size, outputs[H].data() + s * h::size);
+                }(),
+                 ...);
+            }(std::make_index_sequence<core::heads>{});
+            return outputs;
+        } else {
+            return out;
+        }
     }
 
 

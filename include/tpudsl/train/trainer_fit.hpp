@@ -36,7 +36,12 @@ public:
     History
     fit(const X& x, const Y& y, FitOptions options = {})
     {
-        return fit(dataset_ref{make_array_ref(x), make_array_ref(y)}, std::move(options));
+        if constexpr (detail::is_tuple<X> || detail::is_tuple<Y> || detail::packed_inputs_of<Seq> || trainer_core<Seq, MicroBatches>::heads > 1) {
+            const PackedArrays packed = this->pack(x, y);   // a graph's several inputs or outputs
+            return fit(packed.ref(), std::move(options));
+        } else {
+            return fit(dataset_ref{make_array_ref(x), make_array_ref(y)}, std::move(options));
+        }
     }
 
     /// Arrays of any numeric element type are converted to the model's once, here (data/convert.hpp).
@@ -223,10 +228,9 @@ protected:
                     cb.on_train_batch_end(done - 1, logs, *this);
             }
             if (has_validation && (epoch + 1) % options.validation_freq == 0) {
-                const auto values = validate();
-                logs.set("val_loss", values[0]);
-                for (std::size_t m = 0; m < this->metrics_.size(); ++m)
-                    logs.set(detail::concat({"val_", this->metrics_[m].name}), values[m + 1]);
+                const Scores values = validate();
+                for (std::size_t i = 0; i < values.size(); ++i)   // the loss, the metrics, each output's loss
+                    logs.set(detail::concat({"val_", values.names()[i]}), values[i]);
             }
             // Keras' order: the progress bar ends the line, then the callbacks, then History.
             bar.finish(done, logs);
