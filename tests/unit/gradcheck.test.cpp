@@ -23,6 +23,17 @@ using namespace tpudsl;
 
 namespace {
 
+/// Weights and the loss's factors r drawn from U(-1, 1), in that order.
+void
+draw_uniform(std::mt19937& gen, std::vector<float>& params, std::vector<float>& r)
+{
+    std::uniform_real_distribution<float> u(-1.0f, 1.0f);
+    for (auto& p : params)
+        p = u(gen);
+    for (auto& v : r)
+        v = u(gen);
+}
+
 template <class M, std::size_t N = 3>
 struct harness {
     using model = M;
@@ -40,10 +51,7 @@ struct harness {
     {
         std::mt19937 gen(seed);
         std::uniform_real_distribution<float> u(-1.0f, 1.0f);
-        for (auto& p : params)
-            p = u(gen);
-        for (auto& v : r)
-            v = u(gen);
+        draw_uniform(gen, params, r);
         if constexpr (std::is_integral_v<In>) {
             // token ids: repeat some, so the scatter-add of the embedding gradient is exercised
             std::uniform_int_distribution<int> id(0, static_cast<int>(M::template layer<0>::spec::input_dim) - 1);
@@ -869,10 +877,7 @@ struct heads_harness {
     {
         std::mt19937 gen(seed);
         std::uniform_real_distribution<float> u(-1.0f, 1.0f);
-        for (auto& p : params)
-            p = u(gen);
-        for (auto& v : r)
-            v = u(gen);
+        draw_uniform(gen, params, r);
         for (std::size_t h = 0; h < w.size(); ++h)
             w[h] = 0.5f + static_cast<float>(h);
         for (std::size_t s = 0; s < n; ++s)

@@ -108,6 +108,27 @@ struct packer {
             std::copy_n(values.data() + s * size, size, rows + s * width + at);
     }
 
+    /// The parts of a tuple of arrays, as array_refs.
+    template <class... A>
+    [[nodiscard]] static std::array<array_ref, sizeof...(A)>
+    parts_of(const std::tuple<A...>& t)
+    {
+        return std::apply([](const auto&... a) { return std::array<array_ref, sizeof...(A)>{make_array_ref(a)...}; }, t);
+    }
+
+    /// The packed rows as an array of n samples of `dims`.
+    template <class Dims>
+    [[nodiscard]] static array_ref
+    rows_ref(const std::vector<float>& rows, std::size_t n, const Dims& dims)
+    {
+        array_ref r;
+        r.data = rows.data();
+        r.type = dtype::float32;
+        r.shape = {n};
+        r.shape.insert(r.shape.end(), dims.begin(), dims.end());
+        return r;
+    }
+
     template <class... X>
     static array_ref
     inputs(const std::tuple<X...>& x, std::vector<float>& rows)
@@ -116,8 +137,7 @@ struct packer {
                       "tpudsl: a graph of several inputs takes one array per Input, in declaration order "
                       "[TPUDSL_GRAPH_INPUT_COUNT]");
         constexpr std::size_t width = Seq::input_shape::size;
-        const std::array<array_ref, sizeof...(X)> parts = std::apply(
-            [](const auto&... a) { return std::array<array_ref, sizeof...(X)>{make_array_ref(a)...}; }, x);
+        const auto parts = parts_of(x);
         const std::size_t n = parts[0].samples();
         rows.assign(n * width, 0.0f);
         [&]<std::size_t... K>(std::index_sequence<K...>) {
@@ -132,12 +152,7 @@ struct packer {
             }(),
              ...);
         }(std::make_index_sequence<sizeof...(X)>{});
-        array_ref r;
-        r.data = rows.data();
-        r.type = dtype::float32;
-        r.shape = {n};
-        r.shape.insert(r.shape.end(), Seq::input_shape::dims.begin(), Seq::input_shape::dims.end());
-        return r;
+        return rows_ref(rows, n, Seq::input_shape::dims);
     }
 
     template <class... Y>
@@ -148,8 +163,7 @@ struct packer {
                       "tpudsl: a graph of several outputs takes one array of labels per output, in Outputs' order "
                       "[TPUDSL_GRAPH_OUTPUT_COUNT]");
         constexpr std::size_t width = Seq::output_shape::size;
-        const std::array<array_ref, sizeof...(Y)> parts = std::apply(
-            [](const auto&... a) { return std::array<array_ref, sizeof...(Y)>{make_array_ref(a)...}; }, y);
+        const auto parts = parts_of(y);
         const std::size_t n = parts[0].samples();
         rows.assign(n * width, 0.0f);
         [&]<std::size_t... H>(std::index_sequence<H...>) {
@@ -167,11 +181,7 @@ struct packer {
             }(),
              ...);
         }(std::make_index_sequence<sizeof...(Y)>{});
-        array_ref r;
-        r.data = rows.data();
-        r.type = dtype::float32;
-        r.shape = {n, width};
-        return r;
+        return rows_ref(rows, n, std::array<std::size_t, 1>{width});
     }
 
     template <std::size_t K>
