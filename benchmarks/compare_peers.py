@@ -8,13 +8,16 @@
                               [--csv FILE] [--svg FILE] [--table A.csv,B.csv]
 
 Trains each seed model for --seconds on synthetic inputs of its shapes (throughput does not depend on
-the values), Adam, sparse categorical cross-entropy, the same batch and the same thread count:
+the values), Adam, sparse categorical cross-entropy, the same batch and the same thread count. The
+default --models are the seeds and the two Sequential models beside them; --models resnet20 adds
+examples/cifar10_resnet's ResNet-20 (a functional model: tpudsl on one or two threads only; --models
+resnet20 --threads 1,2 --rounds 3 takes about 5.5 minutes on 2 cores, 2.3 of them the peers' warm-up):
 
   * tpudsl: build/release/benchmarks/tpudsl_bench (one thread: OneDeviceStrategy; two: TpuStrategy<2>);
   * pytorch: Debian's python3-torch (1.13) with torch.set_num_threads(t) and the OpenBLAS it calls
     (where that is its BLAS) held to t threads too (hold_blas_threads), in this interpreter, every
     model (the CIFAR-10 one with BatchNormalization too: BatchNorm2d with Keras' epsilon and
-    momentum; the recurrent Reuters one with nn.LSTM);
+    momentum; the recurrent Reuters one with nn.LSTM; ResNet-20 as residual nn.Modules);
   * pytorch2, pytorch2-compile: PyTorch 2 from PyPI, eager, and with the model through torch.compile
     (Inductor's C++ code for the CPU), the same definitions, torch.set_num_threads(t);
   * keras3, keras3-xla: Keras 3 on TensorFlow 2 (CPU), the models written as the seeds declare them,
@@ -89,6 +92,8 @@ def run_tpudsl(build, model, batch, threads, seconds):
     for line in out.splitlines():
         if line.startswith("tpudsl_bench "):
             return float(parse_line(line)["samples_per_s"])
+        if line.startswith("tpudsl_bench: %s skipped" % model):   # resnet20 beyond two threads
+            return None
     raise RuntimeError("tpudsl_bench printed no result:\n" + out)
 
 
@@ -137,6 +142,33 @@ def torch_model(torch, name):
                 _, (h, _) = self.lstm(self.embed(x))
                 return self.out(h[-1])
         return ReutersLstm(), (200,)
+    if name == "resnet20":
+        # examples/cifar10_resnet (tests/keras/keras_side.py's resnet20()): every convolution "same" with
+        # its bias, BatchNormalization after each 3x3 one, a 1x1 stride-2 projection shortcut without it.
+        # Keras' "same" of a 3x3 stride-2 convolution on an even input pads 0 rows and columns above and
+        # left, 1 below and right; padding=1 pads 1 on every side, and its windows, one pixel up and left
+        # of Keras', never reach the bottom and right padding: the same output shape and the same
+        # multiply-adds (FLOPs), which is all a speed benchmark needs; the values are not Keras'.
+        def bn(channels):
+            return nn.BatchNorm2d(channels, eps=1e-3, momentum=0.01)
+
+        class Block(nn.Module):
+            def __init__(self, inputs, filters, stride):
+                super().__init__()
+                self.body = nn.Sequential(nn.Conv2d(inputs, filters, 3, stride, padding=1), bn(filters), nn.ReLU(),
+                                          nn.Conv2d(filters, filters, 3, padding=1), bn(filters))
+                self.shortcut = nn.Conv2d(inputs, filters, 1, stride) if stride != 1 else nn.Identity()
+
+            def forward(self, x):
+                return torch.relu(self.shortcut(x) + self.body(x))
+
+        blocks = [nn.Conv2d(3, 16, 3, padding=1), bn(16), nn.ReLU()]
+        inputs = 16
+        for stage, filters in enumerate((16, 32, 64)):
+            for b in range(3):
+                blocks.append(Block(inputs, filters, 2 if stage > 0 and b == 0 else 1))
+                inputs = filters
+        return nn.Sequential(*blocks, nn.AdaptiveAvgPool2d(1), nn.Flatten(), nn.Linear(64, 10)), (3, 32, 32)
     raise ValueError(name)
 
 
@@ -442,7 +474,8 @@ def main():
     ap.add_argument("--seconds", type=float, default=3.0)
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--threads", default="1,2")
-    ap.add_argument("--models", default="fashion,reuters,mnist,cifar,cifar_bn,reuters_lstm")
+    ap.add_argument("--models", default="fashion,reuters,mnist,cifar,cifar_bn,reuters_lstm",
+                    help="those, resnet20 too (not by default)")
     ap.add_argument("--frameworks", default="all", help="all, or some of " + ",".join(FRAMEWORKS))
     ap.add_argument("--peers-dir", default=os.environ.get("TPUDSL_PEERS_DIR") or str(
         pathlib.Path(os.environ.get("XDG_CACHE_HOME") or pathlib.Path.home() / ".cache") / "tpudsl-peers"))

@@ -33,6 +33,7 @@ SHAPES = {
     "mnist": ((784,), 10, None),
     "cifar": ((32, 32, 3), 10, None),
     "cifar_bn": ((32, 32, 3), 10, None),
+    "resnet20": ((32, 32, 3), 10, None),
     "reuters": ((300,), 46, 30982),
     "reuters_lstm": ((200,), 46, 30982),
     "lstm": ((300,), 46, 30982),
@@ -41,7 +42,7 @@ SHAPES = {
 
 # the parameter counts that examples/*/model.hpp asserts: a check that both sides train one model
 PARAMS = {"fashion": 108810, "mnist": 669706, "cifar": 1250858, "cifar_bn": 66986, "reuters": 332856,
-          "reuters_lstm": 30982 * 32 + 4 * 64 * (32 + 64 + 1) + 46 * (64 + 1)}
+          "reuters_lstm": 30982 * 32 + 4 * 64 * (32 + 64 + 1) + 46 * (64 + 1), "resnet20": 274442}
 
 
 def say(line):
@@ -110,9 +111,34 @@ def torch_setup(model, batch, threads, compiled):
 # Keras 3 on TensorFlow: model.compile + train_on_batch (the compiled train step that fit runs),
 # with jit_compile False (TensorFlow's graph and its oneDNN kernels) or True (XLA)
 
+def keras_resnet20(keras):
+    """ResNet-20 v1, the layers of tests/keras/keras_side.py's resnet20() (examples/cifar10_resnet)."""
+    L = keras.layers
+
+    def conv(x, filters, kernel=3, strides=1):
+        return L.Conv2D(filters, kernel, strides=strides, padding="same")(x)
+
+    def block(x, filters, strides):
+        y = L.Activation("relu")(L.BatchNormalization()(conv(x, filters, strides=strides)))
+        y = L.BatchNormalization()(conv(y, filters))
+        if strides != 1:
+            x = conv(x, filters, kernel=1, strides=strides)
+        return L.Activation("relu")(L.Add()([x, y]))
+
+    inputs = keras.Input(SHAPES["resnet20"][0])
+    x = L.Activation("relu")(L.BatchNormalization()(conv(inputs, 16)))
+    for stage, filters in enumerate((16, 32, 64)):
+        for b in range(3):
+            x = block(x, filters, 2 if stage > 0 and b == 0 else 1)
+    x = L.GlobalAveragePooling2D()(x)
+    return keras.Model(inputs, L.Dense(10, activation="softmax")(x))
+
+
 def keras_model(keras, name):
     L = keras.layers
     shape = SHAPES[name][0]
+    if name == "resnet20":
+        return keras_resnet20(keras)
     if name == "fashion":
         body = [L.Conv2D(64, 3), L.MaxPooling2D(2), L.Activation("relu"), L.Flatten(), L.Dense(10),
                 L.Activation("softmax")]
