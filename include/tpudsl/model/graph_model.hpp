@@ -537,17 +537,6 @@ struct graph_parts<type_list<Parts...>> {
     using part = type_at_t<I, type_list<Parts...>>;
 };
 
-/// {0, a0, a0 + a1, ...}: where each of a row's parts begins, and the row's size last.
-template <std::size_t N>
-[[nodiscard]] constexpr std::array<std::size_t, N + 1>
-prefix_sums(const std::array<std::size_t, N>& a) noexcept
-{
-    std::array<std::size_t, N + 1> p{};
-    for (std::size_t i = 0; i < N; ++i)
-        p[i + 1] = p[i] + a[i];
-    return p;
-}
-
 } // namespace detail
 
 /// A functional model as a type, Keras' `Functional` (what `keras.Model(inputs, outputs)` makes):

@@ -38,6 +38,17 @@ struct bound_layer;
 
 namespace detail {
 
+/// {0, a0, a0 + a1, ...}: where each of a row's parts begins, and the row's size last.
+template <std::size_t N>
+[[nodiscard]] constexpr std::array<std::size_t, N + 1>
+prefix_sums(const std::array<std::size_t, N>& a) noexcept
+{
+    std::array<std::size_t, N + 1> p{};
+    for (std::size_t i = 0; i < N; ++i)
+        p[i + 1] = p[i] + a[i];
+    return p;
+}
+
 template <std::size_t Start, class WeightList, class Seq = std::make_index_sequence<WeightList::count>>
 struct bind_weights;
 template <std::size_t Start, class... W, std::size_t... I>
