@@ -548,11 +548,12 @@ struct random_parts
     }
 };
 
-/// Micro-batches of sizes `sizes` (capacity cap): backward with the kernels deferred and
-/// graph::deferred_gradient over the parts, whole and cut at odd offsets, against backward on each into
-/// its own arena, the arenas added in order (what the trainer does for every other parameter), and in
-/// the deferred ranges against backward on all the parts' samples as one micro-batch (each element
-/// of a deferred kernel one chain over the step's samples in order). Bits.
+/// Micro-batches of sizes `sizes` (capacity cap): backward with the kernels deferred and the deferred
+/// kernels' functions (graph::deferred_kernels) over the parts' kept operands, whole and cut at odd
+/// offsets, against backward on each into its own arena, the arenas added in order (what the trainer
+/// does for every other parameter), and in the deferred ranges against backward on all the parts'
+/// samples as one micro-batch (each element of a deferred kernel one chain over the step's samples in
+/// order). Bits.
 template <class M>
 void
 check_deferred(const std::vector<std::size_t>& sizes, bool logit_grad)
@@ -610,16 +611,23 @@ check_deferred(const std::vector<std::size_t>& sizes, bool logit_grad)
         CHECK(std::all_of(kept[0].begin() + r.begin, kept[0].begin() + r.end, [](float v) { return v == 42.0f; }));
     }
     CHECK(deferred > 0);
-    std::vector<typename G::micro_batch> views;
+    // What the trainer keeps of each micro-batch after its backward, then hands to the fused pass.
+    constexpr std::size_t D = G::deferred_kernels.size();
+    std::vector<deferred_operands> operands(D * parts, deferred_operands{nullptr, nullptr, 0});
     for (std::size_t p = 0; p < parts; ++p)
-        views.push_back({x[p].data(), ws[p].data(), sizes[p]});
+        if (sizes[p] > 0)
+            G::deferred_operands_of(x[p].data(), ws[p].data(), cap, sizes[p], operands.data() + p, parts);
+    auto fused_pass = [&](std::size_t lo, std::size_t hi, float* g) {
+        for (std::size_t d = 0; d < D; ++d)
+            G::deferred_kernels[d].gradient(operands.data() + d * parts, parts, lo, hi, g, false);
+    };
     std::vector<float> whole = sum_in_order(kept);   // right outside the deferred ranges
-    G::deferred_gradient(views.data(), parts, cap, 0, P, whole.data());
+    fused_pass(0, P, whole.data());
     CHECK(whole == want);
 
     std::vector<float> cut = sum_in_order(kept);
     for (std::size_t lo = 0; lo < P; lo += 37)   // 37 floats: blocks that begin and end inside rows
-        G::deferred_gradient(views.data(), parts, cap, lo, std::min(P, lo + 37), cut.data());
+        fused_pass(lo, std::min(P, lo + 37), cut.data());
     CHECK(cut == want);
 }
 

@@ -4,7 +4,7 @@
 /// The plan says how each layer runs (its own pass, a convolution fused with its pooling, an alias)
 /// and where its blocks lie. The loss writes dL/d(output) (or dL/d(logits)) into delta 0; backward
 /// ping-pongs between the two deltas down to the first layer, a layer whose kernel gradient is
-/// deferred leaving its dZ in its own output block for the all-reduce (deferred_gradient). A Dense
+/// deferred leaving its dZ in its own output block for the fused pass (deferred_kernels). A Dense
 /// right above a fused convolution and pooling (through aliases) leaves its input gradient to the
 /// pair, which computes it a few samples at a time as it needs them. Nothing here allocates in a
 /// steady step.
@@ -12,13 +12,14 @@
 #define TPUDSL_OPS_GRAPH_HPP
 
 #include <tpudsl/core/activation_tags.hpp>
+#include <tpudsl/core/gradient_layout.hpp>
 #include <tpudsl/core/weight_spec.hpp>
-#include <tpudsl/distribute/all_reduce.hpp>
-#include <tpudsl/kernels/gemm.hpp>
+#include <tpudsl/kernels/scratch.hpp>
+#include <tpudsl/layers/all_ops.hpp>
 #include <tpudsl/layers/detail/conv_core.hpp>
 #include <tpudsl/layers/detail/conv_pool_pair.hpp>
+#include <tpudsl/layers/fused_steps.hpp>
 #include <tpudsl/layers/layer_concepts.hpp>
-#include <tpudsl/layers/all_ops.hpp>
 #include <tpudsl/layers/step_context.hpp>
 #include <tpudsl/ops/plan.hpp>
 #include <tpudsl/ops/weight_ranges.hpp>
@@ -90,6 +91,12 @@ public:
     facts_of() noexcept
     {
         using S = spec<I>;
+        if constexpr (S::defers_kernel_gradient && !std::is_same_v<ops<I>, tpudsl::detail::unusable_ops>)
+            static_assert(DeferringOps<ops<I>, layer<I>>,
+                          "tpudsl layer: a spec that declares defers_kernel_gradient needs ops with backward_keeping, "
+                          "deferred_kernel_gradient, deferred_scratch, forward_rows, input_gradient_rows, "
+                          "input_gradient_of and input_gradient_scratch (see docs/layers.md) "
+                          "[TPUDSL_LAYER_DEFERS_WITHOUT_OPS]");
         layer_facts f;
         f.aliases_input = S::aliases_input;
         f.gradient_in_place = S::gradient_in_place;
@@ -161,18 +168,14 @@ private:
         kernels::scratch_sizes s;
         if constexpr (node.kind == node_kind::fused_conv) {
             s = conv_pool<I>::kernel_scratch();
-            if constexpr (node.dense_above < layers)
-                s |= kernels::gemm_nn_scratch<layer<node.dense_above>::output_shape::size,
-                                              layer<node.dense_above>::input_shape::size>(conv_pool<I>::group);
+            if constexpr (constexpr std::size_t D = node.dense_above; D < layers)
+                s |= ops<D>::template input_gradient_scratch<layer<D>>(conv_pool<I>::group);
         } else if constexpr (node.kind == node_kind::pass) {
             if constexpr (requires { ops<I>::template scratch<layer<I>>(rows); })
                 s = ops<I>::template scratch<layer<I>>(rows);
         }
-        if constexpr (node.deferred_kernel) {
-            constexpr std::size_t In = layer<I>::input_shape::size, U = layer<I>::output_shape::size;
-            s |= kernels::gemm_tn_micro_batches_scratch<U>(In, rows.step) |
-                 kernels::gemm_tn_micro_batches_columns_scratch<U>(rows.step);
-        }
+        if constexpr (node.deferred_kernel)
+            s |= ops<I>::template deferred_scratch<layer<I>>(rows);
         return s;
     }
 
@@ -190,7 +193,7 @@ private:
     }
 
 public:
-    /// True when layer I leaves its kernel gradient to deferred_gradient.
+    /// True when layer I leaves its kernel gradient to the fused pass (deferred_kernels).
     template <std::size_t I>
     static consteval bool
     deferred_kernel() noexcept
@@ -260,40 +263,61 @@ public:
     static constexpr auto accumulating_ranges = weight_ranges<Model>::accumulating;
     static constexpr auto moving_ranges = weight_ranges<Model>::moving;
 
-    /// The deferred kernels (see plan_node::deferred_kernel), in layer order.
-    static constexpr auto deferred_ranges = [] {
+    /// The deferred kernels (see plan_node::deferred_kernel), in layer order: where each lies and its
+    /// layer's function that computes its gradient in the fused pass.
+    static constexpr auto deferred_kernels = [] {
         constexpr std::size_t count =
             std::ranges::count_if(plan.nodes, [](const plan_node& n) { return n.deferred_kernel; });
-        std::array<distribute::deferred_range, count> ranges{};
+        std::array<tpudsl::deferred_kernel, count> kernels{};
         std::size_t k = 0;
         [&]<std::size_t... I>(std::index_sequence<I...>) {
             ([&] {
                 if constexpr (deferred_kernel<I>()) {
                     constexpr std::size_t b = layer<I>::template weight<0>::offset, u = layer<I>::output_shape::size;
-                    ranges[k++] = {b, b + layer<I>::input_shape::size * u, u};
+                    kernels[k++] = {{b, b + layer<I>::input_shape::size * u, u},
+                                    &ops<I>::template deferred_kernel_gradient<layer<I>>};
                 }
             }(),
              ...);
         }(std::make_index_sequence<layers>{});
+        return kernels;
+    }();
+    static constexpr auto deferred_ranges = [] {
+        std::array<deferred_range, deferred_kernels.size()> ranges{};
+        for (std::size_t k = 0; k < ranges.size(); ++k)
+            ranges[k] = deferred_kernels[k].range;
         return ranges;
     }();
 
-    /// True when layer I keeps a transposed copy of its deferred kernel (dense_ops keeps W^T of an
-    /// (in, units) kernel: as many floats as the kernel; only Dense defers its kernel's gradient, so a
-    /// TimeDistributed<Dense> keeps its own): the model's threads then share one, which the fused pass
-    /// remakes as it updates the kernel (transpose_updated) instead of every thread making its own in
-    /// its forward (dense_ops::transposed_kernel).
+    /// Where a micro-batch's operands of each deferred kernel lie after its backward (X, and dZ in the
+    /// layer's output block): out[k * stride] for deferred_kernels[k]. Its trainer keeps them for the
+    /// fused pass.
+    static void
+    deferred_operands_of(const input_type* x, float* ws, std::size_t cap, std::size_t n, deferred_operands* out,
+                         std::size_t stride) noexcept
+    {
+        std::size_t k = 0;
+        [&]<std::size_t... I>(std::index_sequence<I...>) {
+            ([&] {
+                if constexpr (deferred_kernel<I>())
+                    out[stride * k++] = {input<I>(x, ws, cap), activation(ws, cap, I), n};
+            }(),
+             ...);
+        }(std::make_index_sequence<layers>{});
+    }
+
+    /// True when the model's threads share one copy of layer I's transposed kernel (its ops'
+    /// shares_copy), which the fused pass remakes as it updates the kernel (shared_copies) instead of
+    /// every thread making its own in its forward: a deferred kernel outside a fused pair.
     template <std::size_t I>
     static consteval bool
     shares_transpose() noexcept
     {
         if constexpr (deferred_kernel<I>() && plan.nodes[I].kind != node_kind::fused_conv &&
-                      requires { ops<I>::template kept_floats<layer<I>>; }) {
-            using W = typename layer<I>::template weight<0>;
-            return W::shape::rank == 2 && ops<I>::template kept_floats<layer<I>> == W::shape::size;
-        } else {
+                      requires { ops<I>::template shares_copy<layer<I>>; })
+            return ops<I>::template shares_copy<layer<I>>;
+        else
             return false;
-        }
     }
 
     /// The floats of the transposed kernels the threads share (shares_transpose), layer by layer.
@@ -311,26 +335,22 @@ public:
         return at;
     }();
 
-    /// After the fused pass updated params[b, e): the shared transposed kernels (in `shared`, laid out
-    /// by shared_transpose_at) copy the updated elements of their kernels. Each thread does its shard's:
-    /// together, every kernel's whole transpose, the bits of kernels::transpose.
-    static void
-    transpose_updated(const float* params, std::size_t b, std::size_t e, float* shared) noexcept
-    {
+    /// The shared copies (shares_transpose), each with its layer's function that remakes it in the
+    /// fused pass.
+    static constexpr auto shared_copies = [] {
+        constexpr std::size_t count = std::ranges::count_if(shared_transpose_floats, [](std::size_t f) { return f > 0; });
+        std::array<shared_copy, count> copies{};
+        std::size_t k = 0;
         [&]<std::size_t... I>(std::index_sequence<I...>) {
             ([&] {
-                if constexpr (shares_transpose<I>()) {
-                    using W = typename layer<I>::template weight<0>;
-                    constexpr std::size_t rows = W::shape::dims[0], cols = W::shape::dims[1];
-                    const std::size_t lo = std::max(b, W::offset), hi = std::min(e, W::offset + rows * cols);
-                    if (lo < hi)
-                        kernels::transpose_range(params + W::offset, rows, cols, lo - W::offset, hi - W::offset,
-                                                 shared + shared_transpose_at[I]);
-                }
+                if constexpr (shares_transpose<I>())
+                    copies[k++] = {I, layer<I>::template weight<0>::offset, shared_transpose_at[I],
+                                   &ops<I>::template remake_shared_copy<layer<I>>};
             }(),
              ...);
         }(std::make_index_sequence<layers>{});
-    }
+        return copies;
+    }();
 
     /// True when the only gradient that backward adds into (rather than writes) is a table of the first
     /// layer indexed by its integer inputs (an Embedding's): a micro-batch's arena is then +0 outside
@@ -342,43 +362,26 @@ public:
         else
             return false;
     }();
-    static constexpr distribute::table_span table = [] {
+    static constexpr table_span table = [] {
         if constexpr (marked_table) {
             using T = typename layer<0>::template weight<0>;
-            return distribute::table_span{T::offset, T::shape::dims[0], T::shape::dims[1]};
+            return table_span{T::offset, T::shape::dims[0], T::shape::dims[1]};
         } else {
-            return distribute::table_span{0, 0, 1};
+            return table_span{0, 0, 1};
         }
     }();
     /// The gradient buffer as the fused reduce (distribute::reduce_and_update) sees it.
-    static constexpr distribute::gradient_layout gradient_layout{
+    static constexpr tpudsl::gradient_layout gradient_layout{
         Model::param_buffer_size, deferred_ranges, accumulating_ranges, marked_table, table, moving_ranges};
 
-    /// One micro-batch of a step, for deferred_gradient: its inputs, its workspace (after a backward
-    /// that deferred the kernels) and its samples.
+    /// One micro-batch of a step, for forward_micro_batches and backward_micro_batches.
     struct micro_batch {
         const input_type* x = nullptr;
         float* ws = nullptr;
         std::size_t n = 0;
-        std::size_t first = 0;     ///< forward_micro_batches: its first sample's index in the step (first_sample)
-        float* grads = nullptr;    ///< backward_micro_batches: its gradient arena
+        std::size_t first = 0;     ///< its first sample's index in the step (first_sample)
+        float* grads = nullptr;    ///< its gradient arena
     };
-
-    /// grads[lo, hi) where that overlaps a deferred kernel: X^T . dZ over every micro-batch's samples, each
-    /// element one chain from zero over the samples in order, micro-batch after micro-batch (batches without samples
-    /// add nothing). The same bits as `backward` without deferring on all the batches' samples as one
-    /// micro-batch; outside the deferred ranges grads is not touched. `go_on`: each chain starts from
-    /// grads' element instead of zero (a chain over a step's samples cut between micro-batches: the
-    /// micro-batches of one process, then the next's, give the bits of one chain). count <=
-    /// max_micro_batches.
-    static void
-    deferred_gradient(const micro_batch* batches, std::size_t count, std::size_t cap, std::size_t lo, std::size_t hi,
-                      float* grads, bool go_on = false) noexcept
-    {
-        [&]<std::size_t... I>(std::index_sequence<I...>) {
-            (deferred_layer<I>(batches, count, cap, lo, hi, grads, go_on), ...);
-        }(std::make_index_sequence<layers>{});
-    }
 
     [[nodiscard]] static float*
     activation(float* ws, std::size_t cap, std::size_t l) noexcept
@@ -455,7 +458,7 @@ public:
     /// Backward pass after `forward` and after the loss filled loss_gradient(): adds every weight's
     /// gradient to `grads` (a buffer in the parameter layout). `input_grad`, when not null, receives
     /// dL/dx (float inputs only; the workspace then needs workspace_floats(cap, true)). `logit_grad`: the loss gradient is with respect to the logits.
-    /// `defer_kernels`: the deferred kernels' gradients are left to deferred_gradient (their ranges of
+    /// `defer_kernels`: the deferred kernels' gradients are left to the fused pass (their ranges of
     /// `grads` are not written). A deferred Dense's output block holds its dZ afterwards.
     static void
     backward(const float* params, const input_type* x, float* ws, std::size_t cap, std::size_t n, float* grads,
@@ -538,7 +541,7 @@ private:
                         const step_context& ctx) noexcept
     {
         if constexpr (spec<I>::defers_kernel_gradient) {
-            kernels::gemm_rows blocks[rows_group];
+            row_block blocks[rows_group];
             float* logits[rows_group];
             for (std::size_t p0 = 0; p0 < count; p0 += rows_group) {
                 std::size_t g = 0;
@@ -581,7 +584,7 @@ private:
                                                             !(deferred_kernel<I>() && defer_kernels));
             }
             if constexpr (I > 0) {
-                kernels::gemm_rows blocks[rows_group];
+                row_block blocks[rows_group];
                 for (std::size_t p0 = 0; p0 < count; p0 += rows_group) {
                     std::size_t g = 0;
                     for (std::size_t p = p0; p < std::min(count, p0 + rows_group); ++p) {
@@ -625,45 +628,6 @@ private:
 
     template <std::size_t I>
     static void
-    deferred_layer(const micro_batch* batches, std::size_t count, std::size_t cap, std::size_t lo, std::size_t hi,
-                   float* grads, bool go_on) noexcept
-    {
-        if constexpr (deferred_kernel<I>()) {
-            constexpr std::size_t In = layer<I>::input_shape::size, U = layer<I>::output_shape::size;
-            constexpr std::size_t offset = layer<I>::template weight<0>::offset;
-            const std::size_t a = std::max(lo, offset), b = std::min(hi, offset + In * U);
-            if (a >= b)
-                return;
-            float* g = grads + offset;
-            kernels::gemm_micro_batch parts[max_micro_batches]{};   // X_p^T (In x n_p) and dZ_p (n_p x U)
-            for (std::size_t p = 0; p < count; ++p)
-                parts[p] = {input<I>(batches[p].x, batches[p].ws, cap), activation(batches[p].ws, cap, I), batches[p].n};
-            // A row cut by the range: the kernel computes the whole row aside, its columns are copied.
-            auto cut_row = [&](std::size_t row, std::size_t j0, std::size_t j1) {
-                kernels::gemm_tn_micro_batches_columns<U>(row, j0, j1, In, parts, count, g + row * U, go_on);
-            };
-            std::size_t e = a - offset;
-            const std::size_t end = b - offset;
-            if (e % U != 0) {
-                const std::size_t row = e / U, stop = std::min(end, (row + 1) * U);
-                cut_row(row, e % U, stop - row * U);
-                e = stop;
-            }
-            const std::size_t r0 = e / U, r1 = end / U;
-            if (r0 < r1) {
-                kernels::gemm_micro_batch from_r0[max_micro_batches]{};   // rows [r0, r1) of C: X_p^T's columns from r0
-                for (std::size_t p = 0; p < count; ++p)
-                    from_r0[p] = {parts[p].a + r0, parts[p].b, parts[p].k};
-                kernels::gemm_tn_micro_batches<U>(r1 - r0, In, from_r0, count, g + r0 * U, go_on);
-                e = r1 * U;
-            }
-            if (e < end)
-                cut_row(r1, 0, end - r1 * U);
-        }
-    }
-
-    template <std::size_t I>
-    static void
     backward_layer(const float* params, const input_type* x, float* ws, std::size_t cap, std::size_t n,
                    float* grads, bool logit_grad, float* input_grad, bool defer_kernels) noexcept
     {
@@ -684,16 +648,14 @@ private:
                                        activation(ws, cap, I), scratch(ws, cap, I + 1), n);
             };
             if constexpr (constexpr std::size_t D = node.dense_above; D < layers) {
-                // The pooled gradient of a few samples at a time = dZ . W^T of the Dense above (its dZ in
-                // its output block, W^T the copy this thread's forward made), each row as the Dense's own
-                // GEMM computes it, into a group buffer that stays in cache.
-                constexpr std::size_t U = layer<D>::output_shape::size, In = layer<D>::input_shape::size;
+                // The pooled gradient of a few samples at a time: the input gradient of the layer above
+                // (its dZ in its output block), each row as its own backward computes it, into a group
+                // buffer that stays in cache.
+                constexpr std::size_t U = layer<D>::output_shape::size;
                 const float* dz = activation(ws, cap, D);
-                const float* wt = ops<D>::template transposed_kernel<layer<D>>(
-                    params + layer<D>::template weight<0>::offset, 0, ops<D>::template keeps_transpose<layer<D>>);
                 float* group = conv_pool<I>::group_buffer(I);
                 run([=](std::size_t s0, std::size_t count) {
-                    kernels::gemm_nn<U, In>(count, dz + s0 * U, wt, group);
+                    ops<D>::template input_gradient_of<layer<D>>(params, dz + s0 * U, count, group);
                     return group;
                 });
             } else {
@@ -702,7 +664,7 @@ private:
         } else if constexpr (node.deferred_kernel) {
             if constexpr (node.dx_left_to_pair)
                 dx = nullptr;   // the fused pair below computes it from dZ as it needs it
-            float* y = activation(ws, cap, I);   // dZ replaces the output: deferred_gradient reads it there
+            float* y = activation(ws, cap, I);   // dZ replaces the output: the fused pass reads it there
             ops<I>::template backward_keeping<layer<I>>(params, input<I>(x, ws, cap), y, dy, y, dx, grads, n, fused,
                                                         !defer_kernels);
         } else {

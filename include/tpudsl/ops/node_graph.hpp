@@ -10,9 +10,10 @@
 #ifndef TPUDSL_OPS_NODE_GRAPH_HPP
 #define TPUDSL_OPS_NODE_GRAPH_HPP
 
+#include <tpudsl/core/gradient_layout.hpp>
 #include <tpudsl/core/weight_spec.hpp>
-#include <tpudsl/distribute/all_reduce.hpp>
 #include <tpudsl/kernels/scratch.hpp>
+#include <tpudsl/layers/fused_steps.hpp>
 #include <tpudsl/layers/layer_concepts.hpp>
 #include <tpudsl/layers/merge.hpp>
 #include <tpudsl/layers/merge_ops.hpp>
@@ -260,21 +261,23 @@ public:
 
     static constexpr auto accumulating_ranges = weight_ranges<model>::accumulating;
     static constexpr auto moving_ranges = weight_ranges<model>::moving;
-    /// No kernel gradient waits for the all-reduce, and no rows table is marked, in a graph.
-    static constexpr std::array<distribute::deferred_range, 0> deferred_ranges{};
+    /// No kernel gradient waits for the fused pass, and no rows table is marked, in a graph.
+    static constexpr std::array<tpudsl::deferred_kernel, 0> deferred_kernels{};
+    static constexpr std::array<deferred_range, 0> deferred_ranges{};
+    static void
+    deferred_operands_of(const input_type*, float*, std::size_t, std::size_t, deferred_operands*, std::size_t) noexcept
+    {
+    }
     static constexpr bool marked_table = false;
-    static constexpr distribute::table_span table{0, 0, 1};
-    static constexpr distribute::gradient_layout gradient_layout{
+    static constexpr table_span table{0, 0, 1};
+    static constexpr tpudsl::gradient_layout gradient_layout{
         model::param_buffer_size, deferred_ranges, accumulating_ranges, marked_table, table, moving_ranges};
     /// No transposed kernel is shared by the threads.
     static constexpr std::array<std::size_t, layers> shared_transpose_floats{};
     static constexpr std::array<std::size_t, layers + 1> shared_transpose_at{};
-    static void
-    transpose_updated(const float*, std::size_t, std::size_t, float*) noexcept
-    {
-    }
+    static constexpr std::array<shared_copy, 0> shared_copies{};
 
-    /// One micro-batch of a step (the reduce's view; a graph defers no kernel gradient).
+    /// One micro-batch of a step (a graph runs each micro-batch through the whole model).
     struct micro_batch {
         const input_type* x = nullptr;
         float* ws = nullptr;
@@ -282,11 +285,6 @@ public:
         std::size_t first = 0;
         float* grads = nullptr;
     };
-    static void
-    deferred_gradient(const micro_batch*, std::size_t, std::size_t, std::size_t, std::size_t, float*,
-                      bool = false) noexcept
-    {
-    }
 
     [[nodiscard]] static float*
     activation(float* ws, std::size_t cap, std::size_t l) noexcept

@@ -3,7 +3,7 @@
 #ifndef TPUDSL_OPS_WEIGHT_RANGES_HPP
 #define TPUDSL_OPS_WEIGHT_RANGES_HPP
 
-#include <tpudsl/distribute/all_reduce.hpp>
+#include <tpudsl/core/gradient_layout.hpp>
 
 #include <array>
 #include <cstddef>
@@ -35,12 +35,12 @@ private:
     /// Appends layer I's non-trainable weights to `out` (at k).
     template <std::size_t I, std::size_t... J>
     static constexpr void
-    add_moving_ranges([[maybe_unused]] distribute::moving_range* out, [[maybe_unused]] std::size_t& k,
+    add_moving_ranges([[maybe_unused]] moving_range* out, [[maybe_unused]] std::size_t& k,
                       std::index_sequence<J...>) noexcept
     {
         [[maybe_unused]] const auto add = [&]<class W>(std::type_identity<W>) {
             if constexpr (!W::trainable)
-                out[k++] = distribute::moving_range{W::offset, W::offset + W::size, layer<I>::spec::moving_momentum};
+                out[k++] = moving_range{W::offset, W::offset + W::size, layer<I>::spec::moving_momentum};
         };
         (add(std::type_identity<typename layer<I>::template weight<J>>{}), ...);
     }
@@ -69,7 +69,7 @@ public:
                 std::make_index_sequence<layers>{});
             return c;
         }();
-        std::array<distribute::moving_range, count> ranges{};
+        std::array<moving_range, count> ranges{};
         std::size_t k = 0;
         [&]<std::size_t... I>(std::index_sequence<I...>) {
             (add_moving_ranges<I>(ranges.data(), k, std::make_index_sequence<layer<I>::weight_count>{}), ...);

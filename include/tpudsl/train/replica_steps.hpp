@@ -380,14 +380,34 @@ protected:
     void
     run_micro_batch(micro_batch& k, const batch_view* data, std::size_t global_n, bool training) noexcept
     {
-        if (!prepare_micro_batch(k, data, training))
+        if (!prepare_micro_batch(k, data, training)) {
+            keep_deferred_operands(k);
             return;
+        }
         graph::forward(params_.data(), k.x, k.workspace.data(), micro_batch_capacity_, k.n,
                        context(training, k.offset));
         const unsigned logit_grad = score_micro_batch(k, global_n);
-        if (training)
+        if (training) {
             graph::backward(params_.data(), k.x, k.workspace.data(), micro_batch_capacity_, k.n, k.grads.data(),
                             logit_grad, nullptr, /*defer_kernels*/ true);
+            keep_deferred_operands(k);
+        }
+    }
+
+    /// Keeps where micro-batch k's backward left the operands of the deferred kernels' gradients (none
+    /// without samples), for the fused pass.
+    void
+    keep_deferred_operands(micro_batch& k) noexcept
+    {
+        if constexpr (!graph::deferred_kernels.empty()) {
+            const auto c = static_cast<std::size_t>(&k - micro_batches_.data());
+            if (k.n == 0)
+                for (std::size_t d = 0; d < graph::deferred_kernels.size(); ++d)
+                    deferred_operands_[d * micro_batches + c] = {nullptr, nullptr, 0};
+            else
+                graph::deferred_operands_of(k.x, k.workspace.data(), micro_batch_capacity_, k.n,
+                                            deferred_operands_.data() + c, micro_batches);
+        }
     }
 
     /// run_micro_batch on every micro-batch of replica r, the row layers at the top of the model
@@ -405,15 +425,22 @@ protected:
             if (prepare_micro_batch(k, data, training))
                 batches[count++] = {k.x, k.workspace.data(), k.n, k.offset, k.grads.data()};
         }
-        if (count == 0)
+        if (count == 0) {
+            if (training)
+                for (std::size_t c = r * per; c < (r + 1) * per; ++c)
+                    keep_deferred_operands(micro_batches_[c]);
             return;
+        }
         graph::forward_micro_batches(params_.data(), batches, count, micro_batch_capacity_, context(training, 0));
         bool logit_grad = false;
         for (std::size_t c = r * per; c < (r + 1) * per; ++c)
             if (micro_batches_[c].n > 0)
                 logit_grad = score_micro_batch(micro_batches_[c], global_n) != 0;
-        if (training)
+        if (training) {
             graph::backward_micro_batches(params_.data(), batches, count, micro_batch_capacity_, logit_grad, /*defer_kernels*/ true);
+            for (std::size_t c = r * per; c < (r + 1) * per; ++c)
+                keep_deferred_operands(micro_batches_[c]);
+        }
     }
 
     /// The loss of a view (and its gradient into `grad`) by the compiled loss `L`, scaled so that the
@@ -464,9 +491,11 @@ protected:
     }
 
     /// The fused pass over thread t's shard of the parameters (distribute::reduce_and_update): the
-    /// deferred kernels' gradients over every micro-batch (graph::deferred_gradient, into arena 0),
-    /// elsewhere the arenas summed in micro-batch order, the optimizer applied in the same pass. Its
-    /// time goes to shards_, which train_with moves after the step.
+    /// deferred kernels' gradients over every micro-batch (their layers' functions, graph::deferred_kernels,
+    /// on the operands the micro-batches kept, into arena 0), elsewhere the arenas summed in micro-batch
+    /// order, the optimizer applied in the same pass, then the threads' shared copies of the updated
+    /// weights remade (graph::shared_copies). Its time goes to shards_, which train_with moves after the
+    /// step.
     template <class Opt>
     void
     reduce_and_update(std::size_t t, const Opt& opt, const typename Opt::step_constants& c) noexcept
@@ -477,21 +506,17 @@ protected:
         for (std::size_t s = 0; s < Opt::slots; ++s)
             slot_ptrs[s] = slots_.data() + s * Seq::param_buffer_size;
         distribute::micro_batch_gradients gradients[micro_batches];
-        typename graph::micro_batch batches[micro_batches];
-        for (std::size_t k = 0; k < micro_batches; ++k) {
+        for (std::size_t k = 0; k < micro_batches; ++k)
             gradients[k] = {micro_batches_[k].grads.data(), micro_batches_[k].marks.data(), micro_batches_[k].n > 0};
-            batches[k] = {micro_batches_[k].x, micro_batches_[k].workspace.data(), micro_batches_[k].n};
-        }
         distribute::reduce_and_update(
             shards_.begin(t), shards_.end(t), graph::gradient_layout, gradients, params_.data(),
-            [&](std::size_t lo, std::size_t hi, float* g0) {
-                graph::deferred_gradient(batches, micro_batches, micro_batch_capacity_, lo, hi, g0);
-            },
+            [&](std::size_t lo, std::size_t hi, float* g0) { deferred_gradients(0, micro_batches, lo, hi, g0, false); },
             [&](float* g0, std::size_t b, std::size_t e) {
                 opt.update(c, params_.data(), g0, slot_ptrs, b, e);
                 if constexpr (shares_transposes)
                     if (!shared_copies_.empty())
-                        graph::transpose_updated(params_.data(), b, e, shared_transposes_.data());
+                        for (const shared_copy& s : graph::shared_copies)
+                            s.remake(params_.data(), b, e, shared_transposes_.data() + s.at);
             });
         shards_.record(t, std::chrono::steady_clock::now() - start);
     }
@@ -504,11 +529,9 @@ protected:
         const kernels::scratch_scope scratch(arenas_[t]);
         const std::size_t first = first_here(), count = last_here() - first;
         distribute::micro_batch_gradients gradients[micro_batches];
-        typename graph::micro_batch batches[micro_batches];
         for (std::size_t k = 0; k < count; ++k) {
             micro_batch& m = micro_batches_[first + k];
             gradients[k] = {m.grads.data(), m.marks.data(), m.n > 0};
-            batches[k] = {m.x, m.workspace.data(), m.n};
         }
         if (first_link && !gradients[0].has_samples) {   // a worker without samples (Reduction::allreduce) adds zero
             std::fill(sums + lo, sums + hi, 0.0f);
@@ -516,8 +539,19 @@ protected:
         }
         distribute::chain_reduce(lo, hi, graph::gradient_layout, std::span(gradients, count), sums, first_link,
                                  [&](std::size_t b, std::size_t e, float* g, bool go_on) {
-                                     graph::deferred_gradient(batches, count, micro_batch_capacity_, b, e, g, go_on);
+                                     deferred_gradients(first, count, b, e, g, go_on);
                                  });
+    }
+
+    /// grads[lo, hi) where it meets a deferred kernel, from micro-batches [first, first + count)'s kept
+    /// operands, by the kernel's layer's own function (graph::deferred_kernels).
+    void
+    deferred_gradients(std::size_t first, std::size_t count, std::size_t lo, std::size_t hi, float* grads,
+                       bool go_on) const noexcept
+    {
+        for (std::size_t d = 0; d < graph::deferred_kernels.size(); ++d)
+            graph::deferred_kernels[d].gradient(deferred_operands_.data() + d * micro_batches + first, count, lo, hi,
+                                                grads, go_on);
     }
 
     /// The step's sums[lo, hi), the same on every worker, applied (distribute::chain_update).
@@ -573,9 +607,8 @@ protected:
                     s.version = weights_version_;
     }
 
-    /// True when some layer's transposed kernel is shared by the threads (graph::shares_transpose).
-    static constexpr bool shares_transposes =
-        std::ranges::any_of(graph::shared_transpose_floats, [](std::size_t f) { return f > 0; });
+    /// True when some layer's transposed kernel is shared by the threads (graph::shared_copies).
+    static constexpr bool shares_transposes = !graph::shared_copies.empty();
 
     /// The transposed kernels the threads share, one region per layer of graph::shares_transpose
     /// (graph::shared_transpose_at), none valid (version 0) until the first fused pass makes them.
@@ -584,14 +617,8 @@ protected:
     {
         shared_transposes_.resize(graph::shared_transpose_at[graph::layers]);
         shared_copies_.assign(graph::layers, {});
-        [&]<std::size_t... I>(std::index_sequence<I...>) {
-            ([&] {
-                if constexpr (graph::shared_transpose_floats[I] > 0)
-                    shared_copies_[I] = {.from = params_.data() + graph::template layer<I>::template weight<0>::offset,
-                                         .version = 0, .data = shared_transposes_.data() + graph::shared_transpose_at[I]};
-            }(),
-             ...);
-        }(std::make_index_sequence<graph::layers>{});
+        for (const shared_copy& s : graph::shared_copies)
+            shared_copies_[s.layer] = {.from = params_.data() + s.from, .version = 0, .data = shared_transposes_.data() + s.at};
     }
 
     /// One step over a global batch of n: optionally points the micro-batches at `data`'s samples (or
@@ -637,6 +664,9 @@ protected:
     detail::aligned_floats_buffer params_;
     detail::aligned_floats_buffer slots_;
     std::vector<micro_batch> micro_batches_;
+    /// Per deferred kernel (graph::deferred_kernels), each micro-batch's operands, as its backward left
+    /// them: [d * micro_batches + c].
+    std::array<deferred_operands, graph::deferred_kernels.size() * micro_batches> deferred_operands_{};
     std::size_t micro_batch_capacity_ = 0;
     /// Each thread's kernel scratch, sized by the graph's plan for micro_batch_capacity_.
     std::vector<kernels::scratch_arena> arenas_;
