@@ -645,6 +645,22 @@ TEST_CASE("deferred Dense kernels: over every micro-batch at once, the bits of o
     using Conv = Sequential<Input<Shape<8, 8, 1>>, Conv2D<4, 3>, MaxPool2D<2>, Activation<Relu>, Flatten, Dense<6>,
                             Activation<Softmax>>;
     check_deferred<Conv>({3, 1, 0, 2}, false);
+    // In a graph, the same rule across a fan-out and a merge: Dense<6> defers (an Add reads it), Dense<8>
+    // feeds it and does not; Dense<3> defers.
+    using Residual = Functional<Node<"x", Input<Shape<6>>>, Node<"hidden", Dense<8, Relu>>, Node<"mix", Dense<6>>,
+                                Node<"skip", Add, "mix", "x">, Node<"classes", Dense<3, Softmax>>>;
+    STATIC_REQUIRE(ops::graph<Residual>::deferred_ranges.size() == 2);
+    check_deferred<Residual>({3, 0, 4, 2}, true);
+    // Two Dense reading the input itself, both deferred, and the one over their sum.
+    using Branches = Functional<Node<"x", Input<Shape<7>>>, Node<"a", Dense<5, Relu>, "x">, Node<"b", Dense<5>, "x">,
+                                Node<"sum", Add, "a", "b">, Node<"out", Dense<3>>>;
+    STATIC_REQUIRE(ops::graph<Branches>::deferred_ranges.size() == 3);
+    check_deferred<Branches>({2, 5, 1}, false);
+    // A layer used twice keeps its kernel gradient (its uses' gradients add up; they are not one chain).
+    using Tied = Functional<Node<"x", Input<Shape<8>>>, Node<"tied", Dense<8, Relu>>, Node<"again", Shared<"tied">>,
+                            Node<"sum", Add, "tied", "again">, Node<"classes", Dense<3, Softmax>>>;
+    STATIC_REQUIRE(ops::graph<Tied>::deferred_ranges.size() == 1);
+    check_deferred<Tied>({2, 3}, false);
 }
 
 namespace {
@@ -827,6 +843,29 @@ TEST_CASE("gradients: functional models, a residual Add with fan-out, Concatenat
     // A node reading one tensor twice: each edge its own gradient, summed.
     check_model<Functional<Node<"x", Input<Shape<5>>>, Node<"d", Dense<5, Tanh>>, Node<"sq", Multiply, "d", "d">,
                       Node<"out", Dense<2>>>>();
+}
+
+TEST_CASE("gradients: in a graph, a convolution runs fused with the max pooling that alone reads it", "[gradcheck][graph]")
+{
+    // conv_a's one reader is its pooling: fused. conv_b is read by its pooling and by a global pooling: not.
+    using Image = Functional<Node<"image", Input<Shape<6, 6, 2>>>, Node<"conv_a", Conv2D<3, 3, Tanh, Same>, "image">,
+                             Node<"pool_a", MaxPool2D<2>>, Node<"conv_b", Conv2D<3, 3, Sigmoid, Same>, "image">,
+                             Node<"pool_b", MaxPool2D<2>, "conv_b">, Node<"gap", GlobalAveragePooling2D, "conv_b">,
+                             Node<"sum", Add, "pool_a", "pool_b">, Node<"flat", Flatten>,
+                             Node<"cat", Concatenate<>, "flat", "gap">, Node<"out", Dense<2>>>;
+    using GI = ops::graph<Image>;
+    STATIC_REQUIRE(std::ranges::count_if(GI::pooled_by, [](std::size_t b) { return b < GI::layers; }) == 1);
+    check_model<Image>(1e-3);
+    // A fused pair whose input gradient goes to the layer below (its input larger than its pooled output,
+    // and the two in separate blocks), then a Dense that defers its kernel over the pooled output.
+    using Sequence = Functional<Node<"in", Input<Shape<9, 2>>>, Node<"c1", Conv1D<3, 2, Tanh>>,
+                                Node<"c2", Conv1D<4, 3, Sigmoid>>, Node<"p2", MaxPool1D<2>>, Node<"flat", Flatten>,
+                                Node<"out", Dense<2>>>;
+    using GS = ops::graph<Sequence>;
+    STATIC_REQUIRE(std::ranges::count_if(GS::pooled_by, [](std::size_t b) { return b < GS::layers; }) == 1);
+    STATIC_REQUIRE(GS::deferred_ranges.size() == 1);
+    check_model<Sequence>(1e-3);
+    check_deferred<Sequence>({3, 2, 0, 4}, false);
 }
 
 TEST_CASE("gradients: a layer shared by two nodes (Keras' layer reuse) sums both uses' gradients", "[gradcheck][graph]")

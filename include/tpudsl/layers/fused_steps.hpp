@@ -79,6 +79,21 @@ concept DeferringOps = requires(const float* params, const float* x, const float
     { O::template input_gradient_scratch<B>(n) } -> std::same_as<kernels::scratch_sizes>;
 };
 
+namespace detail {
+/// True when the ops O of a layer bound as B, whose spec declares defers_kernel_gradient, are
+/// DeferringOps; a short message names what is missing otherwise.
+template <class O, class B>
+consteval bool
+deferring_ops_checked() noexcept
+{
+    static_assert(DeferringOps<O, B>,
+                  "tpudsl layer: a spec that declares defers_kernel_gradient needs ops with backward_keeping, "
+                  "deferred_kernel_gradient, deferred_scratch, forward_rows, input_gradient_rows, input_gradient_of "
+                  "and input_gradient_scratch (see docs/layers.md) [TPUDSL_LAYER_DEFERS_WITHOUT_OPS]");
+    return DeferringOps<O, B>;
+}
+} // namespace detail
+
 } // namespace tpudsl
 
 #endif // !TPUDSL_LAYERS_FUSED_STEPS_HPP

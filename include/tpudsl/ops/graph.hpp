@@ -92,11 +92,7 @@ public:
     {
         using S = spec<I>;
         if constexpr (S::defers_kernel_gradient && !std::is_same_v<ops<I>, tpudsl::detail::unusable_ops>)
-            static_assert(DeferringOps<ops<I>, layer<I>>,
-                          "tpudsl layer: a spec that declares defers_kernel_gradient needs ops with backward_keeping, "
-                          "deferred_kernel_gradient, deferred_scratch, forward_rows, input_gradient_rows, "
-                          "input_gradient_of and input_gradient_scratch (see docs/layers.md) "
-                          "[TPUDSL_LAYER_DEFERS_WITHOUT_OPS]");
+            static_assert(tpudsl::detail::deferring_ops_checked<ops<I>, layer<I>>());
         layer_facts f;
         f.aliases_input = S::aliases_input;
         f.gradient_in_place = S::gradient_in_place;

@@ -6,13 +6,16 @@
 /// turn comes, since every consumer comes after it in forward order. A tensor read by several layers
 /// (a fan-out) gets the sum of their input gradients: the consumer whose backward runs first writes
 /// it, each later one writes into a temporary block, then adds it, in a fixed order, so the sum has
-/// the same bits on every run and every strategy. Nothing here allocates.
+/// the same bits on every run and every strategy. A convolution whose one reader is a max pooling runs
+/// fused with it, and a Dense leaves its kernel gradient to the fused pass, as in a Sequential (the
+/// rules: pooled_by, deferred). Nothing here allocates.
 #ifndef TPUDSL_OPS_NODE_GRAPH_HPP
 #define TPUDSL_OPS_NODE_GRAPH_HPP
 
 #include <tpudsl/core/gradient_layout.hpp>
 #include <tpudsl/core/weight_spec.hpp>
 #include <tpudsl/kernels/scratch.hpp>
+#include <tpudsl/layers/detail/conv_pool_pair.hpp>
 #include <tpudsl/layers/fused_steps.hpp>
 #include <tpudsl/layers/layer_concepts.hpp>
 #include <tpudsl/layers/merge.hpp>
@@ -39,12 +42,16 @@ namespace tpudsl::ops {
 template <std::size_t L, std::size_t E, std::size_t K>
 struct node_plan {
     std::array<std::size_t, L> activation{}, scratch{}, gradient{};
+    /// A fused convolution's one-sample blocks (its output, and its input gradient's scratch when its
+    /// pair keeps one sample's): offsets in the one-sample region after the per-sample blocks.
+    std::array<std::size_t, L> one_sample_activation{}, one_sample_scratch{};
+    std::array<bool, L> activation_one_sample{}, scratch_one_sample{};
     std::array<std::size_t, K> input{};   // a packed row's inputs, each unpacked to a block of its own
     std::array<bool, E> direct{};
     std::array<std::size_t, E> temporary{};
     std::size_t per_sample = 0;
     std::size_t naive_per_sample = 0;
-    std::size_t one_sample = 0;
+    std::size_t one_sample = 0;   ///< floats of the one-sample region
 };
 
 template <class... Parts>
@@ -104,6 +111,25 @@ struct graph<tpudsl::Functional<Parts...>> {
     template <std::size_t I>
     static constexpr bool shared = shares.uses[root<I>] > 1;
 
+    /// Per layer: true when it leaves its kernel gradient to the fused pass (its spec's
+    /// defers_kernel_gradient), its dZ kept in its output block until then, as a Sequential's plan
+    /// decides: not when its weights are shared (its uses' gradients would have to join one chain),
+    /// nor when a layer that reads its output defers its own (that one's X would be overwritten).
+    static constexpr std::array<bool, layers> deferred = [] {
+        std::array<bool, layers> defers{}, d{};
+        [&]<std::size_t... I>(std::index_sequence<I...>) {
+            ((defers[I] = !merges<I> && !shared<I> && spec<I>::defers_kernel_gradient), ...);
+        }(std::make_index_sequence<layers>{});
+        for (std::size_t l = layers; l-- > 0;) {
+            bool feeds_deferred = false;
+            for (std::size_t c = l + 1; c < layers; ++c)
+                for (std::size_t e = model::first_edge[c]; e < model::first_edge[c + 1]; ++e)
+                    feeds_deferred = feeds_deferred || (model::edges[e].layer == l && d[c]);
+            d[l] = defers[l] && !feeds_deferred;
+        }
+        return d;
+    }();
+
 private:
     template <std::size_t I>
     static consteval auto
@@ -143,6 +169,66 @@ public:
     template <std::size_t I>
     using ops = typename decltype(ops_of<I>())::type;
 
+    /// Per layer: the max pooling it runs with, one sample at a time (detail::conv_pool_pair over its
+    /// ops' core and the pooling's), or `layers`. Sequential's rule across a graph's edges: a
+    /// convolution (convolution_rank) whose one reader is a max pooling of the same rank
+    /// (max_pooling_rank), neither of them shared, the convolution not an output.
+    static constexpr std::array<std::size_t, layers> pooled_by = [] {
+        std::array<std::size_t, layers> conv{}, pool{}, by{};
+        by.fill(layers);
+        [&]<std::size_t... I>(std::index_sequence<I...>) {
+            ([&] {
+                if constexpr (!merges<I> && !shared<I>) {
+                    conv[I] = spec<I>::convolution_rank;
+                    pool[I] = spec<I>::max_pooling_rank;
+                }
+            }(),
+             ...);
+        }(std::make_index_sequence<layers>{});
+        for (std::size_t l = 0; l < layers; ++l) {
+            if (conv[l] == 0 || head_of[l] < heads)
+                continue;
+            std::size_t readers = 0, reader = layers;
+            for (std::size_t c = l + 1; c < layers; ++c)
+                for (std::size_t e = model::first_edge[c]; e < model::first_edge[c + 1]; ++e)
+                    if (model::edges[e].layer == l) {
+                        ++readers;
+                        reader = c;
+                    }
+            if (readers == 1 && pool[reader] == conv[l] && model::first_edge[reader + 1] - model::first_edge[reader] == 1)
+                by[l] = reader;
+        }
+        return by;
+    }();
+    /// True when layer I is a convolution fused with its pooling; when it is that pooling (no pass of its own).
+    template <std::size_t I>
+    static constexpr bool fused_conv = pooled_by[I] < layers;
+    static constexpr std::array<bool, layers> fused_pool = [] {
+        std::array<bool, layers> f{};
+        for (std::size_t l = 0; l < layers; ++l)
+            if (pooled_by[l] < layers)
+                f[pooled_by[l]] = true;
+        return f;
+    }();
+
+private:
+    template <std::size_t I>
+    static consteval auto
+    pair_of() noexcept
+    {
+        if constexpr (fused_conv<I>)
+            return std::type_identity<tpudsl::detail::conv_pool_pair<
+                typename ops<I>::template core<bound<I>>,
+                typename ops<pooled_by[I]>::template core<bound<pooled_by[I]>>>>{};
+        else
+            return std::type_identity<void>{};
+    }
+
+public:
+    /// The fused convolution and pooling of layer I (fused_conv<I>).
+    template <std::size_t I>
+    using conv_pool = typename decltype(pair_of<I>())::type;
+
 private:
     /// The floats per sample of the tensor that edge e reads.
     static constexpr std::array<std::size_t, edge_count> edge_sizes = [] {
@@ -163,6 +249,10 @@ public:
     /// consumers' backward passes come before its own); its output's gradient from the backward of
     /// its last consumer (which writes it; the loss, for the output) to its own; an edge's temporary
     /// during its consumer's backward only. Gradients and temporaries of different times share memory.
+    /// A deferred layer's output (its dZ after its backward) and its input live to the step's end: the
+    /// fused pass reads them. A fused convolution keeps its output (and its input gradient's scratch,
+    /// when its pair says so) one sample at a time, in the one-sample region, and has no gradient block;
+    /// its pooling's blocks live until the pair's backward, at the convolution's turn.
     static constexpr node_plan<layers, edge_count, inputs> plan = [] {
         node_plan<layers, edge_count, inputs> p;
         // In backward order, the first edge to reach a tensor writes its gradient; the others add.
@@ -192,6 +282,33 @@ public:
                                    steps - 1 - I}),
              ...);
         }(std::make_index_sequence<layers>{});
+        [&]<std::size_t... I>(std::index_sequence<I...>) {
+            ([&] {
+                if constexpr (fused_conv<I>) {
+                    constexpr std::size_t j = pooled_by[I];
+                    p.activation_one_sample[I] = true;
+                    p.one_sample_activation[I] = p.one_sample;
+                    p.one_sample += aligned_floats(layer<I>::output_shape::size);
+                    if constexpr (conv_pool<I>::one_sample_scratch) {
+                        blocks[3 * I + 1].size = 0;
+                        p.scratch_one_sample[I] = true;
+                        p.one_sample_scratch[I] = p.one_sample;
+                        p.one_sample += aligned_floats(conv_pool<I>::dx_scratch);
+                    }
+                    blocks[3 * I].size = 0;
+                    blocks[3 * I + 2].size = 0;
+                    for (std::size_t b = 3 * j; b < 3 * j + 3; ++b)
+                        blocks[b].last = std::max(blocks[b].last, steps - 1 - I);
+                }
+            }(),
+             ...);
+        }(std::make_index_sequence<layers>{});
+        for (std::size_t l = 0; l < layers; ++l)
+            if (deferred[l]) {
+                blocks[3 * l].last = steps - 1;
+                if (const std::size_t src = model::edges[model::first_edge[l]].layer; src != tpudsl::detail::no_node)
+                    blocks[3 * src].last = steps - 1;
+            }
         for (std::size_t l = 0; l < layers; ++l)
             for (std::size_t e = model::first_edge[l]; e < model::first_edge[l + 1]; ++e)
                 if (!p.direct[e])
@@ -217,22 +334,29 @@ public:
     }();
 
     /// Floats a replica of capacity `cap` needs (the input gradient needs nothing more): the planned
-    /// blocks, then one block for a shared layer's gradients before they add up.
+    /// blocks, one block for a shared layer's gradients before they add up, then the one-sample region.
     [[nodiscard]] static constexpr std::size_t
     workspace_floats(std::size_t cap, bool = false) noexcept
     {
-        return cap * plan.per_sample + shares.gradient_floats;
+        return cap * plan.per_sample + shares.gradient_floats + plan.one_sample;
     }
 
-    /// What a step's kernels ask of a thread's scratch: the largest request of every layer's.
+    /// What a step's kernels ask of a thread's scratch: the largest request of every layer's (and of a
+    /// deferred kernel gradient's, over the step's rows).
     [[nodiscard]] static constexpr kernels::scratch_sizes
     scratch_sizes(const kernels::scratch_rows& rows) noexcept
     {
         kernels::scratch_sizes s;
         [&]<std::size_t... I>(std::index_sequence<I...>) {
             ([&] {
-                if constexpr (requires { ops<I>::template scratch<bound<I>>(rows); })
+                if constexpr (fused_conv<I>)
+                    s |= conv_pool<I>::kernel_scratch();
+                else if constexpr (fused_pool[I])
+                    ;   // its pair asks for it
+                else if constexpr (requires { ops<I>::template scratch<bound<I>>(rows); })
                     s |= ops<I>::template scratch<bound<I>>(rows);
+                if constexpr (deferred[I])
+                    s |= ops<I>::template deferred_scratch<bound<I>>(rows);
             }(),
              ...);
         }(std::make_index_sequence<layers>{});
@@ -242,7 +366,9 @@ public:
     /// Floats each layer keeps in a thread's arena from one call to the next (a Dense's transposed kernel).
     static constexpr std::array<std::size_t, layers> kept_floats = []<std::size_t... I>(std::index_sequence<I...>) {
         return std::array<std::size_t, layers>{[] {
-            if constexpr (requires { ops<I>::template kept_floats<bound<I>>; })
+            if constexpr (fused_conv<I> || fused_pool[I])
+                return std::size_t{0};
+            else if constexpr (requires { ops<I>::template kept_floats<bound<I>>; })
                 return std::size_t{ops<I>::template kept_floats<bound<I>>};
             else
                 return std::size_t{0};
@@ -261,18 +387,53 @@ public:
 
     static constexpr auto accumulating_ranges = weight_ranges<model>::accumulating;
     static constexpr auto moving_ranges = weight_ranges<model>::moving;
-    /// No kernel gradient waits for the fused pass, and no rows table is marked, in a graph.
-    static constexpr std::array<tpudsl::deferred_kernel, 0> deferred_kernels{};
-    static constexpr std::array<deferred_range, 0> deferred_ranges{};
+    /// The deferred kernels (`deferred`), in layer order: where each lies and its layer's function
+    /// that computes its gradient in the fused pass.
+    static constexpr auto deferred_kernels = [] {
+        std::array<tpudsl::deferred_kernel, std::ranges::count(deferred, true)> kernels{};
+        std::size_t k = 0;
+        [&]<std::size_t... I>(std::index_sequence<I...>) {
+            ([&] {
+                if constexpr (deferred[I]) {
+                    static_assert(tpudsl::detail::deferring_ops_checked<ops<I>, bound<I>>());
+                    constexpr std::size_t b = layer<I>::template weight<0>::offset, u = layer<I>::output_shape::size;
+                    kernels[k++] = {{b, b + layer<I>::input_shape::size * u, u},
+                                    &ops<I>::template deferred_kernel_gradient<bound<I>>};
+                }
+            }(),
+             ...);
+        }(std::make_index_sequence<layers>{});
+        return kernels;
+    }();
+    static constexpr auto deferred_ranges = [] {
+        std::array<deferred_range, deferred_kernels.size()> ranges{};
+        for (std::size_t k = 0; k < ranges.size(); ++k)
+            ranges[k] = deferred_kernels[k].range;
+        return ranges;
+    }();
+
+    /// Where a micro-batch's operands of each deferred kernel lie after its backward (its input, and dZ
+    /// in the layer's output block): out[k * stride] for deferred_kernels[k].
     static void
-    deferred_operands_of(const input_type*, float*, std::size_t, std::size_t, deferred_operands*, std::size_t) noexcept
+    deferred_operands_of(const input_type* x, float* ws, std::size_t cap, std::size_t n, deferred_operands* out,
+                         std::size_t stride) noexcept
     {
+        std::size_t k = 0;
+        [&]<std::size_t... I>(std::index_sequence<I...>) {
+            ([&] {
+                if constexpr (deferred[I])
+                    out[stride * k++] = {source<model::first_edge[I]>(x, ws, cap), activation(ws, cap, I), n};
+            }(),
+             ...);
+        }(std::make_index_sequence<layers>{});
     }
+
+    /// No rows table is marked in a graph.
     static constexpr bool marked_table = false;
     static constexpr table_span table{0, 0, 1};
     static constexpr tpudsl::gradient_layout gradient_layout{
         model::param_buffer_size, deferred_ranges, accumulating_ranges, marked_table, table, moving_ranges};
-    /// No transposed kernel is shared by the threads.
+    /// No transposed kernel is shared by the threads: each makes its own in its first forward of a step.
     static constexpr std::array<std::size_t, layers> shared_transpose_floats{};
     static constexpr std::array<std::size_t, layers + 1> shared_transpose_at{};
     static constexpr std::array<shared_copy, 0> shared_copies{};
@@ -289,12 +450,22 @@ public:
     [[nodiscard]] static float*
     activation(float* ws, std::size_t cap, std::size_t l) noexcept
     {
+        if (plan.activation_one_sample[l])
+            return one_sample_region(ws, cap) + plan.one_sample_activation[l];
         return ws + cap * plan.activation[l];
     }
     [[nodiscard]] static float*
     scratch(float* ws, std::size_t cap, std::size_t l) noexcept
     {
+        if (plan.scratch_one_sample[l])
+            return one_sample_region(ws, cap) + plan.one_sample_scratch[l];
         return ws + cap * plan.scratch[l];
+    }
+    /// Where the one-sample region starts: after the per-sample blocks and the shared gradients' block.
+    [[nodiscard]] static float*
+    one_sample_region(float* ws, std::size_t cap) noexcept
+    {
+        return ws + cap * plan.per_sample + shares.gradient_floats;
     }
     [[nodiscard]] static float*
     gradient(float* ws, std::size_t cap, std::size_t l) noexcept
@@ -362,13 +533,14 @@ public:
     /// Backward pass after `forward` and after the losses filled their heads' gradients: every weight's
     /// gradient into `grads`; `input_grad`, when not null, receives dL/dx (one float input only).
     /// `logit_heads`: bit H set when head H's loss gradient is with respect to its logits (a bool: head
-    /// 0's). (No kernel is deferred in a graph.)
+    /// 0's). `defer_kernels`: the deferred kernels' gradients are left to the fused pass (their ranges of
+    /// `grads` are not written); a deferred layer's output block holds its dZ afterwards.
     static void
     backward(const float* params, const input_type* x, float* ws, std::size_t cap, std::size_t n, float* grads,
-             unsigned logit_heads, float* input_grad = nullptr, bool = false) noexcept
+             unsigned logit_heads, float* input_grad = nullptr, bool defer_kernels = false) noexcept
     {
         [&]<std::size_t... I>(std::index_sequence<I...>) {
-            (backward_layer<layers - 1 - I>(params, x, ws, cap, n, grads, logit_heads, input_grad), ...);
+            (backward_layer<layers - 1 - I>(params, x, ws, cap, n, grads, logit_heads, input_grad, defer_kernels), ...);
         }(std::make_index_sequence<layers>{});
     }
 
@@ -480,7 +652,15 @@ private:
     {
         constexpr std::size_t e0 = model::first_edge[I];
         float* y = activation(ws, cap, I);
-        if constexpr (merges<I>) {
+        if constexpr (fused_pool[I]) {
+            return;   // the convolution below ran this pooling
+        } else if constexpr (fused_conv<I>) {
+            // y holds one sample's convolution output at a time; the pooling's blocks get the rest.
+            constexpr std::size_t j = pooled_by[I];
+            conv_pool<I>::forward(params + layer<I>::template weight<0>::offset,
+                                  params + layer<I>::template weight<1>::offset, source<e0>(x, ws, cap), y,
+                                  scratch(ws, cap, I), activation(ws, cap, j), scratch(ws, cap, j), n);
+        } else if constexpr (merges<I>) {
             [&]<std::size_t... K>(std::index_sequence<K...>) {
                 const float* const xs[] = {source<e0 + K>(x, ws, cap)...};
                 ops<I>::template forward<layer<I>>(params, xs, y, scratch(ws, cap, I), n, ctx);
@@ -494,11 +674,22 @@ private:
     template <std::size_t I>
     static void
     backward_layer(const float* params, const input_type* x, float* ws, std::size_t cap, std::size_t n, float* grads,
-                   unsigned logit_heads, float* input_grad) noexcept
+                   unsigned logit_heads, float* input_grad, bool defer_kernels) noexcept
     {
         constexpr std::size_t e0 = model::first_edge[I], e1 = model::first_edge[I + 1];
         float* dy = gradient(ws, cap, I);
-        if constexpr (merges<I>) {
+        if constexpr (fused_pool[I]) {
+            return;   // the convolution below takes this pooling's gradient
+        } else if constexpr (fused_conv<I>) {
+            // The pooling's gradient, complete now (its readers ran before), into the convolution's input.
+            constexpr std::size_t j = pooled_by[I];
+            conv_pool<I>::backward(params + layer<I>::template weight<0>::offset, source<e0>(x, ws, cap),
+                                   activation(ws, cap, j),
+                                   tpudsl::detail::dy_in_place{gradient(ws, cap, j), layer<j>::output_shape::size},
+                                   target<e0>(ws, cap, input_grad), grads + layer<I>::template weight<0>::offset,
+                                   grads + layer<I>::template weight<1>::offset, scratch(ws, cap, I),
+                                   activation(ws, cap, I), scratch(ws, cap, j), n);
+        } else if constexpr (merges<I>) {
             [&]<std::size_t... K>(std::index_sequence<K...>) {
                 const float* const xs[] = {source<e0 + K>(x, ws, cap)...};
                 float* const dxs[] = {target<e0 + K>(ws, cap, input_grad)...};
@@ -517,8 +708,16 @@ private:
                 g = ws + cap * plan.per_sample;
             else if constexpr (shared<I>)
                 g = grads + layer<root<I>>::param_offset;
-            ops<I>::template backward<bound<I>>(weights<I>(params), source<e0>(x, ws, cap), activation(ws, cap, I), dy,
-                                                target<e0>(ws, cap, input_grad), g, scratch(ws, cap, I), n, fused);
+            if constexpr (deferred[I]) {
+                float* y = activation(ws, cap, I);   // dZ replaces the output: the fused pass reads it there
+                ops<I>::template backward_keeping<bound<I>>(params, source<e0>(x, ws, cap), y, dy, y,
+                                                            target<e0>(ws, cap, input_grad), g, n, fused,
+                                                            !defer_kernels);
+            } else {
+                ops<I>::template backward<bound<I>>(weights<I>(params), source<e0>(x, ws, cap), activation(ws, cap, I),
+                                                    dy, target<e0>(ws, cap, input_grad), g, scratch(ws, cap, I), n,
+                                                    fused);
+            }
             if constexpr (via_block)
                 add_shared_gradient<root<I>>(g, grads);
         }

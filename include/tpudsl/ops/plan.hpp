@@ -55,7 +55,7 @@ struct plan_node {
     /// Which of the two deltas holds dL/d(output): the loss writes delta 0, each layer below flips to
     /// the other one unless the layer above computes its gradient in place.
     std::size_t gradient_buffer = 0;
-    /// Its kernel gradient X^T . dZ is left to the all-reduce (graph::deferred_gradient), its dZ kept in
+    /// Its kernel gradient X^T . dZ is left to the fused pass (graph::deferred_kernels), its dZ kept in
     /// its output block until then.
     bool deferred_kernel = false;
     /// It leaves its input gradient to the fused pair below it, which computes it as it needs it.
