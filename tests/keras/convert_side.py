@@ -28,13 +28,13 @@ from keras import layers  # noqa: E402
 
 sys.dont_write_bytecode = True   # no __pycache__ left in the source tree by the import below
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import keras_side  # noqa: E402
+import keras_models  # noqa: E402
 
 
 def mnist_mlp_functional():
     """The MNIST seed as a functional model: one chain, so the tool takes it."""
     x = inputs = keras.Input((784,))
-    for layer in keras_side.mnist_mlp().layers:
+    for layer in keras_models.mnist_mlp().layers:
         x = layer.__class__.from_config(layer.get_config())(x)
     return keras.Model(inputs, x)
 
@@ -97,39 +97,39 @@ def two_texts():
 
 # (builder, C++ name, file suffixes, whether tpudsl has it as a seed)
 MODELS = {
-    "fashion_mnist_cnn": (keras_side.fashion_mnist_cnn, "FashionCnn", (".keras", ".h5")),
-    "mnist_mlp": (keras_side.mnist_mlp, "MnistMlp", (".keras",)),
-    "cifar10_cnn": (keras_side.cifar10_cnn, "Cifar10Cnn", (".keras",)),
-    "reuters_conv1d": (keras_side.reuters_conv1d, "Reuters", (".keras",)),
+    "fashion_mnist_cnn": (keras_models.fashion_mnist_cnn, "FashionCnn", (".keras", ".h5")),
+    "mnist_mlp": (keras_models.mnist_mlp, "MnistMlp", (".keras",)),
+    "cifar10_cnn": (keras_models.cifar10_cnn, "Cifar10Cnn", (".keras",)),
+    "reuters_conv1d": (keras_models.reuters_conv1d, "Reuters", (".keras",)),
     "mnist_mlp_functional": (mnist_mlp_functional, "MnistMlpFunctional", (".keras",)),
     "mixed_image": (mixed_image, "MixedImage", (".keras",)),
     "mixed_text": (mixed_text, "MixedText", (".keras",)),
     "mixed_recurrent": (mixed_recurrent, "MixedRecurrent", (".keras", ".h5")),
     # The layer models of the one-step checks: the tool's type must be pooling_models.hpp's.
-    "average_pool2d": (keras_side.average_pool2d, "AveragePool2D", (".keras",)),
-    "average_pool1d": (keras_side.average_pool1d, "AveragePool1D", (".keras",)),
-    "global_average2d": (keras_side.global_average2d, "GlobalAverage2D", (".keras",)),
-    "global_max2d": (keras_side.global_max2d, "GlobalMax2D", (".keras",)),
-    "global_average1d": (keras_side.global_average1d, "GlobalAverage1D", (".keras",)),
-    "global_max1d": (keras_side.global_max1d, "GlobalMax1D", (".keras",)),
+    "average_pool2d": (keras_models.average_pool2d, "AveragePool2D", (".keras",)),
+    "average_pool1d": (keras_models.average_pool1d, "AveragePool1D", (".keras",)),
+    "global_average2d": (keras_models.global_average2d, "GlobalAverage2D", (".keras",)),
+    "global_max2d": (keras_models.global_max2d, "GlobalMax2D", (".keras",)),
+    "global_average1d": (keras_models.global_average1d, "GlobalAverage1D", (".keras",)),
+    "global_max1d": (keras_models.global_max1d, "GlobalMax1D", (".keras",)),
     # ... and of batch_norm_models.hpp.
-    "batch_norm_conv": (keras_side.batch_norm_conv, "BatchNormConv", (".keras",)),
-    "batch_norm_dense": (keras_side.batch_norm_dense, "BatchNormDense", (".keras",)),
+    "batch_norm_conv": (keras_models.batch_norm_conv, "BatchNormConv", (".keras",)),
+    "batch_norm_dense": (keras_models.batch_norm_dense, "BatchNormDense", (".keras",)),
     # ... and time_distributed_models.hpp's.
-    "time_distributed_dense": (keras_side.time_distributed_dense, "TimeDistributedDense", (".keras",)),
+    "time_distributed_dense": (keras_models.time_distributed_dense, "TimeDistributedDense", (".keras",)),
     # ... and recurrent_models.hpp's.
-    "lstm": (keras_side.lstm, "Lstm", (".keras",)),
-    "lstm_sequences": (keras_side.lstm_sequences, "LstmSequences", (".keras",)),
-    "gru": (keras_side.gru, "Gru", (".keras",)),
-    "gru_sequences": (keras_side.gru_sequences, "GruSequences", (".keras",)),
-    "recurrent_tagger": (keras_side.recurrent_tagger, "Tagger", (".keras",)),
-    "recurrent_stacked": (keras_side.recurrent_stacked, "Stacked", (".keras",)),
+    "lstm": (keras_models.lstm, "Lstm", (".keras",)),
+    "lstm_sequences": (keras_models.lstm_sequences, "LstmSequences", (".keras",)),
+    "gru": (keras_models.gru, "Gru", (".keras",)),
+    "gru_sequences": (keras_models.gru_sequences, "GruSequences", (".keras",)),
+    "recurrent_tagger": (keras_models.recurrent_tagger, "Tagger", (".keras",)),
+    "recurrent_stacked": (keras_models.recurrent_stacked, "Stacked", (".keras",)),
     # Graphs (Functional): ResNet-20 (examples/cifar10_resnet), the models of two inputs and two outputs
     # (examples/text_and_metadata) and functional_models.hpp's (a layer called three times, Dot).
-    "resnet20": (keras_side.resnet20, "ResNet20", (".keras",)),
-    "text_and_metadata": (keras_side.text_and_metadata, "TextAndMetadata", (".keras", ".h5")),
-    "functional_shared": (keras_side.functional_shared, "SharedConv", (".keras",)),
-    "functional_dot": (keras_side.functional_dot, "DotScores", (".keras",)),
+    "resnet20": (keras_models.resnet20, "ResNet20", (".keras",)),
+    "text_and_metadata": (keras_models.text_and_metadata, "TextAndMetadata", (".keras", ".h5")),
+    "functional_shared": (keras_models.functional_shared, "SharedConv", (".keras",)),
+    "functional_dot": (keras_models.functional_dot, "DotScores", (".keras",)),
     # Two texts: an Embedding each, one of them shared with a third input of token ids (this file's).
     "two_texts": (two_texts, "TwoTexts", (".keras", ".h5")),
 }

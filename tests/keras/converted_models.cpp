@@ -21,6 +21,7 @@
 #include "pooling_models.hpp"
 #include "recurrent_models.hpp"
 #include "time_distributed_models.hpp"
+#include "../unit/summary_text.hpp"
 
 #include <cifar10_cnn/model.hpp>
 #include <fashion_mnist_cnn/model.hpp>
@@ -142,23 +143,16 @@ same_graph_counts()
 static_assert(same_graph_counts<generated::ResNet20, seeds::ResNet20>());
 static_assert(same_graph_counts<generated::SharedConv, functional_models::SharedConv>());
 
-template <class Model>
-std::string
-summary_of()
-{
-    std::ostringstream out;
-    tpudsl::summary<Model>(out);
-    return out.str();
-}
+using tpudsl_tests::summary_text;
 
 template <class Generated, class Seed>
 int
 same_summary(const char* name, const char* same_what = "the same type as the seed")
 {
-    const bool same = summary_of<Generated>() == summary_of<Seed>();
+    const bool same = summary_text<Generated>() == summary_text<Seed>();
     std::cout << name << ": " << same_what << ", " << (same ? "the same summary" : "ANOTHER SUMMARY") << '\n';
     if (!same)
-        std::cout << "tool:\n" << summary_of<Generated>() << "hand-written:\n" << summary_of<Seed>();
+        std::cout << "tool:\n" << summary_text<Generated>() << "hand-written:\n" << summary_text<Seed>();
     return same ? 0 : 1;
 }
 

@@ -1,9 +1,14 @@
+#include "../keras/functional_models.hpp"
+#include "summary_text.hpp"
+#include "cifar10_cnn/model.hpp"
 #include "fashion_mnist_cnn/model.hpp"
 #include "mnist_mlp/model.hpp"
 #include "reuters_conv1d/model.hpp"
 
 #include <catch2/catch.hpp>
 
+#include <fstream>
+#include <iterator>
 #include <sstream>
 #include <string>
 
@@ -191,4 +196,32 @@ TEST_CASE("summary rows and auto-names of the recurrent layers", "[summary][recu
     STATIC_REQUIRE(LSTM<4>::class_name == "LSTM");
     STATIC_REQUIRE(GRU<4, true>::base_name == "gru");
     STATIC_REQUIRE(GRU<4, true>::class_name == "GRU");
+}
+
+namespace {
+/// tests/fixtures/summaries/<name>.txt: tf.keras' own summary of the same model
+/// (tests/keras/tf_keras_summaries.py).
+std::string
+tf_keras_summary(const std::string& name)
+{
+    std::ifstream in(std::string(TPUDSL_FIXTURES_DIR) + "/summaries/" + name + ".txt", std::ios::binary);
+    REQUIRE(in);
+    return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+}
+
+using tpudsl_tests::summary_text;
+} // namespace
+
+TEST_CASE("summaries equal tf.keras' print_summary of the same models, byte for byte: the seeds, ResNet-20, "
+          "a shared layer, Dot, two inputs and two outputs",
+          "[summary][graph]")
+{
+    CHECK(summary_text<seeds::FashionCnn>() == tf_keras_summary("fashion_mnist_cnn"));
+    CHECK(summary_text<seeds::MnistMlp>() == tf_keras_summary("mnist_mlp"));
+    CHECK(summary_text<seeds::Cifar10Cnn>() == tf_keras_summary("cifar10_cnn"));
+    CHECK(summary_text<seeds::Reuters>() == tf_keras_summary("reuters_conv1d"));
+    CHECK(summary_text<functional_models::ResNet20>() == tf_keras_summary("resnet20"));
+    CHECK(summary_text<functional_models::SharedConv>() == tf_keras_summary("functional_shared"));
+    CHECK(summary_text<functional_models::DotScores>() == tf_keras_summary("functional_dot"));
+    CHECK(summary_text<functional_models::TextAndMetadata>() == tf_keras_summary("text_and_metadata"));
 }
