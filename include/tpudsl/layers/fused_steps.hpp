@@ -14,6 +14,7 @@
 #include <tpudsl/kernels/scratch.hpp>
 #include <tpudsl/layers/step_context.hpp>
 
+#include <array>
 #include <concepts>
 #include <cstddef>
 
@@ -86,11 +87,33 @@ template <class O, class B>
 consteval bool
 deferring_ops_checked() noexcept
 {
-    static_assert(DeferringOps<O, B>,
+    constexpr bool deferring = DeferringOps<O, B>;   // a value: the message lists what is needed
+    static_assert(deferring,
                   "tpudsl layer: a spec that declares defers_kernel_gradient needs ops with backward_keeping, "
                   "deferred_kernel_gradient, deferred_scratch, forward_rows, input_gradient_rows, input_gradient_of "
                   "and input_gradient_scratch (see docs/layers.md) [TPUDSL_LAYER_DEFERS_WITHOUT_OPS]");
-    return DeferringOps<O, B>;
+    return deferring;
+}
+
+/// The deferred kernel of the layer bound as B whose ops O are DeferringOps: where its kernel (weight
+/// 0, (in, units)) lies, and O's function that computes its gradient in the fused pass.
+template <class O, class B>
+consteval deferred_kernel
+deferred_kernel_of() noexcept
+{
+    constexpr std::size_t begin = B::template weight<0>::offset, units = B::output_shape::size;
+    return {{begin, begin + B::input_shape::size * units, units}, &O::template deferred_kernel_gradient<B>};
+}
+
+/// The places of `kernels`, as the gradient layout lists them.
+template <std::size_t N>
+constexpr std::array<deferred_range, N>
+deferred_ranges_of(const std::array<deferred_kernel, N>& kernels) noexcept
+{
+    std::array<deferred_range, N> ranges{};
+    for (std::size_t k = 0; k < N; ++k)
+        ranges[k] = kernels[k].range;
+    return ranges;
 }
 } // namespace detail
 

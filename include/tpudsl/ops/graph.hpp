@@ -92,13 +92,13 @@ public:
     {
         using S = spec<I>;
         if constexpr (S::defers_kernel_gradient && !std::is_same_v<ops<I>, tpudsl::detail::unusable_ops>)
-            static_assert(tpudsl::detail::deferring_ops_checked<ops<I>, layer<I>>());
+            [[maybe_unused]] constexpr bool checked = tpudsl::detail::deferring_ops_checked<ops<I>, layer<I>>();
         layer_facts f;
         f.aliases_input = S::aliases_input;
         f.gradient_in_place = S::gradient_in_place;
         f.row_wise = S::row_wise;
         f.accumulates = layer<I>::weight_count > 0 && S::accumulates_gradient;
-        f.defers_kernel = S::defers_kernel_gradient;
+        f.defers_kernel = S::defers_kernel_gradient && DeferringOps<ops<I>, layer<I>>;   // (else reported above)
         f.convolution_rank = S::convolution_rank;
         f.max_pooling_rank = S::max_pooling_rank;
         if constexpr (requires { typename S::activation; })
@@ -268,22 +268,14 @@ public:
         std::size_t k = 0;
         [&]<std::size_t... I>(std::index_sequence<I...>) {
             ([&] {
-                if constexpr (deferred_kernel<I>()) {
-                    constexpr std::size_t b = layer<I>::template weight<0>::offset, u = layer<I>::output_shape::size;
-                    kernels[k++] = {{b, b + layer<I>::input_shape::size * u, u},
-                                    &ops<I>::template deferred_kernel_gradient<layer<I>>};
-                }
+                if constexpr (deferred_kernel<I>())
+                    kernels[k++] = tpudsl::detail::deferred_kernel_of<ops<I>, layer<I>>();
             }(),
              ...);
         }(std::make_index_sequence<layers>{});
         return kernels;
     }();
-    static constexpr auto deferred_ranges = [] {
-        std::array<deferred_range, deferred_kernels.size()> ranges{};
-        for (std::size_t k = 0; k < ranges.size(); ++k)
-            ranges[k] = deferred_kernels[k].range;
-        return ranges;
-    }();
+    static constexpr auto deferred_ranges = tpudsl::detail::deferred_ranges_of(deferred_kernels);
 
     /// Where a micro-batch's operands of each deferred kernel lie after its backward (X, and dZ in the
     /// layer's output block): out[k * stride] for deferred_kernels[k]. Its trainer keeps them for the

@@ -111,24 +111,6 @@ struct graph<tpudsl::Functional<Parts...>> {
     template <std::size_t I>
     static constexpr bool shared = shares.uses[root<I>] > 1;
 
-    /// Per layer: true when it leaves its kernel gradient to the fused pass (its spec's
-    /// defers_kernel_gradient), its dZ kept in its output block until then, as a Sequential's plan
-    /// decides: not when its weights are shared (its uses' gradients would have to join one chain),
-    /// nor when a layer that reads its output defers its own (that one's X would be overwritten).
-    static constexpr std::array<bool, layers> deferred = [] {
-        std::array<bool, layers> defers{}, d{};
-        [&]<std::size_t... I>(std::index_sequence<I...>) {
-            ((defers[I] = !merges<I> && !shared<I> && spec<I>::defers_kernel_gradient), ...);
-        }(std::make_index_sequence<layers>{});
-        for (std::size_t l = layers; l-- > 0;) {
-            bool feeds_deferred = false;
-            for (std::size_t c = l + 1; c < layers; ++c)
-                for (std::size_t e = model::first_edge[c]; e < model::first_edge[c + 1]; ++e)
-                    feeds_deferred = feeds_deferred || (model::edges[e].layer == l && d[c]);
-            d[l] = defers[l] && !feeds_deferred;
-        }
-        return d;
-    }();
 
 private:
     template <std::size_t I>
@@ -168,6 +150,30 @@ public:
     /// Layer I's forward and backward (a merge's take arrays of pointers: layers/merge_ops.hpp).
     template <std::size_t I>
     using ops = typename decltype(ops_of<I>())::type;
+
+    /// Per layer: true when it leaves its kernel gradient to the fused pass (its spec's
+    /// defers_kernel_gradient), its dZ kept in its output block until then, as a Sequential's plan
+    /// decides: not when its weights are shared (its uses' gradients would have to join one chain),
+    /// nor when a layer that reads its output defers its own (that one's X would be overwritten).
+    static constexpr std::array<bool, layers> deferred = [] {
+        std::array<bool, layers> defers{}, d{};
+        [&]<std::size_t... I>(std::index_sequence<I...>) {
+            ([&] {
+                if constexpr (!merges<I> && !shared<I> && spec<I>::defers_kernel_gradient &&
+                              !std::is_same_v<ops<I>, tpudsl::detail::unusable_ops>)
+                    defers[I] = tpudsl::detail::deferring_ops_checked<ops<I>, bound<I>>();
+            }(),
+             ...);
+        }(std::make_index_sequence<layers>{});
+        for (std::size_t l = layers; l-- > 0;) {
+            bool feeds_deferred = false;
+            for (std::size_t c = l + 1; c < layers; ++c)
+                for (std::size_t e = model::first_edge[c]; e < model::first_edge[c + 1]; ++e)
+                    feeds_deferred = feeds_deferred || (model::edges[e].layer == l && d[c]);
+            d[l] = defers[l] && !feeds_deferred;
+        }
+        return d;
+    }();
 
     /// Per layer: the max pooling it runs with, one sample at a time (detail::conv_pool_pair over its
     /// ops' core and the pooling's), or `layers`. Sequential's rule across a graph's edges: a
@@ -394,23 +400,14 @@ public:
         std::size_t k = 0;
         [&]<std::size_t... I>(std::index_sequence<I...>) {
             ([&] {
-                if constexpr (deferred[I]) {
-                    static_assert(tpudsl::detail::deferring_ops_checked<ops<I>, bound<I>>());
-                    constexpr std::size_t b = layer<I>::template weight<0>::offset, u = layer<I>::output_shape::size;
-                    kernels[k++] = {{b, b + layer<I>::input_shape::size * u, u},
-                                    &ops<I>::template deferred_kernel_gradient<bound<I>>};
-                }
+                if constexpr (deferred[I])
+                    kernels[k++] = tpudsl::detail::deferred_kernel_of<ops<I>, bound<I>>();
             }(),
              ...);
         }(std::make_index_sequence<layers>{});
         return kernels;
     }();
-    static constexpr auto deferred_ranges = [] {
-        std::array<deferred_range, deferred_kernels.size()> ranges{};
-        for (std::size_t k = 0; k < ranges.size(); ++k)
-            ranges[k] = deferred_kernels[k].range;
-        return ranges;
-    }();
+    static constexpr auto deferred_ranges = tpudsl::detail::deferred_ranges_of(deferred_kernels);
 
     /// Where a micro-batch's operands of each deferred kernel lie after its backward (its input, and dZ
     /// in the layer's output block): out[k * stride] for deferred_kernels[k].
