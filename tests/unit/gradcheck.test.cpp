@@ -866,6 +866,17 @@ TEST_CASE("gradients: in a graph, a convolution runs fused with the max pooling 
     STATIC_REQUIRE(GS::deferred_ranges.size() == 1);
     check_model<Sequence>(1e-3);
     check_deferred<Sequence>({3, 2, 0, 4}, false);
+    // The Fashion-MNIST pattern in a graph: a Linear convolution, its pooling and the Tanh after it run
+    // as one pair, the activation's output the pooling's block, read twice.
+    using Absorbed = Functional<Node<"image", Input<Shape<8, 8, 1>>>, Node<"conv", Conv2D<4, 3>>,
+                                Node<"pool", MaxPool2D<2>>, Node<"act", Activation<Tanh>>, Node<"flat", Flatten>,
+                                Node<"gap", GlobalAveragePooling2D, "act">, Node<"cat", Concatenate<>, "flat", "gap">,
+                                Node<"out", Dense<3>>>;
+    using GA = ops::graph<Absorbed>;
+    STATIC_REQUIRE(std::ranges::count_if(GA::absorbs, [](std::size_t a) { return a < GA::layers; }) == 1);
+    STATIC_REQUIRE(std::is_same_v<GA::conv_pool<0>::Act, Tanh>);
+    check_model<Absorbed>(1e-3);
+    check_deferred<Absorbed>({2, 3, 1}, false);
 }
 
 TEST_CASE("gradients: a layer shared by two nodes (Keras' layer reuse) sums both uses' gradients", "[gradcheck][graph]")

@@ -7,8 +7,9 @@
 /// (a fan-out) gets the sum of their input gradients: the consumer whose backward runs first writes
 /// it, each later one writes into a temporary block, then adds it, in a fixed order, so the sum has
 /// the same bits on every run and every strategy. A convolution whose one reader is a max pooling runs
-/// fused with it, and a Dense leaves its kernel gradient to the fused pass, as in a Sequential (the
-/// rules: pooled_by, deferred). Nothing here allocates.
+/// fused with it (and with the activation after it, for a Linear one), and a Dense leaves its kernel
+/// gradient to the fused pass, as in a Sequential (the rules: pooled_by, absorbs, deferred). Nothing
+/// here allocates.
 #ifndef TPUDSL_OPS_NODE_GRAPH_HPP
 #define TPUDSL_OPS_NODE_GRAPH_HPP
 
@@ -217,17 +218,71 @@ public:
         return f;
     }();
 
+    /// Per fused convolution: the activation its pair applies in its pooling's place, or `layers`. A
+    /// Linear convolution's pooling, not an output, whose one reader is a layer with an
+    /// absorbable_activation (element-wise and non-decreasing: act(max z) = max act(z)), neither shared
+    /// nor an output. That layer has no pass of its own: its output and its gradient are the pooling's.
+    static constexpr std::array<std::size_t, layers> absorbs = [] {
+        std::array<bool, layers> linear{}, absorbable{};
+        [&]<std::size_t... I>(std::index_sequence<I...>) {
+            ([&] {
+                if constexpr (!merges<I> && !shared<I>) {
+                    if constexpr (requires { typename spec<I>::activation; })
+                        linear[I] = std::is_same_v<typename spec<I>::activation, Linear>;
+                    absorbable[I] = !std::is_void_v<typename spec<I>::absorbable_activation>;
+                }
+            }(),
+             ...);
+        }(std::make_index_sequence<layers>{});
+        std::array<std::size_t, layers> by{};
+        by.fill(layers);
+        for (std::size_t l = 0; l < layers; ++l) {
+            const std::size_t j = pooled_by[l];
+            if (j == layers || !linear[l] || head_of[j] < heads)
+                continue;
+            std::size_t readers = 0, reader = layers;
+            for (std::size_t c = j + 1; c < layers; ++c)
+                for (std::size_t e = model::first_edge[c]; e < model::first_edge[c + 1]; ++e)
+                    if (model::edges[e].layer == j) {
+                        ++readers;
+                        reader = c;
+                    }
+            if (readers == 1 && absorbable[reader] && head_of[reader] == heads)
+                by[l] = reader;
+        }
+        return by;
+    }();
+    /// Per layer: the layer whose blocks it uses (an absorbed activation: its pooling's), or itself.
+    static constexpr std::array<std::size_t, layers> blocks_of = [] {
+        std::array<std::size_t, layers> b{};
+        for (std::size_t l = 0; l < layers; ++l)
+            b[l] = l;
+        for (std::size_t l = 0; l < layers; ++l)
+            if (absorbs[l] < layers)
+                b[absorbs[l]] = pooled_by[l];
+        return b;
+    }();
+    /// True when layer I is an activation its fused pair below applies (no pass of its own).
+    template <std::size_t I>
+    static constexpr bool absorbed = blocks_of[I] != I;
+
 private:
     template <std::size_t I>
     static consteval auto
     pair_of() noexcept
     {
-        if constexpr (fused_conv<I>)
-            return std::type_identity<tpudsl::detail::conv_pool_pair<
-                typename ops<I>::template core<bound<I>>,
-                typename ops<pooled_by[I]>::template core<bound<pooled_by[I]>>>>{};
-        else
+        if constexpr (fused_conv<I>) {
+            using C = typename ops<I>::template core<bound<I>>;
+            using P = typename ops<pooled_by[I]>::template core<bound<pooled_by[I]>>;
+            if constexpr (absorbs[I] < layers)
+                return std::type_identity<tpudsl::detail::conv_pool_pair<
+                    tpudsl::detail::conv_core<C::geometry, C::filters, typename spec<absorbs[I]>::absorbable_activation>,
+                    P>>{};
+            else
+                return std::type_identity<tpudsl::detail::conv_pool_pair<C, P>>{};
+        } else {
             return std::type_identity<void>{};
+        }
     }
 
 public:
@@ -305,6 +360,13 @@ public:
                     blocks[3 * I + 2].size = 0;
                     for (std::size_t b = 3 * j; b < 3 * j + 3; ++b)
                         blocks[b].last = std::max(blocks[b].last, steps - 1 - I);
+                    if constexpr (constexpr std::size_t a = absorbs[I]; a < layers) {
+                        // The activation's output is the pooling's block, its gradient the pooling's
+                        // gradient block, from the backward of the activation's last reader on.
+                        blocks[3 * j + 2].first = std::min(blocks[3 * j + 2].first, blocks[3 * a + 2].first);
+                        for (std::size_t b = 3 * a; b < 3 * a + 3; ++b)
+                            blocks[b].size = 0;
+                    }
                 }
             }(),
              ...);
@@ -313,7 +375,7 @@ public:
             if (deferred[l]) {
                 blocks[3 * l].last = steps - 1;
                 if (const std::size_t src = model::edges[model::first_edge[l]].layer; src != tpudsl::detail::no_node)
-                    blocks[3 * src].last = steps - 1;
+                    blocks[3 * blocks_of[src]].last = steps - 1;
             }
         for (std::size_t l = 0; l < layers; ++l)
             for (std::size_t e = model::first_edge[l]; e < model::first_edge[l + 1]; ++e)
@@ -327,9 +389,9 @@ public:
             for (std::size_t k = 0; k < inputs; ++k)
                 p.input[k] = placed.offset[3 * layers + edge_count + k];
         for (std::size_t l = 0; l < layers; ++l) {
-            p.activation[l] = placed.offset[3 * l];
+            p.activation[l] = placed.offset[3 * blocks_of[l]];
             p.scratch[l] = placed.offset[3 * l + 1];
-            p.gradient[l] = placed.offset[3 * l + 2];
+            p.gradient[l] = placed.offset[3 * blocks_of[l] + 2];
         }
         for (std::size_t e = 0; e < edge_count; ++e)
             p.temporary[e] = placed.offset[3 * layers + e];
@@ -357,7 +419,7 @@ public:
             ([&] {
                 if constexpr (fused_conv<I>)
                     s |= conv_pool<I>::kernel_scratch();
-                else if constexpr (fused_pool[I])
+                else if constexpr (fused_pool[I] || absorbed<I>)
                     ;   // its pair asks for it
                 else if constexpr (requires { ops<I>::template scratch<bound<I>>(rows); })
                     s |= ops<I>::template scratch<bound<I>>(rows);
@@ -372,7 +434,7 @@ public:
     /// Floats each layer keeps in a thread's arena from one call to the next (a Dense's transposed kernel).
     static constexpr std::array<std::size_t, layers> kept_floats = []<std::size_t... I>(std::index_sequence<I...>) {
         return std::array<std::size_t, layers>{[] {
-            if constexpr (fused_conv<I> || fused_pool[I])
+            if constexpr (fused_conv<I> || fused_pool[I] || absorbed<I>)
                 return std::size_t{0};
             else if constexpr (requires { ops<I>::template kept_floats<bound<I>>; })
                 return std::size_t{ops<I>::template kept_floats<bound<I>>};
@@ -649,8 +711,8 @@ private:
     {
         constexpr std::size_t e0 = model::first_edge[I];
         float* y = activation(ws, cap, I);
-        if constexpr (fused_pool[I]) {
-            return;   // the convolution below ran this pooling
+        if constexpr (fused_pool[I] || absorbed<I>) {
+            return;   // the convolution below ran this pooling (and this activation)
         } else if constexpr (fused_conv<I>) {
             // y holds one sample's convolution output at a time; the pooling's blocks get the rest.
             constexpr std::size_t j = pooled_by[I];
@@ -675,8 +737,8 @@ private:
     {
         constexpr std::size_t e0 = model::first_edge[I], e1 = model::first_edge[I + 1];
         float* dy = gradient(ws, cap, I);
-        if constexpr (fused_pool[I]) {
-            return;   // the convolution below takes this pooling's gradient
+        if constexpr (fused_pool[I] || absorbed<I>) {
+            return;   // the convolution below takes this pooling's (and this activation's) gradient
         } else if constexpr (fused_conv<I>) {
             // The pooling's gradient, complete now (its readers ran before), into the convolution's input.
             constexpr std::size_t j = pooled_by[I];
