@@ -55,6 +55,22 @@ struct node_plan {
     std::size_t one_sample = 0;   ///< floats of the one-sample region
 };
 
+/// The one layer of a Functional `Model` that reads layer l's output (through one edge), or the layer
+/// count when none or several do.
+template <class Model>
+[[nodiscard]] constexpr std::size_t
+only_reader(std::size_t l) noexcept
+{
+    std::size_t readers = 0, reader = Model::layer_count;
+    for (std::size_t c = l + 1; c < Model::layer_count; ++c)
+        for (std::size_t e = Model::first_edge[c]; e < Model::first_edge[c + 1]; ++e)
+            if (Model::edges[e].layer == l) {
+                ++readers;
+                reader = c;
+            }
+    return readers == 1 ? reader : Model::layer_count;
+}
+
 template <class... Parts>
 struct graph<tpudsl::Functional<Parts...>> {
     using model = tpudsl::Functional<Parts...>;
@@ -195,14 +211,9 @@ public:
         for (std::size_t l = 0; l < layers; ++l) {
             if (conv[l] == 0 || head_of[l] < heads)
                 continue;
-            std::size_t readers = 0, reader = layers;
-            for (std::size_t c = l + 1; c < layers; ++c)
-                for (std::size_t e = model::first_edge[c]; e < model::first_edge[c + 1]; ++e)
-                    if (model::edges[e].layer == l) {
-                        ++readers;
-                        reader = c;
-                    }
-            if (readers == 1 && pool[reader] == conv[l] && model::first_edge[reader + 1] - model::first_edge[reader] == 1)
+            const std::size_t reader = only_reader<model>(l);
+            if (reader < layers && pool[reader] == conv[l] &&
+                model::first_edge[reader + 1] - model::first_edge[reader] == 1)
                 by[l] = reader;
         }
         return by;
@@ -240,14 +251,8 @@ public:
             const std::size_t j = pooled_by[l];
             if (j == layers || !linear[l] || head_of[j] < heads)
                 continue;
-            std::size_t readers = 0, reader = layers;
-            for (std::size_t c = j + 1; c < layers; ++c)
-                for (std::size_t e = model::first_edge[c]; e < model::first_edge[c + 1]; ++e)
-                    if (model::edges[e].layer == j) {
-                        ++readers;
-                        reader = c;
-                    }
-            if (readers == 1 && absorbable[reader] && head_of[reader] == heads)
+            const std::size_t reader = only_reader<model>(j);
+            if (reader < layers && absorbable[reader] && head_of[reader] == heads)
                 by[l] = reader;
         }
         return by;
