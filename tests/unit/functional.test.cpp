@@ -52,6 +52,12 @@ using Tied = Functional<Node<"x", Input<Shape<8>>>,
                         Node<"classes", Dense<3, Softmax>>>;
 // [shared_layer]
 
+// [named_graph]
+// The same graph as a struct of its own: the compiler's symbols then name `NamedResidual`, not the
+// whole graph (a large graph compiles faster so).
+struct NamedResidual : ToyResidual {};
+// [named_graph]
+
 } // namespace
 
 TEST_CASE("a shared layer (Keras' layer reuse) has one set of weights, counted once", "[graph][shared]")
@@ -294,6 +300,33 @@ TEST_CASE("a Functional model trains with fit, and evaluate, predict and its wei
     // a file of another graph is refused
     Trainable<Declared> other(1);
     CHECK_THROWS_WITH(other.load_weights(dir / "residual.weights.bin"), Catch::Contains("another model layout"));
+}
+
+TEST_CASE("a graph declared as a struct of its own is the same model: constants, summary, bits and files",
+          "[graph][fit]")
+{
+    STATIC_REQUIRE(NamedResidual::param_count == ToyResidual::param_count);
+    STATIC_REQUIRE(NamedResidual::param_buffer_size == ToyResidual::param_buffer_size);
+    STATIC_REQUIRE(NamedResidual::layer<2>::param_offset == ToyResidual::layer<2>::param_offset);
+    const auto train = make_toy(300, 23);
+    Trainable<ToyResidual> plain(5);
+    Trainable<NamedResidual> named(5);
+    std::ostringstream plain_summary, named_summary;
+    plain.summary(plain_summary);
+    named.summary(named_summary);
+    CHECK(named_summary.str() == plain_summary.str());
+    plain.compile(optimizers::Adam{.learning_rate = 0.01f}, losses::SparseCategoricalCrossentropy{},
+                  metrics::SparseCategoricalAccuracy{});
+    named.compile(optimizers::Adam{.learning_rate = 0.01f}, losses::SparseCategoricalCrossentropy{},
+                  metrics::SparseCategoricalAccuracy{});
+    plain.fit(train.x, train.y, {.batch_size = 32, .epochs = 3, .verbose = 0});
+    named.fit(train.x, train.y, {.batch_size = 32, .epochs = 3, .verbose = 0});
+    CHECK(std::memcmp(named.parameters(), plain.parameters(), ToyResidual::param_buffer_size * sizeof(float)) == 0);
+    const tpudsl_tests::scratch_dir dir("functional_named");
+    named.save_weights(dir / "named.weights.bin");
+    Trainable<ToyResidual> loaded(99);
+    loaded.load_weights(dir / "named.weights.bin");
+    CHECK(std::memcmp(loaded.parameters(), plain.parameters(), ToyResidual::param_buffer_size * sizeof(float)) == 0);
 }
 
 // ---- several inputs and outputs (examples/text_and_metadata) ----

@@ -21,6 +21,7 @@ struct activation_ops;   // layers/activation_ops.hpp
 /// @tparam Act one of Linear, Relu, Softmax, Sigmoid, Tanh
 template <ActivationType Act>
 struct Activation : layer_base {
+    static constexpr bool position_independent = true;
     static constexpr std::string_view class_name = "Activation";
     static constexpr std::string_view base_name = "activation";
     using activation = Act;

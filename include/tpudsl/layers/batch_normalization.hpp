@@ -31,6 +31,7 @@ struct batch_normalization_ops;   // layers/batch_normalization_ops.hpp
 /// @tparam Epsilon  added to the variance, > 0
 template <float Momentum = 0.99f, float Epsilon = 1e-3f>
 struct BatchNormalization : layer_base {
+    static constexpr bool position_independent = true;
     static constexpr std::string_view class_name = "BatchNormalization";
     static constexpr std::string_view base_name = "batch_normalization";
     static constexpr float momentum = Momentum;

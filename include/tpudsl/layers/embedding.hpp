@@ -35,6 +35,7 @@ struct append_dim<Shape<D...>, Dim> {
 /// @tparam Dim   width of each vector, > 0
 template <std::size_t Vocab, std::size_t Dim>
 struct Embedding : layer_base {
+    static constexpr bool position_independent = true;
     static constexpr std::string_view class_name = "Embedding";
     static constexpr std::string_view base_name = "embedding";
     static constexpr std::size_t input_dim = Vocab;

@@ -18,6 +18,7 @@ struct flatten_ops;   // layers/flatten_ops.hpp
 /// `Flatten()`: (d0, d1, ..., dn) becomes (d0 * d1 * ... * dn), index `((h * W) + w) * C + c`.
 /// On the flat per-sample buffer it is free: the data does not move.
 struct Flatten : layer_base {
+    static constexpr bool position_independent = true;
     static constexpr std::string_view class_name = "Flatten";
     static constexpr std::string_view base_name = "flatten";
     using ops = detail::flatten_ops;

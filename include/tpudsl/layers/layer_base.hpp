@@ -73,6 +73,11 @@ struct layer_base {
     static constexpr bool accumulates_gradient = false;
     /// Integer inputs must lie in [0, input_bound) (an Embedding's vocabulary); 0: no bound.
     static constexpr std::size_t input_bound = 0;
+    /// Its ops read neither `B::index` nor where its weights lie in the whole buffer: only
+    /// `B::weight<J>::offset` from the `params` and `grads` they are handed. A graph then binds it from
+    /// index 0 and offset 0 and hands it its weights' place, so that its nodes on one shape share one
+    /// copy of the ops' code (a ResNet's repeated blocks compile once).
+    static constexpr bool position_independent = false;
     /// Its ops offer the deferred kernel gradient (backward_keeping, forward_rows,
     /// input_gradient_rows, transposed_kernel): weight 0 an (in, out) kernel whose gradient X^T . dZ
     /// the all-reduce may compute over every micro-batch of a step at once (Dense).

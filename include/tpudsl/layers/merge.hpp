@@ -63,6 +63,7 @@ merge_arity_rule(bool exactly_two) noexcept
 /// Defaults and traits of every merge; `merge_check<In...>()` is its rule check and `merge_output<In...>`
 /// its output, over the tensors of its inputs in the order its node names them.
 struct merge_base : layer_base {
+    static constexpr bool position_independent = true;
     /// A graph gives it several inputs (its ops take arrays of input and gradient pointers).
     static constexpr bool merges = true;
     static constexpr bool row_wise = true;

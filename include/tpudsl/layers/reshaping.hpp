@@ -39,6 +39,7 @@ struct repeat_vector_ops;        // layers/reshaping_ops.hpp
 
 /// What every reshaping layer shares: no weights, a pass per sample, its own rules.
 struct reshaping_base : layer_base {
+    static constexpr bool position_independent = true;
     using rule = reshaping_rule;
     template <rule R>
     using diagnostic = reshaping_diagnostic<R>;

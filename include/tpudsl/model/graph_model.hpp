@@ -18,6 +18,7 @@
 #include <tpudsl/detail/type_list.hpp>
 #include <tpudsl/layers/merge.hpp>
 #include <tpudsl/model/graph_diagnostics.hpp>
+#include <tpudsl/model/graph_fold.hpp>
 #include <tpudsl/model/layout.hpp>
 #include <tpudsl/model/sequential.hpp>
 
@@ -263,228 +264,9 @@ report_structure() noexcept
     }
 }
 
-/// A merge bound to the tensors it reads: what a bound_layer gives (no weights), and its inputs.
-template <std::size_t Index, class Spec, class Ins, std::size_t ParamOffset>
-struct bound_merge;
-template <std::size_t Index, class Spec, class First, class... Rest, std::size_t ParamOffset>
-struct bound_merge<Index, Spec, type_list<First, Rest...>, ParamOffset> {
-    using spec = Spec;
-    static constexpr std::size_t index = Index;
-    using inputs = type_list<First, Rest...>;
-    using first_input = First;
-    static constexpr std::size_t input_count = 1 + sizeof...(Rest);
-    static constexpr std::array<std::size_t, input_count> input_sizes{First::shape::size, Rest::shape::size...};
-    using input_shape = typename First::shape;
-    using input_type = float;
-    using output_shape = typename Spec::template merge_output<First, Rest...>::shape;
-    using weights = type_list<>;
-    static constexpr std::size_t weight_count = 0;
-    static constexpr std::size_t param_count = 0;
-    static constexpr std::size_t trainable_param_count = 0;
-    static constexpr std::size_t param_offset = ParamOffset;
-    static constexpr std::size_t param_end = ParamOffset;
-    static constexpr std::size_t scratch_size = 0;
-    template <std::size_t J>
-    using weight = type_at_t<J, weights>;
-};
-
-/// A Shared node's layer: its own input and output, no weights of its own (they are its target's, layer
-/// `shares`); `use` is the layer on this input with its weights bound from 0, which the runner calls
-/// with the target's weights.
-template <std::size_t Index, class Spec, class In, std::size_t ParamOffset, class Target>
-struct bound_shared {
-    using spec = Spec;
-    static constexpr std::size_t index = Index;
-    using input_shape = typename In::shape;
-    using input_type = typename In::value_type;
-    using output_shape = typename Spec::template output<In>::shape;
-    using weights = type_list<>;
-    static constexpr std::size_t weight_count = 0;
-    static constexpr std::size_t param_count = 0;
-    static constexpr std::size_t trainable_param_count = 0;
-    static constexpr std::size_t param_offset = ParamOffset;
-    static constexpr std::size_t param_end = ParamOffset;
-    static constexpr std::size_t scratch_size = Spec::template scratch_size<In>;
-    template <std::size_t J>
-    using weight = type_at_t<J, weights>;
-    static constexpr std::size_t shares = Target::index;
-    using use = bound_layer<Index, Spec, In, 0>;
-};
-
-/// A Shared node I, using layer Target on its input In: checked as the layer on In, then its weights'
-/// shapes against the first use's.
-template <class NodeList, class Table, std::size_t I, std::size_t Layer, class Target, class In, std::size_t Offset>
-struct shared_step {
-private:
-    using spec = typename Target::spec;
-    using checked = checked_step<true, Layer, spec, In>;
-    static consteval shared_rule
-    rule() noexcept
-    {
-        if constexpr (!checked::ok) {
-            return shared_rule::ok;   // the layer's own diagnostic says it
-        } else {
-            using use = bound_layer<Layer, spec, In, 0>;
-            if (Target::trainable_param_count != Target::param_count)
-                return shared_rule::moving_statistics;
-            const bool same = []<std::size_t... J>(std::index_sequence<J...>) {
-                return ((use::template weight<J>::size == Target::template weight<J>::size) && ...);
-            }(std::make_index_sequence<Target::weight_count>{});
-            return same && use::weight_count == Target::weight_count ? shared_rule::ok
-                                                                     : shared_rule::weight_shapes_differ;
-        }
-    }
-    static constexpr shared_rule rule_v = rule();
-
-public:
-    static constexpr bool ok = checked::ok && rule_v == shared_rule::ok;
-    static constexpr bool reported = checked::reported && [] {
-        if constexpr (rule_v != shared_rule::ok)
-            return sizeof(shared_error<rule_v, type_at_t<I, NodeList>::literal,
-                                       type_at_t<Table::targets[I], NodeList>::literal, typename In::shape,
-                                       typename Target::input_shape>) > 0;
-        else
-            return true;
-    }();
-    using output = std::conditional_t<ok, typename checked::output, invalid_tensor>;
-    using bound = bound_shared<Layer, spec, In, Offset, Target>;
-};
-
-/// An Input node: its tensor, or the Input diagnostic for an empty shape.
-template <class Spec>
-struct input_step {
-    using output = input_tensor_t<Spec>;
-    static constexpr bool ok = output::valid;
-    static constexpr bool reported = [] {
-        if constexpr (!ok)
-            return sizeof(layer_error<model_rule::input_empty_shape, 0, Spec, typename Spec::shape,
-                                      any_shape_of_rank<1>>) > 0;
-        else
-            return true;
-    }();
-};
-
-/// A node after a failed one: skipped, so that one mistake gives one error.
-struct skipped_step {
-    using output = invalid_tensor;
-    static constexpr bool ok = false;
-    static constexpr bool reported = true;
-};
-
-/// A one-input layer's node: checked as a Sequential checks its layers, and bound.
-template <std::size_t Layer, class Spec, class In, std::size_t Offset>
-struct layer_step : checked_step<true, Layer, Spec, In> {
-    using bound = std::conditional_t<checked_step<true, Layer, Spec, In>::ok, bound_layer<Layer, Spec, In, Offset>, void>;
-};
-
 /// Names the argument of a Functional that is not a Node (nor a last Outputs).
 template <class Arg>
 struct not_a_node_error : graph_diagnostic<std::is_void_v<Arg> ? graph_rule::ok : graph_rule::not_a_node> {};
-
-/// The tensors node I reads, from the outputs of the nodes before it.
-template <class Table, std::size_t I, class Outs, class Seq = std::make_index_sequence<Table::edge_counts[I]>>
-struct node_inputs;
-template <class Table, std::size_t I, class Outs, std::size_t... E>
-struct node_inputs<Table, I, Outs, std::index_sequence<E...>> {
-    using type = type_list<type_at_t<Table::edges[Table::first_edge[I] + E], Outs>...>;
-    static constexpr bool valid = (type_at_t<Table::edges[Table::first_edge[I] + E], Outs>::valid && ...);
-};
-
-/// Node I, a merge, on its inputs: checked (its diagnostic names the producers), bound and its output.
-template <class NodeList, class Table, std::size_t I, std::size_t Layer, std::size_t Offset, class Ins>
-struct merge_step;
-template <class NodeList, class Table, std::size_t I, std::size_t Layer, std::size_t Offset, class... In>
-struct merge_step<NodeList, Table, I, Layer, Offset, type_list<In...>> {
-    using spec = typename type_at_t<I, NodeList>::spec;
-    static constexpr merge_verdict verdict = spec::template merge_check<In...>();
-    static constexpr bool ok = verdict.rule == merge_rule::ok;
-    static constexpr bool reported = [] {
-        if constexpr (!ok) {
-            constexpr std::size_t first = Table::edges[Table::first_edge[I]];
-            constexpr std::size_t k = std::min(verdict.input, sizeof...(In) - 1);
-            constexpr std::size_t other = Table::edges[Table::first_edge[I] + k];
-            using Ins = type_list<In...>;
-            return sizeof(merge_error<verdict.rule, type_at_t<I, NodeList>::literal, spec,
-                                      type_at_t<first, NodeList>::literal, typename type_at_t<0, Ins>::shape,
-                                      type_at_t<other, NodeList>::literal, typename type_at_t<k, Ins>::shape>) > 0;
-        } else {
-            return true;
-        }
-    }();
-    using output = typename decltype([] {
-        if constexpr (ok)
-            return std::type_identity<typename spec::template merge_output<In...>>{};
-        else
-            return std::type_identity<invalid_tensor>{};
-    }())::type;
-    using bound = bound_merge<Layer, spec, type_list<In...>, Offset>;
-};
-
-/// Folds the nodes in declaration order: each node's output tensor (Outs), the bound layers (Bound),
-/// the next layer index and parameter offset. After a failed check the rest is skipped.
-template <class NodeList, class Table, std::size_t I, std::size_t Layer, std::size_t Offset, class Outs, class Bound,
-          bool Done = (I == Table::count)>
-struct graph_fold {
-    using outputs = Outs;
-    using layers = Bound;
-    static constexpr std::size_t param_end = Offset;
-    static constexpr bool valid = true;
-};
-
-template <class NodeList, class Table, std::size_t I, std::size_t Layer, std::size_t Offset, class... Outs,
-          class... Bound>
-struct graph_fold<NodeList, Table, I, Layer, Offset, type_list<Outs...>, type_list<Bound...>, false> {
-private:
-    using node = type_at_t<I, NodeList>;
-    using spec = typename node::spec;
-
-    static consteval auto
-    step() noexcept
-    {
-        if constexpr (Table::inputs[I]) {
-            return std::type_identity<input_step<spec>>{};
-        } else {
-            using ins = node_inputs<Table, I, type_list<Outs...>>;
-            if constexpr (!ins::valid) {
-                return std::type_identity<skipped_step>{};
-            } else if constexpr (Table::merges[I]) {
-                return std::type_identity<merge_step<NodeList, Table, I, Layer, Offset, typename ins::type>>{};
-            } else if constexpr (Table::shared[I]) {
-                using target = type_at_t<Table::layer_of[Table::targets[I]], type_list<Bound...>>;
-                return std::type_identity<
-                    shared_step<NodeList, Table, I, Layer, target, type_at_t<0, typename ins::type>, Offset>>{};
-            } else {
-                return std::type_identity<layer_step<Layer, spec, type_at_t<0, typename ins::type>, Offset>>{};
-            }
-        }
-    }
-    using this_step = typename decltype(step())::type;
-    static_assert(this_step::reported);
-    static constexpr bool is_layer = !Table::inputs[I] && this_step::ok;
-    using here = typename decltype([] {
-        if constexpr (is_layer)
-            return std::type_identity<type_list<Bound..., typename this_step::bound>>{};
-        else
-            return std::type_identity<type_list<Bound...>>{};
-    }())::type;
-    static constexpr std::size_t here_end = [] {
-        if constexpr (is_layer)
-            return this_step::bound::param_end;
-        else
-            return Offset;
-    }();
-    using next = std::conditional_t<
-        this_step::ok,
-        graph_fold<NodeList, Table, I + 1, Layer + (is_layer ? 1 : 0), here_end,
-                   type_list<Outs..., typename this_step::output>, here>,
-        graph_fold<NodeList, Table, Table::count, Layer, Offset, type_list<>, type_list<>>>;
-
-public:
-    using outputs = typename next::outputs;
-    using layers = typename next::layers;
-    static constexpr std::size_t param_end = next::param_end;
-    static constexpr bool valid = this_step::ok && next::valid;
-};
 
 template <class... Lists>
 struct concat_lists {
@@ -579,7 +361,7 @@ private:
     {
         if constexpr (structure_ok)
             return std::type_identity<
-                detail::graph_fold<node_list, table, 0, 0, 0, detail::type_list<>, detail::type_list<>>>{};
+                detail::graph_fold<node_list, table>>{};
         else
             return std::type_identity<detail::chain<false, 0, 0, detail::invalid_tensor>>{};
     }

@@ -59,7 +59,8 @@ has_softmax() noexcept
 
 namespace tpudsl::ops {
 
-template <class Model>
+/// A model's forward and backward passes: a Sequential's here, a Functional's in ops/node_graph.hpp.
+template <class Model, bool = requires { requires Model::functional; }>
 struct graph {
     using input_type = typename Model::input_type;
     static constexpr std::size_t layers = Model::layer_count;

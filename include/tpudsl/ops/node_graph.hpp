@@ -1,15 +1,13 @@
-/// @file Defines graph<Functional<...>>: a functional model's forward and backward pass over one replica's
-/// workspace, the runner of a graph of nodes (ops/graph.hpp runs a Sequential's chain).
-///
-/// Forward runs the layers in declaration order, each reading its sources' output blocks (or the
-/// model's input). Backward runs them in reverse: each layer's output gradient is complete when its
-/// turn comes, since every consumer comes after it in forward order. A tensor read by several layers
-/// (a fan-out) gets the sum of their input gradients: the consumer whose backward runs first writes
-/// it, each later one writes into a temporary block, then adds it, in a fixed order, so the sum has
-/// the same bits on every run and every strategy. A convolution whose one reader is a max pooling runs
-/// fused with it (and with the activation after it, for a Linear one), and a Dense leaves its kernel
-/// gradient to the fused pass, as in a Sequential (the rules: pooled_by, absorbs, deferred). Nothing
-/// here allocates.
+/// @file Defines graph<Model, true>: a Functional model's (or a struct deriving from one) forward and
+/// backward pass over one replica's workspace (ops/graph.hpp runs a Sequential's chain). Forward runs
+/// the layers in declaration order, each reading its sources' output blocks (or the model's input).
+/// Backward runs them in reverse: each layer's output gradient is complete when its turn comes, since
+/// every consumer comes after it in forward order. A tensor read by several layers (a fan-out) gets
+/// the sum of their input gradients: the consumer whose backward runs first writes it, each later one
+/// writes into a temporary block, then adds it, in a fixed order, so the sum has the same bits on every
+/// run and every strategy. A convolution whose one reader is a max pooling runs fused with it (and with
+/// the activation after it, for a Linear one), and a Dense leaves its kernel gradient to the fused
+/// pass, as in a Sequential (the rules: pooled_by, absorbs, deferred). Nothing here allocates.
 #ifndef TPUDSL_OPS_NODE_GRAPH_HPP
 #define TPUDSL_OPS_NODE_GRAPH_HPP
 
@@ -71,9 +69,9 @@ only_reader(std::size_t l) noexcept
     return readers == 1 ? reader : Model::layer_count;
 }
 
-template <class... Parts>
-struct graph<tpudsl::Functional<Parts...>> {
-    using model = tpudsl::Functional<Parts...>;
+template <class Model>
+struct graph<Model, true> {
+    using model = Model;
     /// What a step reads: the Input's samples, or, for several inputs, packed rows (model::packed_inputs).
     using input_type = typename model::input_type;
     static constexpr std::size_t layers = model::layer_count;
@@ -127,7 +125,10 @@ struct graph<tpudsl::Functional<Parts...>> {
     /// True when layer I's weights are used by another layer too.
     template <std::size_t I>
     static constexpr bool shared = shares.uses[root<I>] > 1;
-
+    /// True when layer I's ops run bound from index 0 and offset 0, handed its weights' place (its spec
+    /// is position_independent and defers no kernel gradient): one copy of code per spec and shape.
+    template <std::size_t I>
+    static constexpr bool rebased = spec<I>::position_independent && !spec<I>::defers_kernel_gradient;
 
 private:
     template <std::size_t I>
@@ -136,8 +137,10 @@ private:
     {
         if constexpr (requires { typename layer<I>::use; })
             return std::type_identity<typename layer<I>::use>{};
-        else if constexpr (shared<I>)
-            return std::type_identity<bound_layer<I, spec<I>,
+        else if constexpr (merges<I> && rebased<I>)
+            return std::type_identity<tpudsl::detail::bound_merge<0, spec<I>, typename layer<I>::inputs, 0>>{};
+        else if constexpr (!merges<I> && (shared<I> || rebased<I>))
+            return std::type_identity<bound_layer<rebased<I> ? 0 : I, spec<I>,
                                                   tpudsl::detail::tensor<typename layer<I>::input_shape,
                                                                          typename layer<I>::input_type>,
                                                   0>>{};
@@ -146,8 +149,8 @@ private:
     }
 
 public:
-    /// Layer I as its ops run it: the bound layer, or, when its weights are shared, the layer with its
-    /// weights bound from 0 (forward and backward then get the shared weights' place).
+    /// Layer I as its ops run it: the bound layer, or the layer with its weights bound from 0 when its
+    /// weights are shared or it is rebased (forward and backward then get its weights' place).
     template <std::size_t I>
     using bound = typename decltype(bound_of<I>())::type;
 
@@ -680,12 +683,12 @@ private:
         }
     }
 
-    /// Layer I's weights: the flat buffer, or, for a shared layer, its root's place in it.
+    /// Layer I's weights: the flat buffer, or, for a shared or rebased layer, its root's place in it.
     template <std::size_t I>
     [[nodiscard]] static const float*
     weights(const float* params) noexcept
     {
-        if constexpr (shared<I>)
+        if constexpr (shared<I> || rebased<I>)
             return params + layer<root<I>>::param_offset;
         else
             return params;
@@ -727,7 +730,7 @@ private:
         } else if constexpr (merges<I>) {
             [&]<std::size_t... K>(std::index_sequence<K...>) {
                 const float* const xs[] = {source<e0 + K>(x, ws, cap)...};
-                ops<I>::template forward<layer<I>>(params, xs, y, scratch(ws, cap, I), n, ctx);
+                ops<I>::template forward<bound<I>>(params, xs, y, scratch(ws, cap, I), n, ctx);
             }(std::make_index_sequence<layer<I>::input_count>{});
         } else {
             ops<I>::template forward<bound<I>>(weights<I>(params), source<e0>(x, ws, cap), y, scratch(ws, cap, I), n,
@@ -757,7 +760,7 @@ private:
             [&]<std::size_t... K>(std::index_sequence<K...>) {
                 const float* const xs[] = {source<e0 + K>(x, ws, cap)...};
                 float* const dxs[] = {target<e0 + K>(ws, cap, input_grad)...};
-                ops<I>::template backward<layer<I>>(params, xs, activation(ws, cap, I), dy, dxs, grads,
+                ops<I>::template backward<bound<I>>(params, xs, activation(ws, cap, I), dy, dxs, grads,
                                                     scratch(ws, cap, I), n);
             }(std::make_index_sequence<layer<I>::input_count>{});
         } else {
@@ -770,7 +773,7 @@ private:
             float* g = grads;
             if constexpr (via_block)
                 g = ws + cap * plan.per_sample;
-            else if constexpr (shared<I>)
+            else if constexpr (shared<I> || rebased<I>)
                 g = grads + layer<root<I>>::param_offset;
             if constexpr (deferred[I]) {
                 float* y = activation(ws, cap, I);   // dZ replaces the output: the fused pass reads it there

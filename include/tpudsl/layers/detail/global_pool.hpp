@@ -35,6 +35,7 @@ inline constexpr std::string_view global_pool_base_names[2][2] = {
 /// whole input (global_binding).
 template <std::size_t N, bool Max>
 struct global_pooling : layer_base {
+    static constexpr bool position_independent = true;
     static constexpr std::string_view class_name = global_pool_class_names[Max][N - 1];
     static constexpr std::string_view base_name = global_pool_base_names[Max][N - 1];
     using ops = pooling_ops<global_binding<Max>>;

@@ -40,6 +40,7 @@ struct gru_diagnostic {
 /// the last step's state (Units) or every step's (timesteps, Units) when ReturnSequences.
 template <std::size_t Units, bool ReturnSequences>
 struct recurrent_spec : layer_base {
+    static constexpr bool position_independent = true;
     static constexpr std::size_t units = Units;
     static constexpr bool return_sequences = ReturnSequences;
 

@@ -47,6 +47,7 @@ inline constexpr std::array<std::size_t, 1> extents_1d{K};
 template <class Pad, std::size_t N, std::array<std::size_t, N> Window, std::array<std::size_t, N> Stride, class Rules,
           std::size_t... Filters>
 struct window_spec : layer_base {
+    static constexpr bool position_independent = true;
     using padding = Pad;
     using window = sliding_window<Pad, N, Window, Stride>;
     using rule = typename Rules::rule;
