@@ -7,6 +7,7 @@
 #include <catch2/catch.hpp>
 
 #include <xtensor/xtensor.hpp>
+#include <xtensor/xview.hpp>
 
 #include <cmath>
 #include <limits>
@@ -239,6 +240,52 @@ TEST_CASE("steps_per_epoch, initial_epoch and partial batches", "[fit]")
     auto h2 = model.fit(train.x, train.y, {.batch_size = 32, .epochs = 4, .verbose = 0, .initial_epoch = 2});
     CHECK(h2.epoch == std::vector<std::size_t>{2, 3});
     CHECK(model.iterations() == 15 + 2 * 4);   // 100 samples: 3 batches of 32 and one of 4
+}
+
+TEST_CASE("validation_split validates on the arrays' last fraction, taken before shuffling, as Keras", "[fit]")
+{
+    const auto data = make_toy(100, 12);
+    auto compiled = [](Trainable<Toy>& m) {
+        m.compile(optimizers::Adam{}, losses::SparseCategoricalCrossentropy{}, metrics::SparseCategoricalAccuracy{});
+    };
+    Trainable<Toy> split(4);
+    compiled(split);
+    // floor(100 x (1 - 0.25)) = 75 samples trained on, in batches of 16: 5 steps an epoch
+    const History h = split.fit(data.x, data.y, {.batch_size = 16, .epochs = 3, .verbose = 0, .validation_split = 0.25});
+    CHECK(h.params.steps == 5);
+    REQUIRE(h["val_loss"].size() == 3);
+
+    // the same as training on the first 75 samples and validating on the last 25
+    const xt::xtensor<float, 2> x_train = xt::view(data.x, xt::range(0, 75));
+    const xt::xtensor<std::int32_t, 1> y_train = xt::view(data.y, xt::range(0, 75));
+    const xt::xtensor<float, 2> x_val = xt::view(data.x, xt::range(75, 100));
+    const xt::xtensor<std::int32_t, 1> y_val = xt::view(data.y, xt::range(75, 100));
+    Trainable<Toy> by_hand(4);
+    compiled(by_hand);
+    const History hand = by_hand.fit(x_train, y_train, {.batch_size = 16, .epochs = 3, .verbose = 0,
+                                                        .validation_data = validation_data(x_val, y_val)});
+    CHECK(std::memcmp(split.parameters(), by_hand.parameters(), Toy::param_buffer_size * sizeof(float)) == 0);
+    CHECK(h["val_loss"] == hand["val_loss"]);
+    CHECK(h["val_sparse_categorical_accuracy"] == hand["val_sparse_categorical_accuracy"]);
+
+    // validation_data, when given, is used instead (Keras' precedence): all 100 samples are trained on
+    Trainable<Toy> both(4);
+    compiled(both);
+    const History hb = both.fit(data.x, data.y, {.batch_size = 16, .epochs = 1, .verbose = 0, .validation_split = 0.25,
+                                                  .validation_data = validation_data(x_val, y_val)});
+    CHECK(hb.params.steps == 7);
+    CHECK(hb.contains("val_loss"));
+
+    CHECK_THROWS_WITH(split.fit(data.x, data.y, {.verbose = 0, .validation_split = 0.995}),
+                      Catch::Contains("holds 100 samples, too few to split") && Catch::Contains("0.995"));
+    CHECK_THROWS_WITH(split.fit(data.x, data.y, {.verbose = 0, .validation_split = 1.0}),
+                      Catch::Contains("validation_split must lie in [0, 1)"));
+    CHECK_THROWS_WITH(split.fit(data.x, data.y, {.verbose = 0, .validation_split = -0.5}),
+                      Catch::Contains("validation_split must lie in [0, 1)") && Catch::Contains("-0.5"));
+    using Ex = Example<Shape<4>, float, std::int32_t>;
+    const auto batches = Dataset<Ex>::from_tensor_slices(data.x, data.y).batch<16>();
+    CHECK_THROWS_WITH(split.fit(batches, {.verbose = 0, .validation_split = 0.25}),
+                      Catch::Contains("validation_split takes its samples from arrays, not from a Dataset"));
 }
 
 TEST_CASE("the same seed gives the same bits", "[fit][determinism]")

@@ -48,6 +48,22 @@ TEST_CASE("weights formats: without HDF5 a Keras .h5 path is refused, saying how
     fs::remove_all(dir);
 }
 
+TEST_CASE("weights formats: without HDF5 a ModelCheckpoint to a .h5 path is refused when it is made, before training")
+{
+    for (const std::string path : {"ckpt-{epoch:02d}.weights.h5", "best.h5"}) {
+        std::string msg;
+        try {
+            ModelCheckpoint checkpoint(path);
+        } catch (const std::invalid_argument& e) {
+            msg = e.what();
+        }
+        INFO(msg);
+        CHECK(msg.find("tpudsl::ModelCheckpoint: '" + path + "' names a Keras HDF5 weights file") == 0);
+        CHECK(msg.find("tpudsl::keras_h5") != std::string::npos);
+    }
+    CHECK_NOTHROW(ModelCheckpoint("ckpt-{epoch:02d}.weights"));
+}
+
 #endif
 
 TEST_CASE("weights formats: the suffix chooses the format")

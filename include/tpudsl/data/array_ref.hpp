@@ -228,6 +228,37 @@ make_array_ref(const A& a)
     return r;
 }
 
+/// Bytes of one element of type t (0 for dtype::other).
+[[nodiscard]] constexpr std::size_t
+dtype_size(dtype t) noexcept
+{
+    switch (t) {
+    case dtype::int8:
+    case dtype::uint8: return 1;
+    case dtype::int16:
+    case dtype::uint16: return 2;
+    case dtype::float32:
+    case dtype::int32:
+    case dtype::uint32: return 4;
+    case dtype::float64:
+    case dtype::int64:
+    case dtype::uint64: return 8;
+    default: return 0;
+    }
+}
+
+/// Samples [begin, end) of `a` (begin <= end <= a.samples()), the same elements, not copied.
+[[nodiscard]] inline array_ref
+samples_of(const array_ref& a, std::size_t begin, std::size_t end)
+{
+    array_ref r = a;
+    const std::ptrdiff_t step = a.row_major() ? static_cast<std::ptrdiff_t>(a.sample_size()) : a.strides[0];
+    r.data = static_cast<const unsigned char*>(a.data) +
+             static_cast<std::ptrdiff_t>(begin) * step * static_cast<std::ptrdiff_t>(dtype_size(a.type));
+    r.shape[0] = end - begin;
+    return r;
+}
+
 /// A pair (x, y) as `validation_data`, or as the data of fit/evaluate.
 struct dataset_ref {
     array_ref x;

@@ -6,6 +6,7 @@
 
 #include <tpudsl/detail/text.hpp>
 #include <tpudsl/io/files.hpp>
+#include <tpudsl/io/weight_formats.hpp>
 #include <tpudsl/train/history.hpp>
 
 #include <algorithm>
@@ -588,8 +589,8 @@ class ModelCheckpoint : public Callback {
 public:
     using Options = ModelCheckpointOptions;
 
-    /// Throws std::invalid_argument for a non-finite initial_value_threshold, or an `{epoch:0Nd}`
-    /// whose width is not a number from 1 to 255.
+    /// Throws std::invalid_argument for a non-finite initial_value_threshold, an `{epoch:0Nd}` whose
+    /// width is not a number from 1 to 255, or a Keras `.h5` path in a program built without HDF5.
     explicit ModelCheckpoint(std::string filepath, Options o = {}, std::ostream& out = std::cout)
         : filepath_(std::move(filepath)), options_(std::move(o)), out_(&out)
     {
@@ -601,7 +602,11 @@ public:
             options_.mode == monitor_mode::max ||
             (options_.mode == monitor_mode::automatic &&
              (monitor_.name.find("acc") != std::string::npos || monitor_.name.rfind("fmeasure", 0) == 0));
-        (void)format_path(1);   // refuses a bad {epoch:...} now rather than after the first epoch
+        // A bad {epoch:...}, or a Keras file in a program built without HDF5: refused now, not after the
+        // first epoch.
+        const std::string first = format_path(1);
+        if (!keras_h5_enabled && weights_format_of(first) != weights_format::tpudsl)
+            detail::keras_h5_disabled("tpudsl::ModelCheckpoint", filepath_);
     }
 
     /// Checks, before the first step, that the checkpoints' directory takes a new file (when the path

@@ -25,6 +25,10 @@ struct FitOptions {
     /// Batches per epoch; 0 means one pass over the data. With arrays the batch stream continues
     /// across epochs (Keras does not reset the iterator).
     std::size_t steps_per_epoch = 0;
+    /// Keras' `validation_split`: the fraction of the arrays, taken from their end before any shuffling,
+    /// that is not trained on but validated on at the end of each epoch. Arrays only; validation_data,
+    /// when given, is used instead.
+    double validation_split = 0.0;
     /// Keras' `validation_data`: `validation_data(x_val, y_val)` or a batched Dataset, one spelling for
     /// both (a Dataset is evaluated at its own batch size).
     std::optional<ValidationData> validation_data;

@@ -56,9 +56,11 @@ public:
         const detail::model_arrays<input_type> data(arrays, "x", "y", this->sparse_labels(), this->classes,
                                                     this->vocabulary(), this->label_positions);
         this->check_data(data.ref(), "x", "y");
-        const std::size_t samples = arrays.x.samples();
-        if (samples == 0)
+        dataset_ref train = data.ref();
+        if (train.x.samples() == 0)
             detail::bad_input("fit: x holds no samples (Keras refuses empty data too)");
+        split_validation(train, options);
+        const std::size_t samples = train.x.samples();
         std::optional<detail::model_arrays<input_type>> validation;
         prepare_validation(options, validation);
         // Keras' batch for arrays: as given, else derived from steps_per_epoch, else 32; a batch larger
@@ -66,8 +68,7 @@ public:
         const std::size_t batch = std::min(options.batch_for(samples), samples);
         const std::size_t validation_batch = options.validation_batch();
         this->ensure_capacity(batch);
-        detail::array_source<batch_view> source(batch_view::of(data.ref(), nullptr, samples), options, this->seed_,
-                                                batch);
+        detail::array_source<batch_view> source(batch_view::of(train, nullptr, samples), options, this->seed_, batch);
         auto validate = [&] { return validate_on(*options.validation_data, validation_batch, options.out); };
         const detail::fit_signature signature{0, samples, batch, options.steps_per_epoch, options.shuffle};
         return run_epochs(options, source.steps(), source, options.validation_data.has_value(), validate, signature);
@@ -87,6 +88,10 @@ protected:
             detail::bad_input(detail::concat({"fit: batch_size must not be set with a Dataset: its batches are its own (Keras "
                                               "refuses both too); batch the dataset instead, dataset.batch<",
                                               std::to_string(*options.batch_size), ">()"}));
+        if (options.validation_split != 0.0 && !options.validation_data)
+            detail::bad_input("fit: validation_split takes its samples from arrays, not from a Dataset (Keras "
+                              "refuses it too); split the dataset with take and skip, and pass the second part as "
+                              "validation_data");
         const std::size_t batch = detail::dataset_batch(data, this->runner_.replicas_in_sync);   // against the replicas
         if (data.cardinality() == 0)
             detail::bad_input("fit: the dataset holds no batch (its cardinality is 0)");
@@ -105,6 +110,29 @@ protected:
         auto validate = [&] { return validate_on(*options.validation_data, validation_batch, options.out); };
         const detail::fit_signature signature{1, data.cardinality(), batch, options.steps_per_epoch, 0};
         return run_epochs(options, steps, source, options.validation_data.has_value(), validate, signature);
+    }
+
+    /// Keras' validation_split: the last fraction of `train`'s samples, before any shuffling, becomes
+    /// the validation data (unless validation_data is given: then it is used instead, as in Keras).
+    static void
+    split_validation(dataset_ref& train, FitOptions& options)
+    {
+        const double split = options.validation_split;
+        if (!(split >= 0.0 && split < 1.0))
+            detail::bad_input(detail::concat({"fit: validation_split must lie in [0, 1) (the fraction of the samples "
+                                              "validated on), not ", detail::number_text(split)}));
+        if (split == 0.0 || options.validation_data)
+            return;
+        const std::size_t samples = train.x.samples();
+        const auto split_at = static_cast<std::size_t>(std::floor(static_cast<double>(samples) * (1.0 - split)));
+        if (split_at == 0 || split_at >= samples)
+            detail::bad_input(detail::concat({"fit: the training data holds ", std::to_string(samples),
+                                              " samples, too few to split into a training and a validation set as "
+                                              "validation_split = ", detail::number_text(split),
+                                              " asks (Keras refuses it too); give more data or another fraction"}));
+        options.validation_data = ValidationData(
+            dataset_ref{samples_of(train.x, split_at, samples), samples_of(train.y, split_at, samples)});
+        train = {samples_of(train.x, 0, split_at), samples_of(train.y, 0, split_at)};
     }
 
     /// Checks fit's validation data, and points validation arrays at `validation`, which holds them
