@@ -11,6 +11,7 @@
 #include <tpudsl/io/weights.hpp>
 #include <tpudsl/train/backup.hpp>
 #include <tpudsl/train/callbacks.hpp>
+#include <tpudsl/train/history_files.hpp>
 #include <tpudsl/train/losses.hpp>
 #include <tpudsl/train/metrics.hpp>
 #include <tpudsl/train/trainable.hpp>

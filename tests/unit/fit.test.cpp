@@ -1,5 +1,6 @@
 // The model object: Keras' progress output, History, fit's arguments, bad input, determinism,
 // callbacks and weight files.
+#include "scratch_dir.hpp"
 #include "toy_data.hpp"
 
 #include <tpudsl/tpudsl.hpp>
@@ -25,6 +26,9 @@
 #include <algorithm>
 #include <sstream>
 #include <string>
+#include <iterator>
+#include <system_error>
+#include <utility>
 #include <vector>
 
 using namespace tpudsl;
@@ -286,6 +290,100 @@ TEST_CASE("validation_split validates on the arrays' last fraction, taken before
     const auto batches = Dataset<Ex>::from_tensor_slices(data.x, data.y).batch<16>();
     CHECK_THROWS_WITH(split.fit(batches, {.verbose = 0, .validation_split = 0.25}),
                       Catch::Contains("validation_split takes its samples from arrays, not from a Dataset"));
+}
+
+namespace {
+/// The points of the polylines drawn for `key`, as (x, y) pairs, line by line.
+std::vector<std::vector<std::pair<double, double>>>
+polylines_of(const std::string& svg, const std::string& key)
+{
+    std::vector<std::vector<std::pair<double, double>>> lines;
+    const std::string tag = "<polyline data-key=\"" + key + "\"";
+    for (std::size_t at = svg.find(tag); at != std::string::npos; at = svg.find(tag, at + 1)) {
+        const std::size_t begin = svg.find("points=\"", at) + 8, end = svg.find('"', begin);
+        std::istringstream points(svg.substr(begin, end - begin));
+        std::vector<std::pair<double, double>> line;
+        for (std::string p; points >> p;) {
+            const std::size_t comma = p.find(',');
+            line.emplace_back(std::stod(p.substr(0, comma)), std::stod(p.substr(comma + 1)));
+        }
+        lines.push_back(line);
+    }
+    return lines;
+}
+
+std::string
+read_text(const std::filesystem::path& path)
+{
+    std::ifstream in(path);
+    return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+}
+} // namespace
+
+TEST_CASE("plot_history draws each quantity's curves, save_history_csv writes CSVLogger's rows", "[fit][io]")
+{
+    const auto train = make_toy(96, 31);
+    const auto val = make_toy(32, 32);
+    Trainable<Toy> model(6);
+    model.compile(optimizers::Adam{.learning_rate = 0.05f}, losses::SparseCategoricalCrossentropy{},
+                  metrics::SparseCategoricalAccuracy{});
+    const History h = model.fit(train.x, train.y, {.batch_size = 32, .epochs = 4, .verbose = 0,
+                                                   .validation_data = validation_data(val.x, val.y),
+                                                   .validation_freq = 2});
+    CHECK(h.epochs_of("loss") == std::vector<std::size_t>{0, 1, 2, 3});
+    CHECK(h.epochs_of("val_loss") == std::vector<std::size_t>{1, 3});
+    const tpudsl_tests::scratch_dir dir("history_files");
+
+    // [plot_history]
+    plot_history(h, dir / "curves.svg");        // a panel per quantity: training solid, validation dashed
+    save_history_csv(h, dir / "history.csv");   // CSVLogger's columns, a row per epoch, NA where none
+    // [plot_history]
+    const std::string svg = read_text(dir / "curves.svg");
+    CHECK(svg.rfind("<svg xmlns=\"http://www.w3.org/2000/svg\"", 0) == 0);
+    CHECK(svg.find(">loss</text>") != std::string::npos);
+    CHECK(svg.find(">sparse_categorical_accuracy</text>") != std::string::npos);
+    const auto loss = polylines_of(svg, "loss"), val_loss = polylines_of(svg, "val_loss");
+    REQUIRE(loss.size() == 1);
+    REQUIRE(val_loss.size() == 1);
+    REQUIRE(loss[0].size() == 4);
+    REQUIRE(val_loss[0].size() == 2);
+    for (std::size_t i = 0; i + 1 < 4; ++i) {
+        CHECK(loss[0][i].first < loss[0][i + 1].first);   // epochs left to right
+        // a larger value is drawn higher (a smaller y), on one scale for both curves
+        CHECK((h["loss"][i] > h["loss"][i + 1]) == (loss[0][i].second < loss[0][i + 1].second));
+    }
+    CHECK(val_loss[0][0].first == loss[0][1].first);   // validation at epochs 2 and 4
+    CHECK(val_loss[0][1].first == loss[0][3].first);
+    CHECK((h["val_loss"][0] > h["loss"][1]) == (val_loss[0][0].second < loss[0][1].second));
+    CHECK(polylines_of(svg, "val_sparse_categorical_accuracy").size() == 1);
+
+    std::istringstream csv(read_text(dir / "history.csv"));
+    std::string line;
+    std::getline(csv, line);
+    CHECK(line == "epoch,loss,sparse_categorical_accuracy,val_loss,val_sparse_categorical_accuracy");
+    std::getline(csv, line);
+    CHECK(line.rfind("0,", 0) == 0);
+    CHECK(line.ends_with(",NA,NA"));   // no validation at the first epoch
+    CHECK(std::stod(line.substr(2)) == h["loss"][0]);   // 17 digits read back the same double
+    std::getline(csv, line);
+    CHECK(line.rfind("1,", 0) == 0);
+    CHECK(std::stod(line.substr(line.find(',', line.find(',', 2) + 1) + 1)) == h["val_loss"][0]);
+
+    // a non-finite value breaks its line; an empty History and a missing directory are refused
+    History broken;
+    Logs logs;
+    for (std::size_t e = 0; e < 5; ++e) {
+        logs.set("loss", e == 2 ? std::numeric_limits<double>::quiet_NaN() : 1.0 / static_cast<double>(e + 1));
+        broken.record(e, logs);
+    }
+    plot_history(broken, dir / "broken.svg");
+    const auto pieces = polylines_of(read_text(dir / "broken.svg"), "loss");
+    REQUIRE(pieces.size() == 2);
+    CHECK(pieces[0].size() == 2);
+    CHECK(pieces[1].size() == 2);
+    CHECK_THROWS_WITH(plot_history(History{}, dir / "none.svg"), Catch::Contains("the History holds no epoch"));
+    CHECK_THROWS_AS(save_history_csv(h, (std::filesystem::path(dir / "missing") / "history.csv").string()), std::system_error);
+    CHECK_FALSE(std::filesystem::exists(dir / "none.svg"));
 }
 
 TEST_CASE("the same seed gives the same bits", "[fit][determinism]")

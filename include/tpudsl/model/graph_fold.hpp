@@ -18,11 +18,25 @@
 
 namespace tpudsl::detail {
 
+/// What a bound node without weights of its own gives where a bound_layer gives its weights: none, at
+/// ParamOffset.
+template <std::size_t ParamOffset>
+struct no_weights_at {
+    using weights = type_list<>;
+    static constexpr std::size_t weight_count = 0;
+    static constexpr std::size_t param_count = 0;
+    static constexpr std::size_t trainable_param_count = 0;
+    static constexpr std::size_t param_offset = ParamOffset;
+    static constexpr std::size_t param_end = ParamOffset;
+    template <std::size_t J>
+    using weight = type_at_t<J, weights>;
+};
+
 /// A merge bound to the tensors it reads: what a bound_layer gives (no weights), and its inputs.
 template <std::size_t Index, class Spec, class Ins, std::size_t ParamOffset>
 struct bound_merge;
 template <std::size_t Index, class Spec, class First, class... Rest, std::size_t ParamOffset>
-struct bound_merge<Index, Spec, type_list<First, Rest...>, ParamOffset> {
+struct bound_merge<Index, Spec, type_list<First, Rest...>, ParamOffset> : no_weights_at<ParamOffset> {
     using spec = Spec;
     static constexpr std::size_t index = Index;
     using inputs = type_list<First, Rest...>;
@@ -32,36 +46,20 @@ struct bound_merge<Index, Spec, type_list<First, Rest...>, ParamOffset> {
     using input_shape = typename First::shape;
     using input_type = float;
     using output_shape = typename Spec::template merge_output<First, Rest...>::shape;
-    using weights = type_list<>;
-    static constexpr std::size_t weight_count = 0;
-    static constexpr std::size_t param_count = 0;
-    static constexpr std::size_t trainable_param_count = 0;
-    static constexpr std::size_t param_offset = ParamOffset;
-    static constexpr std::size_t param_end = ParamOffset;
     static constexpr std::size_t scratch_size = 0;
-    template <std::size_t J>
-    using weight = type_at_t<J, weights>;
 };
 
 /// A Shared node's layer: its own input and output, no weights of its own (they are its target's, layer
 /// `shares`); `use` is the layer on this input with its weights bound from 0, which the runner calls
 /// with the target's weights.
 template <std::size_t Index, class Spec, class In, std::size_t ParamOffset, class Target>
-struct bound_shared {
+struct bound_shared : no_weights_at<ParamOffset> {
     using spec = Spec;
     static constexpr std::size_t index = Index;
     using input_shape = typename In::shape;
     using input_type = typename In::value_type;
     using output_shape = typename Spec::template output<In>::shape;
-    using weights = type_list<>;
-    static constexpr std::size_t weight_count = 0;
-    static constexpr std::size_t param_count = 0;
-    static constexpr std::size_t trainable_param_count = 0;
-    static constexpr std::size_t param_offset = ParamOffset;
-    static constexpr std::size_t param_end = ParamOffset;
     static constexpr std::size_t scratch_size = Spec::template scratch_size<In>;
-    template <std::size_t J>
-    using weight = type_at_t<J, weights>;
     static constexpr std::size_t shares = Target::index;
     using use = bound_layer<Index, Spec, In, 0>;
 };

@@ -113,6 +113,9 @@ struct History {
     std::vector<std::pair<std::string, std::vector<double>>> history;
     std::vector<std::size_t> epoch;   // 0-based, as Keras
     Params params;
+    /// Per entry of `history`, the epochs its values belong to (a `val_` entry has one only for the
+    /// epochs validation ran on).
+    std::vector<std::vector<std::size_t>> epochs_of_entry;
 
     [[nodiscard]] const std::vector<double>&
     operator[](std::string_view key) const
@@ -130,6 +133,15 @@ struct History {
                 return true;
         return false;
     }
+    /// The epochs (0-based) of `key`'s values; throws std::out_of_range as operator[] does.
+    [[nodiscard]] const std::vector<std::size_t>&
+    epochs_of(std::string_view key) const
+    {
+        for (std::size_t i = 0; i < history.size(); ++i)
+            if (history[i].first == key)
+                return epochs_of_entry.at(i);
+        throw std::out_of_range(detail::concat({"tpudsl::History: no entry '", key, "'"}));
+    }
     /// History.on_epoch_end: appends every value of the epoch's logs.
     void
     record(std::size_t e, const Logs& logs)
@@ -137,10 +149,13 @@ struct History {
         epoch.push_back(e);
         for (const auto& [k, v] : logs) {
             auto it = std::find_if(history.begin(), history.end(), [&](const auto& kv) { return kv.first == k; });
-            if (it == history.end())
+            if (it == history.end()) {
                 history.emplace_back(k, std::vector<double>{v});
-            else
+                epochs_of_entry.push_back({e});
+            } else {
                 it->second.push_back(v);
+                epochs_of_entry[static_cast<std::size_t>(it - history.begin())].push_back(e);
+            }
         }
     }
 };
