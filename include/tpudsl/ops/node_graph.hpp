@@ -125,10 +125,13 @@ struct graph<Model, true> {
     /// True when layer I's weights are used by another layer too.
     template <std::size_t I>
     static constexpr bool shared = shares.uses[root<I>] > 1;
-    /// True when layer I's ops run bound from index 0 and offset 0, handed its weights' place (its spec
-    /// is position_independent and defers no kernel gradient): one copy of code per spec and shape.
+    /// rebased: layer I's ops run bound from index 0 and offset 0 (its spec is position_independent and
+    /// defers no kernel gradient), one copy of code per spec and shape. from_place: layer I is handed its
+    /// weights' place and runs bound from offset 0 (shared or rebased).
     template <std::size_t I>
     static constexpr bool rebased = spec<I>::position_independent && !spec<I>::defers_kernel_gradient;
+    template <std::size_t I>
+    static constexpr bool from_place = shared<I> || rebased<I>;
 
 private:
     template <std::size_t I>
@@ -139,7 +142,7 @@ private:
             return std::type_identity<typename layer<I>::use>{};
         else if constexpr (merges<I> && rebased<I>)
             return std::type_identity<tpudsl::detail::bound_merge<0, spec<I>, typename layer<I>::inputs, 0>>{};
-        else if constexpr (!merges<I> && (shared<I> || rebased<I>))
+        else if constexpr (!merges<I> && from_place<I>)
             return std::type_identity<bound_layer<rebased<I> ? 0 : I, spec<I>,
                                                   tpudsl::detail::tensor<typename layer<I>::input_shape,
                                                                          typename layer<I>::input_type>,
@@ -149,11 +152,9 @@ private:
     }
 
 public:
-    /// Layer I as its ops run it: the bound layer, or the layer with its weights bound from 0 when its
-    /// weights are shared or it is rebased (forward and backward then get its weights' place).
+    /// Layer I as its ops run it: the bound layer, or bound from 0 when from_place (see above).
     template <std::size_t I>
     using bound = typename decltype(bound_of<I>())::type;
-
 private:
     template <std::size_t I>
     static consteval auto
@@ -688,7 +689,7 @@ private:
     [[nodiscard]] static const float*
     weights(const float* params) noexcept
     {
-        if constexpr (shared<I> || rebased<I>)
+        if constexpr (from_place<I>)
             return params + layer<root<I>>::param_offset;
         else
             return params;
@@ -773,7 +774,7 @@ private:
             float* g = grads;
             if constexpr (via_block)
                 g = ws + cap * plan.per_sample;
-            else if constexpr (shared<I> || rebased<I>)
+            else if constexpr (from_place<I>)
                 g = grads + layer<root<I>>::param_offset;
             if constexpr (deferred[I]) {
                 float* y = activation(ws, cap, I);   // dZ replaces the output: the fused pass reads it there

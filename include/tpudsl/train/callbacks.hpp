@@ -524,25 +524,11 @@ public:
                 keys_.push_back(k);
             std::sort(keys_.begin(), keys_.end());
             if (!header_written_) {
-                text += "epoch";
-                for (const auto& k : keys_)
-                    (text += separator_) += k;
-                text += '\n';
+                detail::append_csv_header(text, keys_, separator_);
                 header_written_ = true;
             }
         }
-        text += std::to_string(epoch);
-        for (const auto& k : keys_) {
-            text += separator_;
-            if (const auto v = logs.get(k)) {
-                char buf[32];
-                std::snprintf(buf, sizeof buf, "%.17g", *v);
-                text += buf;
-            } else {
-                text += "NA";
-            }
-        }
-        text += '\n';
+        detail::append_csv_row(text, epoch, keys_, separator_, logs);
         if (!file_)
             throw std::logic_error(detail::concat({"tpudsl::CSVLogger: '", filename_,
                                                    "' is not open (on_train_begin opens it)"}));

@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <cstddef>
+#include <cstdio>
 #include <optional>
 #include <stdexcept>
 #include <string>
@@ -101,6 +102,40 @@ private:
     std::vector<std::string> names_;
     std::vector<double> values_;
 };
+
+namespace detail {
+
+/// Keras' CSVLogger's header line: `epoch` and the keys, joined by `separator`.
+inline void
+append_csv_header(std::string& text, const std::vector<std::string>& keys, char separator)
+{
+    text += "epoch";
+    for (const auto& k : keys)
+        (text += separator) += k;
+    text += '\n';
+}
+
+/// CSVLogger's row of an epoch: its 0-based index, then each key's value to 17 significant digits (it
+/// reads back the same double), `NA` where the logs have none.
+inline void
+append_csv_row(std::string& text, std::size_t epoch, const std::vector<std::string>& keys, char separator,
+               const Logs& logs)
+{
+    text += std::to_string(epoch);
+    for (const auto& k : keys) {
+        text += separator;
+        if (const auto v = logs.get(k)) {
+            char buf[32];
+            std::snprintf(buf, sizeof buf, "%.17g", *v);
+            text += buf;
+        } else {
+            text += "NA";
+        }
+    }
+    text += '\n';
+}
+
+} // namespace detail
 
 /// What `fit` returns. `history["val_loss"]` has one entry per epoch on which validation ran.
 struct History {

@@ -175,28 +175,20 @@ plot_history(const History& history, const std::string& path)
 save_history_csv(const History& history, const std::string& path)
 {
     detail::require_epochs(history, "tpudsl::save_history_csv");
-    std::vector<std::size_t> order(history.history.size());
-    for (std::size_t i = 0; i < order.size(); ++i)
-        order[i] = i;
-    std::sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) {
-        return history.history[a].first < history.history[b].first;
-    });
-    std::string text = "epoch";
-    for (const std::size_t k : order)
-        (text += ',') += history.history[k].first;
-    text += '\n';
-    std::vector<std::size_t> next(order.size(), 0);   // per entry, its next value's index
-    for (const std::size_t e : history.epoch) {
-        text += std::to_string(e);
-        for (const std::size_t k : order) {
-            text += ',';
-            const std::vector<std::size_t>& epochs = history.epochs_of_entry[k];
-            if (next[k] < epochs.size() && epochs[next[k]] == e)
-                text += detail::fixed_digits(history.history[k].second[next[k]++], 17);
-            else
-                text += "NA";
-        }
-        text += '\n';
+    std::vector<std::string> keys;
+    for (const auto& entry : history.history)
+        keys.push_back(entry.first);
+    std::sort(keys.begin(), keys.end());
+    std::string text;
+    detail::append_csv_header(text, keys, ',');
+    std::vector<std::size_t> next(history.history.size(), 0);   // per entry, its next value's index
+    Logs logs;
+    for (const std::size_t e : history.epoch) {   // each epoch's logs as fit passed them to CSVLogger
+        logs.clear();
+        for (std::size_t k = 0; k < history.history.size(); ++k)
+            if (next[k] < history.epochs_of_entry[k].size() && history.epochs_of_entry[k][next[k]] == e)
+                logs.set(history.history[k].first, history.history[k].second[next[k]++]);
+        detail::append_csv_row(text, e, keys, ',', logs);
     }
     detail::replace_file("tpudsl::save_history_csv", path,
                          [&](const detail::file_sink& sink) { sink(text.data(), text.size()); });
