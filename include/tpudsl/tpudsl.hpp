@@ -16,5 +16,6 @@
 #include <tpudsl/train/metrics.hpp>
 #include <tpudsl/train/trainable.hpp>
 #include <tpudsl/train/optimizers.hpp>
+#include <tpudsl/train/schedules.hpp>
 
 #endif // !TPUDSL_TPUDSL_HPP

@@ -166,6 +166,13 @@ TEST_CASE("a training step allocates nothing, the first one included, the plan s
     CHECK(allocations_in_steps<seeds::FashionCnn, tpudsl::TpuStrategy<2>>(tpudsl::optimizers::Adam{}, 256, 3) == 0);
     CHECK(allocations_in_steps<seeds::MnistMlp, tpudsl::TpuStrategy<2>>(tpudsl::optimizers::Adam{}, 256, 3) == 0);
     CHECK(allocations_in_steps<seeds::Reuters, tpudsl::TpuStrategy<2>>(tpudsl::optimizers::Adam{}, 128, 3) == 0);
+    // a schedule, clipping, decay and a moving average of the weights around the update
+    const tpudsl::optimizers::Scheduled scheduled{
+        tpudsl::optimizers::Adam{.options = {.clipvalue = 0.5f, .weight_decay = 0.01f, .use_ema = true}},
+        tpudsl::optimizers::schedules::CosineDecay{.initial_learning_rate = 0.0f, .decay_steps = 10,
+                                                   .warmup_target = 1e-3f, .warmup_steps = 2}};
+    CHECK(allocations_in_steps<seeds::MnistMlp>(scheduled, 8, 5) == 0);
+    CHECK(allocations_in_steps<seeds::FashionCnn, tpudsl::TpuStrategy<2>>(scheduled, 32, 3) == 0);
 }
 
 TEST_CASE("fit's allocations do not grow with its number of steps", "[alloc]")
@@ -174,15 +181,25 @@ TEST_CASE("fit's allocations do not grow with its number of steps", "[alloc]")
                                  tpudsl::Dense<3, tpudsl::Softmax>>;
     xt::xtensor<float, 2> x(std::array<std::size_t, 2>{64, 6}, 0.5f);
     xt::xtensor<std::int32_t, 1> y(std::array<std::size_t, 1>{64}, 1);
-    auto count = [&](std::size_t steps) {
+    auto count = [&](std::size_t steps, bool weighted) {
         tpudsl::Trainable<M> model;
-        model.compile(tpudsl::optimizers::Adam{}, tpudsl::losses::SparseCategoricalCrossentropy{},
-                      tpudsl::metrics::SparseCategoricalAccuracy{});
+        if (weighted)   // sample weights, a schedule, clipping and stateful metrics on
+            model.compile(tpudsl::optimizers::Scheduled{tpudsl::optimizers::SGD{.options = {.clipvalue = 1.0f}},
+                                                        tpudsl::optimizers::schedules::ExponentialDecay{
+                                                            .initial_learning_rate = 0.1f, .decay_steps = 4,
+                                                            .decay_rate = 0.9f}},
+                          tpudsl::losses::SparseCategoricalCrossentropy{}, tpudsl::metrics::SparseCategoricalAccuracy{});
+        else
+            model.compile(tpudsl::optimizers::Adam{}, tpudsl::losses::SparseCategoricalCrossentropy{},
+                          tpudsl::metrics::SparseCategoricalAccuracy{});
         std::ostringstream out;
         tpudsl::FitOptions options{.batch_size = 4, .epochs = 1, .steps_per_epoch = steps, .out = &out};
+        if (weighted)
+            options.sample_weight.assign(64, 0.5f);
         const std::size_t before = allocations.load();
         model.fit(x, y, options);
         return allocations.load() - before;
     };
-    CHECK(count(40) == count(10));
+    CHECK(count(40, false) == count(10, false));
+    CHECK(count(40, true) == count(10, true));
 }

@@ -178,10 +178,10 @@ main(int argc, char** argv)
     s.momentum_product = 0.25;
     s.loss_total = 12.5;
     s.seen = 40;
-    s.hits = {30.0, 38.0};
+    s.running = {30.0, 38.0};
     write_seed<Real>(dir / "mid_epoch", s, w.data(), slots.data(), slots.size());
     s.optimizer = "SGD";
-    s.hits.clear();
+    s.running.clear();
     write_seed<Real>(dir / "no_slots", s, w.data(), slots.data(), 0);
     std::vector<float> o(Other::param_buffer_size, 1.0f);
     write_seed<Other>(dir / "other_model", s, o.data(), o.data(), 0);

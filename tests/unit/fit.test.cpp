@@ -292,6 +292,165 @@ TEST_CASE("validation_split validates on the arrays' last fraction, taken before
                       Catch::Contains("validation_split takes its samples from arrays, not from a Dataset"));
 }
 
+TEST_CASE("sample_weight and class_weight weigh each sample's loss and metrics, as Keras", "[fit]")
+{
+    const auto data = make_toy(96, 21);
+    auto compiled = [](auto& m, float lr) {
+        m.compile(optimizers::SGD{.learning_rate = lr}, losses::SparseCategoricalCrossentropy{},
+                  metrics::SparseCategoricalAccuracy{});
+    };
+    // evaluate: the loss is sum(w l) / n and the accuracy sum(w hit) / sum(w), each sample's l and hit
+    // as evaluate gives them for that sample alone
+    Trainable<Toy> model(2);
+    compiled(model, 0.1f);
+    std::vector<float> w(96);
+    for (std::size_t i = 0; i < 96; ++i)
+        w[i] = static_cast<float>(i % 4) * 0.5f;   // 0, 0.5, 1, 1.5, ...
+    const Scores weighted = model.evaluate(data.x, data.y, {.verbose = 0, .sample_weight = w});
+    double loss = 0.0, hits = 0.0, total = 0.0;
+    for (std::size_t i = 0; i < 96; ++i) {
+        const xt::xtensor<float, 2> xi = xt::view(data.x, xt::range(i, i + 1));
+        const xt::xtensor<std::int32_t, 1> yi = xt::view(data.y, xt::range(i, i + 1));
+        const Scores one = model.evaluate(xi, yi, {.verbose = 0});
+        loss += w[i] * one[0];
+        hits += w[i] * one[1];
+        total += w[i];
+    }
+    CHECK(weighted[0] == Approx(loss / 96).epsilon(1e-6));
+    CHECK(weighted[1] == Approx(hits / total).epsilon(1e-12));
+
+    // fit: a weight of 2 on every sample doubles every gradient, the same bits as SGD at twice the rate;
+    // class_weight of 2 for every class is the same; on one core and on two replicas
+    const std::vector<float> twos(96, 2.0f);
+    auto train = [&](auto strategy, float lr, FitOptions options) {
+        auto m = strategy.template scope<Toy>(5);
+        compiled(m, lr);
+        options.batch_size = 16;
+        options.epochs = 2;
+        options.verbose = 0;
+        const History h = m.fit(data.x, data.y, options);
+        return std::pair{m.get_weights(), h};
+    };
+    const auto doubled_rate = train(OneDeviceStrategy{}, 0.2f, {});
+    const auto by_sample = train(OneDeviceStrategy{}, 0.1f, {.sample_weight = twos});
+    const auto by_class = train(TpuStrategy<2>{}, 0.1f, {.class_weight = {{0, 2.0f}, {1, 2.0f}, {2, 2.0f}}});
+    CHECK(by_sample.first == doubled_rate.first);
+    CHECK(by_class.first == doubled_rate.first);
+    CHECK(by_sample.second["loss"][0] == Approx(2 * doubled_rate.second["loss"][0]).epsilon(1e-12));
+
+    // class_weight as the sample weights it makes: class 1 weighs 3, the others 1
+    std::vector<float> from_classes(96);
+    for (std::size_t i = 0; i < 96; ++i)
+        from_classes[i] = data.y(i) == 1 ? 3.0f : 1.0f;
+    CHECK(train(TpuStrategy<2>{}, 0.1f, {.class_weight = {{1, 3.0f}}}).first ==
+          train(OneDeviceStrategy{}, 0.1f, {.sample_weight = from_classes}).first);
+
+    // validation_split takes the weights' last fraction with its samples
+    const auto split = train(OneDeviceStrategy{}, 0.1f, {.validation_split = 0.25, .sample_weight = w});
+    Trainable<Toy> check(5);
+    compiled(check, 0.1f);
+    check.set_weights(split.first);
+    const xt::xtensor<float, 2> x_val = xt::view(data.x, xt::range(72, 96));
+    const xt::xtensor<std::int32_t, 1> y_val = xt::view(data.y, xt::range(72, 96));
+    const std::vector<float> w_val(w.begin() + 72, w.end());
+    CHECK(split.second["val_loss"].back() ==
+          check.evaluate(x_val, y_val, {.batch_size = 16, .verbose = 0, .sample_weight = w_val})[0]);
+
+    CHECK_THROWS_WITH(model.fit(data.x, data.y, {.verbose = 0, .sample_weight = twos, .class_weight = {{1, 2.0f}}}),
+                      Catch::Contains("give class_weight or sample_weight, not both"));
+    CHECK_THROWS_WITH(model.fit(data.x, data.y, {.verbose = 0, .sample_weight = std::vector<float>(95, 1.0f)}),
+                      Catch::Contains("sample_weight holds 95 weights for 96 samples"));
+    std::vector<float> bad = twos;
+    bad[7] = -1.0f;
+    CHECK_THROWS_WITH(model.evaluate(data.x, data.y, {.verbose = 0, .sample_weight = bad}),
+                      Catch::Contains("evaluate: sample_weight[7] is -1; a weight is finite and >= 0"));
+    CHECK_THROWS_WITH(model.fit(data.x, data.y, {.verbose = 0, .class_weight = {{0, NAN}}}),
+                      Catch::Contains("class_weight of class 0 is nan"));
+    using Ex = Example<Shape<4>, float, std::int32_t>;
+    const auto batches = Dataset<Ex>::from_tensor_slices(data.x, data.y).batch<16>();
+    CHECK_THROWS_WITH(model.fit(batches, {.verbose = 0, .sample_weight = twos}),
+                      Catch::Contains("a Dataset's samples cannot be weighed yet"));
+}
+
+TEST_CASE("optimizer options: weight decay, clipping by value, a moving average, schedules", "[fit]")
+{
+    const auto data = make_toy(64, 23);
+    auto trained = [&](auto optimizer, FitOptions options = {}) {
+        auto m = TpuStrategy<2>{}.scope<Toy>(6);
+        m.compile(optimizer, losses::SparseCategoricalCrossentropy{}, metrics::SparseCategoricalAccuracy{});
+        options.batch_size = 16;
+        options.epochs = options.epochs == 1 ? 2 : options.epochs;
+        options.verbose = 0;
+        m.fit(data.x, data.y, options);
+        return m.get_weights();
+    };
+    // Adam with the decoupled decay of its options is AdamW, bit for bit
+    CHECK(trained(optimizers::Adam{.options = {.weight_decay = 0.05f}}) ==
+          trained(optimizers::AdamW{.weight_decay = 0.05f}));
+    CHECK(trained(optimizers::Adam{.options = {.weight_decay = 0.05f}}) != trained(optimizers::Adam{}));
+
+    // clipped by value, no weight moves by more than lr x clipvalue a step; a bound never met changes nothing
+    const std::vector<float> start = Trainable<Toy>(6).get_weights();
+    auto one_step = [&](optimizers::SGD sgd) {
+        auto m = TpuStrategy<2>{}.scope<Toy>(6);
+        m.compile(sgd, losses::SparseCategoricalCrossentropy{});
+        m.fit(data.x, data.y, {.batch_size = 64, .epochs = 1, .verbose = 0});
+        return m.get_weights();
+    };
+    const auto clipped = one_step(optimizers::SGD{.learning_rate = 1.0f, .options = {.clipvalue = 1e-3f}});
+    std::size_t at_bound = 0;
+    for (std::size_t i = 0; i < start.size(); ++i) {
+        CHECK(std::abs(clipped[i] - start[i]) <= 1.001e-3f);
+        at_bound += std::abs(clipped[i] - start[i]) > 0.999e-3f;
+    }
+    CHECK(at_bound > 10);
+    CHECK(one_step(optimizers::SGD{.options = {.clipvalue = 1e30f}}) == one_step(optimizers::SGD{}));
+
+    // use_ema: training runs as without it, and the weights end as the moving average of each step's
+    struct trajectory : Callback {
+        std::vector<std::vector<float>> steps;
+        void on_train_batch_end(std::size_t, const Logs&, TrainingControl& model) override
+        {
+            steps.push_back(model.get_weights());
+        }
+    } plain_steps;
+    auto plain = TpuStrategy<2>{}.scope<Toy>(6);
+    plain.compile(optimizers::SGD{.learning_rate = 0.1f}, losses::SparseCategoricalCrossentropy{});
+    plain.fit(data.x, data.y, {.batch_size = 16, .epochs = 2, .verbose = 0, .callbacks = {CallbackRef(plain_steps)}});
+    auto averaged = TpuStrategy<2>{}.scope<Toy>(6);
+    averaged.compile(optimizers::SGD{.learning_rate = 0.1f, .options = {.use_ema = true, .ema_momentum = 0.75f}},
+                     losses::SparseCategoricalCrossentropy{});
+    averaged.fit(data.x, data.y, {.batch_size = 16, .epochs = 2, .verbose = 0});
+    REQUIRE(plain_steps.steps.size() == 8);
+    std::vector<double> ema(plain_steps.steps[0].begin(), plain_steps.steps[0].end());
+    for (std::size_t k = 1; k < 8; ++k)
+        for (std::size_t i = 0; i < ema.size(); ++i)
+            ema[i] = 0.75 * ema[i] + 0.25 * plain_steps.steps[k][i];
+    const auto final_weights = averaged.get_weights();
+    for (std::size_t i = 0; i < ema.size(); ++i)
+        CHECK(final_weights[i] == Approx(ema[i]).margin(1e-6));
+
+    // a schedule that changes the rate after the first epoch's 4 steps is LearningRateScheduler doing so
+    const auto by_schedule = trained(optimizers::Scheduled{optimizers::SGD{},
+                                                           optimizers::schedules::PiecewiseConstantDecay{{3}, {0.2f, 0.05f}}});
+    const auto by_callback =
+        trained(optimizers::SGD{.learning_rate = 0.2f},
+                {.callbacks = {LearningRateScheduler([](std::size_t epoch, double lr) { return epoch == 0 ? lr : 0.05f; })}});
+    CHECK(by_schedule == by_callback);
+    Trainable<Toy> refused(6);
+    refused.compile(optimizers::Scheduled{optimizers::Adam{}, optimizers::schedules::InverseTimeDecay{
+                                                                  .initial_learning_rate = 0.1f, .decay_steps = 5, .decay_rate = 1.0f}},
+                    losses::SparseCategoricalCrossentropy{});
+    CHECK(refused.learning_rate() == Approx(0.1));
+    CHECK_THROWS_WITH(refused.set_learning_rate(0.5), Catch::Contains("hence its learning rate is not settable"));
+    CHECK_THROWS_WITH(refused.compile(optimizers::SGD{.options = {.clipnorm = 1.0f, .clipvalue = 1.0f}},
+                                      losses::SparseCategoricalCrossentropy{}),
+                      Catch::Contains("only one of options.clipnorm, options.clipvalue and options.global_clipnorm"));
+    CHECK_THROWS_WITH(refused.compile(optimizers::SGD{.options = {.weight_decay = -1.0f}},
+                                      losses::SparseCategoricalCrossentropy{}),
+                      Catch::Contains("tpudsl::optimizers::SGD: options.weight_decay must be a finite float >= 0, got -1"));
+}
+
 namespace {
 /// The points of the polylines drawn for `key`, as (x, y) pairs, line by line.
 std::vector<std::vector<std::pair<double, double>>>

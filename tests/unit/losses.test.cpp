@@ -126,21 +126,173 @@ TEST_CASE("binary crossentropy and mean squared error", "[losses]")
     CHECK(evaluate(losses::MeanSquaredError{}, v, 1.0f, g.data()) == Approx(want).epsilon(1e-6));
 }
 
+/// A metric's value over one batch of n rows of d outputs (weights per row, or none).
+template <class M>
+double
+metric_value(const M& m, const std::vector<float>& out, std::size_t rows, std::size_t width,
+             const std::int32_t* labels, const float* targets, const float* weights = nullptr)
+{
+    std::vector<double> state(M::state_size, 0.0);
+    const metric_batch b{.rows = rows, .width = width, .output = out.data(), .labels = labels, .targets = targets,
+                         .sample_weight = weights, .rows_per_sample = 1};
+    m.update(b, state.data());
+    return m.result(state.data());
+}
+
 TEST_CASE("accuracy metrics, top-k counts ties at the boundary as hits", "[metrics]")
 {
     const std::vector<float> out = {0.1f, 0.5f, 0.2f, 0.2f,    // argmax 1
                                     0.3f, 0.3f, 0.3f, 0.1f,    // tie: first max is 0
                                     0.4f, 0.1f, 0.25f, 0.25f};
     const std::vector<std::int32_t> y = {1, 1, 3};
-    CHECK(count_hits(metrics::SparseCategoricalAccuracy{}, out.data(), 3, 4, y.data(), nullptr) == 1);
+    CHECK(metric_value(metrics::SparseCategoricalAccuracy{}, out, 3, 4, y.data(), nullptr) == Approx(1.0 / 3));
     // top-2: sample 0 hit; sample 1: nothing scores above 0.3 -> hit; sample 2: label 3 (0.25) has
     // one higher (0.4) and ties with 0.25 -> hit
-    CHECK(count_hits(metrics::SparseTopKCategoricalAccuracy<2>{}, out.data(), 3, 4, y.data(), nullptr) == 3);
+    CHECK(metric_value(metrics::SparseTopKCategoricalAccuracy<2>{}, out, 3, 4, y.data(), nullptr) == 1.0);
     // top-1 on the tie of sample 1: fewer than 1 higher -> a hit too
-    CHECK(count_hits(metrics::SparseTopKCategoricalAccuracy<1>{}, out.data(), 3, 4, y.data(), nullptr) == 2);
+    CHECK(metric_value(metrics::SparseTopKCategoricalAccuracy<1>{}, out, 3, 4, y.data(), nullptr) == Approx(2.0 / 3));
     const std::vector<float> nan_row = {NAN, 0.1f, 0.2f, 0.3f};
     const std::int32_t label = 3;
-    CHECK(count_hits(metrics::SparseTopKCategoricalAccuracy<5>{}, nan_row.data(), 1, 4, &label, nullptr) == 0);
+    CHECK(metric_value(metrics::SparseTopKCategoricalAccuracy<5>{}, nan_row, 1, 4, &label, nullptr) == 0.0);
     const std::vector<float> onehot = {0, 1, 0, 0, 1, 0, 0, 0, 0, 0, 1, 0};
-    CHECK(count_hits(metrics::CategoricalAccuracy{}, out.data(), 3, 4, nullptr, onehot.data()) == 2);
+    CHECK(metric_value(metrics::CategoricalAccuracy{}, out, 3, 4, nullptr, onehot.data()) == Approx(2.0 / 3));
+    // the same hits as top-k on one-hot targets; a sample's weight scales its hit and its count
+    CHECK(metric_value(metrics::TopKCategoricalAccuracy<1>{}, out, 3, 4, nullptr, onehot.data()) == Approx(2.0 / 3));
+    const std::vector<float> w = {3.0f, 1.0f, 0.0f};
+    CHECK(metric_value(metrics::SparseCategoricalAccuracy{}, out, 3, 4, y.data(), nullptr, w.data()) == 0.75);
+}
+
+TEST_CASE("regression and binary metrics by hand", "[metrics]")
+{
+    const std::vector<float> p = {0.2f, 0.7f, 0.5f, 0.9f, 0.1f, 0.4f};
+    const std::vector<float> t = {0.0f, 1.0f, 1.0f, 1.0f, 0.0f, 0.0f};
+    // rows of 3: (0.2 0.7 0.5 | 0 1 1) and (0.9 0.1 0.4 | 1 0 0)
+    CHECK(metric_value(metrics::BinaryAccuracy{}, p, 2, 3, nullptr, t.data()) == Approx((2.0 / 3 + 1.0) / 2));
+    CHECK(metric_value(metrics::BinaryAccuracy{.threshold = 0.45f}, p, 2, 3, nullptr, t.data()) ==
+          Approx((1.0 + 1.0) / 2));
+    const double mae = (0.2 + 0.3 + 0.5 + 0.1 + 0.1 + 0.4) / 6;
+    const double mse = (0.04 + 0.09 + 0.25 + 0.01 + 0.01 + 0.16) / 6;
+    CHECK(metric_value(metrics::MeanAbsoluteError{}, p, 2, 3, nullptr, t.data()) == Approx(mae));
+    CHECK(metric_value(metrics::MeanSquaredError{}, p, 2, 3, nullptr, t.data()) == Approx(mse));
+    CHECK(metric_value(metrics::RootMeanSquaredError{}, p, 2, 3, nullptr, t.data()) == Approx(std::sqrt(mse)));
+    // weights 1 and 3: the second row counts three times
+    const std::vector<float> w = {1.0f, 3.0f};
+    const double mae_w = ((0.2 + 0.3 + 0.5) / 3 + 3 * (0.1 + 0.1 + 0.4) / 3) / 4;
+    CHECK(metric_value(metrics::MeanAbsoluteError{}, p, 2, 3, nullptr, t.data(), w.data()) == Approx(mae_w));
+    // above 0.5: 0.7 (positive), 0.9 (positive); 0.5 is not above. Positives: 0.7, 0.5, 0.9.
+    CHECK(metric_value(metrics::Precision{}, p, 2, 3, nullptr, t.data()) == 1.0);
+    CHECK(metric_value(metrics::Recall{}, p, 2, 3, nullptr, t.data()) == Approx(2.0 / 3));
+    CHECK(metric_value(metrics::Precision{.threshold = 0.15f}, p, 2, 3, nullptr, t.data()) == Approx(3.0 / 5));
+}
+
+TEST_CASE("AUC: a perfect ranking, a reversed one, and the trapezoids of a tie", "[metrics]")
+{
+    const std::vector<float> t = {0.0f, 0.0f, 1.0f, 1.0f};
+    const std::vector<float> ranked = {0.1f, 0.4f, 0.6f, 0.9f};
+    const std::vector<float> reversed = {0.9f, 0.6f, 0.4f, 0.1f};
+    CHECK(metric_value(metrics::AUC{}, ranked, 4, 1, nullptr, t.data()) == Approx(1.0));
+    CHECK(metric_value(metrics::AUC{}, reversed, 4, 1, nullptr, t.data()) == Approx(0.0).margin(1e-12));
+    // every output the same: the ROC curve is the diagonal, its area one half
+    const std::vector<float> tied = {0.5f, 0.5f, 0.5f, 0.5f};
+    CHECK(metric_value(metrics::AUC{}, tied, 4, 1, nullptr, t.data()) == Approx(0.5));
+    // one negative above one positive of two each: 3 of the 4 pairs in order
+    const std::vector<float> mixed = {0.1f, 0.7f, 0.6f, 0.9f};
+    CHECK(metric_value(metrics::AUC{}, mixed, 4, 1, nullptr, t.data()) == Approx(0.75));
+    // PR: a perfect ranking has precision 1 at every recall
+    CHECK(metric_value(metrics::AUC{.curve = metrics::auc_curve::pr}, ranked, 4, 1, nullptr, t.data()) ==
+          Approx(1.0));
+}
+
+TEST_CASE("regression losses: values by hand, gradients against finite differences", "[losses]")
+{
+    const std::vector<float> z = {-1.0f, 2.0f, 0.5f, 0.1f, -0.3f, 1.2f, 0.0f, -2.0f, 0.7f, 1.5f, -0.6f, 0.2f};
+    const std::vector<float> t = {0, 1, 1, 0, 0, 1, 0.5f, 1, 0, 1, 0, 1};
+    auto value = [&](const auto& loss) {
+        std::vector<float> g(n * d);
+        loss_view v{n, d, z.data(), nullptr, nullptr, t.data()};
+        return evaluate(loss, v, 1.0f, g.data());
+    };
+    double mae = 0, huber = 0, logcosh = 0, hinge = 0;
+    for (std::size_t i = 0; i < n * d; ++i) {
+        const double e = z[i] - t[i], a = std::abs(e);
+        mae += a / d;
+        huber += (a <= 1.0 ? 0.5 * e * e : a - 0.5) / d;
+        logcosh += std::log(std::cosh(e)) / d;
+    }
+    // hinge: rows 0 and 2 hold only 0 and 1 (taken as -1 and 1); row 1 holds 0.5 (taken as it is)
+    for (std::size_t i = 0; i < n * d; ++i) {
+        const double ti = i / d == 1 ? t[i] : 2.0 * t[i] - 1.0;
+        hinge += std::max(1.0 - ti * z[i], 0.0) / d;
+    }
+    CHECK(value(losses::MeanAbsoluteError{}) == Approx(mae).epsilon(1e-6));
+    CHECK(value(losses::Huber{}) == Approx(huber).epsilon(1e-6));
+    CHECK(value(losses::LogCosh{}) == Approx(logcosh).epsilon(1e-6));
+    CHECK(value(losses::Hinge{}) == Approx(hinge).epsilon(1e-6));
+    check_gradient(losses::MeanAbsoluteError{}, z, {}, {}, t, false);
+    check_gradient(losses::Huber{.delta = 0.5f}, z, {}, {}, t, false);
+    check_gradient(losses::LogCosh{}, z, {}, {}, t, false);
+    check_gradient(losses::CosineSimilarity{}, z, {}, {}, t, false);
+    std::vector<float> off_kinks = z;   // no margin exactly 0 (z = -1 against -1), where hinge has no slope
+    for (float& x : off_kinks)
+        x += 0.13f;
+    check_gradient(losses::Hinge{}, off_kinks, {}, {}, t, false);
+}
+
+TEST_CASE("KL divergence, cosine similarity and label smoothing by hand", "[losses]")
+{
+    const std::vector<float> p = {0.1f, 0.2f, 0.3f, 0.4f, 0.25f, 0.25f, 0.25f, 0.25f, 0.7f, 0.1f, 0.1f, 0.1f};
+    const std::vector<float> t = {0.0f, 0.5f, 0.5f, 0.0f, 0.1f, 0.2f, 0.3f, 0.4f, 1.0f, 0.0f, 0.0f, 0.0f};
+    double kl = 0, cos = 0;
+    for (std::size_t s = 0; s < n; ++s) {
+        double pp = 0, tt = 0, pt = 0;
+        for (std::size_t j = 0; j < d; ++j) {
+            const double ti = std::max(t[s * d + j], 1e-7f), pi = p[s * d + j];
+            kl += ti * std::log(ti / pi);
+            pp += pi * pi;
+            tt += double{t[s * d + j]} * t[s * d + j];
+            pt += pi * t[s * d + j];
+        }
+        cos -= pt / std::sqrt(pp * tt);
+    }
+    std::vector<float> g(n * d);
+    loss_view v{n, d, p.data(), nullptr, nullptr, t.data()};
+    CHECK(evaluate(losses::KLDivergence{}, v, 1.0f, g.data()) == Approx(kl).epsilon(1e-6));
+    CHECK(evaluate(losses::CosineSimilarity{}, v, 1.0f, g.data()) == Approx(cos).epsilon(1e-6));
+    check_gradient(losses::KLDivergence{}, p, {}, {}, t, false);
+
+    // label smoothing 0.2 over 4 classes makes a one-hot row (0.05, 0.85, 0.05, 0.05); from logits
+    const std::vector<float> z = {0.3f, -0.2f, 1.1f, 0.4f};
+    const std::vector<float> onehot = {0, 1, 0, 0};
+    const std::vector<float> smooth = {0.05f, 0.85f, 0.05f, 0.05f};
+    loss_view a{1, 4, z.data(), nullptr, nullptr, onehot.data()};
+    loss_view b{1, 4, z.data(), nullptr, nullptr, smooth.data()};
+    CHECK(evaluate(losses::CategoricalCrossentropy{.from_logits = true, .label_smoothing = 0.2f}, a, 1.0f, g.data()) ==
+          Approx(evaluate(losses::CategoricalCrossentropy{.from_logits = true}, b, 1.0f, g.data())).epsilon(1e-6));
+    // binary: t (1 - s) + s / 2
+    const std::vector<float> q = {0.3f, 0.8f};
+    const std::vector<float> bt = {0.0f, 1.0f}, bs = {0.1f, 0.9f};
+    loss_view c{1, 2, q.data(), nullptr, nullptr, bt.data()};
+    loss_view e{1, 2, q.data(), nullptr, nullptr, bs.data()};
+    CHECK(evaluate(losses::BinaryCrossentropy{.label_smoothing = 0.2f}, c, 1.0f, g.data()) ==
+          Approx(evaluate(losses::BinaryCrossentropy{}, e, 1.0f, g.data())).epsilon(1e-6));
+}
+
+TEST_CASE("a sample's weight scales its loss and its gradient", "[losses]")
+{
+    const std::vector<float> z = {-1.0f, 2.0f, 0.5f, 0.1f, -0.3f, 1.2f, 0.0f, -2.0f, 0.7f, 1.5f, -0.6f, 0.2f};
+    const std::vector<float> t = {0, 1, 1, 0, 0, 1, 0.5f, 1, 0, 1, 0, 1};
+    const std::vector<float> w = {2.0f, 0.0f, 0.5f};
+    std::vector<float> g(n * d), gw(n * d);
+    loss_view plain{n, d, z.data(), nullptr, nullptr, t.data()};
+    loss_view weighted{n, d, z.data(), nullptr, nullptr, t.data(), w.data()};
+    evaluate(losses::MeanSquaredError{}, plain, 1.0f, g.data());
+    double want = 0;
+    for (std::size_t s = 0; s < n; ++s) {
+        loss_view one{1, d, z.data() + s * d, nullptr, nullptr, t.data() + s * d};
+        std::vector<float> scratch(d);
+        want += w[s] * evaluate(losses::MeanSquaredError{}, one, 1.0f, scratch.data());
+    }
+    CHECK(evaluate(losses::MeanSquaredError{}, weighted, 1.0f, gw.data()) == Approx(want).epsilon(1e-12));
+    for (std::size_t i = 0; i < n * d; ++i)
+        CHECK(gw[i] == Approx(w[i / d] * g[i]).epsilon(1e-6));
 }

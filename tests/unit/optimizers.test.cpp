@@ -2,6 +2,7 @@
 // w0 = 0.5, gradients 0.1, -0.2, 0.3; the expected weights were computed in double precision from
 // the formulas written out in each optimizer's documentation.
 #include <tpudsl/train/optimizers.hpp>
+#include <tpudsl/train/schedules.hpp>
 
 #include <catch2/catch.hpp>
 
@@ -124,4 +125,56 @@ TEST_CASE("optimizers: the same bits whether a buffer is updated whole, in shard
     check_opt(optimizers::Adam{}, "Adam");
     check_opt(optimizers::Nadam{}, "Nadam");
     check_opt(optimizers::RMSprop{.momentum = 0.9f, .centered = true}, "RMSprop");
+}
+
+TEST_CASE("learning-rate schedules by hand, at Keras' steps", "[optimizers]")
+{
+    using namespace optimizers::schedules;
+    const ExponentialDecay exp{.initial_learning_rate = 0.1f, .decay_steps = 10, .decay_rate = 0.5f};
+    CHECK(exp(0) == Approx(0.1));
+    CHECK(exp(10) == Approx(0.05));
+    CHECK(exp(15) == Approx(0.1 * std::pow(0.5, 1.5)));
+    const ExponentialDecay stairs{.initial_learning_rate = 0.1f, .decay_steps = 10, .decay_rate = 0.5f, .staircase = true};
+    CHECK(stairs(15) == Approx(0.05));
+    const InverseTimeDecay inverse{.initial_learning_rate = 1.0f, .decay_steps = 10, .decay_rate = 1.0f};
+    CHECK(inverse(10) == Approx(0.5));
+    CHECK(inverse(5) == Approx(1.0 / 1.5));
+    const PiecewiseConstantDecay pieces{{10, 20}, {1.0f, 0.5f, 0.1f}};
+    CHECK(pieces(0) == 1.0f);
+    CHECK(pieces(10) == 1.0f);   // up to and at the boundary
+    CHECK(pieces(11) == 0.5f);
+    CHECK(pieces(20) == 0.5f);
+    CHECK(pieces(21) == 0.1f);
+    const CosineDecay cosine{.initial_learning_rate = 1.0f, .decay_steps = 10, .alpha = 0.1f};
+    CHECK(cosine(0) == Approx(1.0));
+    CHECK(cosine(5) == Approx(0.9 * 0.5 + 0.1));
+    CHECK(cosine(20) == Approx(0.1));   // held at the end
+    const CosineDecay warm{.initial_learning_rate = 0.0f, .decay_steps = 10, .warmup_target = 1.0f, .warmup_steps = 4};
+    CHECK(warm(2) == Approx(0.5));
+    CHECK(warm(4) == Approx(1.0));
+    CHECK(warm(9) == Approx(0.5));   // 5 of 10 decay steps after the warmup
+    CHECK_THROWS_WITH(check(PiecewiseConstantDecay{{10}, {1.0f}}),
+                      Catch::Contains("values must hold one more element than boundaries, got 1 values and 1"));
+    CHECK_THROWS_WITH(check(CosineDecay{.initial_learning_rate = 0.0f, .decay_steps = 10, .warmup_target = 1.0f}),
+                      Catch::Contains("a warmup_target needs warmup_steps > 0"));
+}
+
+TEST_CASE("a Scheduled optimizer steps with its schedule's rate at iterations - 1", "[optimizers]")
+{
+    // SGD under a schedule is SGD whose rate is set to schedule(t - 1) before step t
+    const optimizers::schedules::ExponentialDecay decay{.initial_learning_rate = 0.5f, .decay_steps = 1,
+                                                        .decay_rate = 0.5f};
+    optimizers::Scheduled scheduled{optimizers::SGD{}, decay};
+    float w = 1.0f, by_hand = 1.0f;
+    const float g[3] = {0.25f, -0.5f, 1.0f};
+    for (std::uint64_t t = 1; t <= 3; ++t) {
+        CHECK(scheduled.learning_rate == decay(t - 1));
+        const auto c = scheduled.prepare(t);
+        float* none[1] = {nullptr};
+        scheduled.update(c, &w, &g[t - 1], none, 0, 1);
+        scheduled.advance(c);
+        by_hand -= decay(t - 1) * g[t - 1];
+    }
+    CHECK(w == by_hand);
+    CHECK(scheduled.learning_rate == decay(3));
 }

@@ -2,6 +2,7 @@
 // counts its weights, prints in the summary, trains on one core and on two replicas with the same
 // bits, and its gradients agree with finite differences (gradcheck.test.cpp).
 #include "custom_layer/scale.hpp"
+#include "custom_layer/training.hpp"
 
 #include <tpudsl/tpudsl.hpp>
 
@@ -9,11 +10,14 @@
 
 #include <xtensor/xtensor.hpp>
 
+#include <algorithm>
 #include <array>
+#include <cmath>
 #include <cstdint>
 #include <random>
 #include <sstream>
 #include <string>
+#include <utility>
 #include <vector>
 
 using namespace tpudsl;
@@ -78,4 +82,80 @@ TEST_CASE("a user-written layer trains, the same bits on one core and on two rep
     const auto one = train(OneDeviceStrategy{});
     const auto two = train(TpuStrategy<2>{});
     CHECK(one == two);
+}
+
+TEST_CASE("a user-written loss, metrics and optimizer train, the same bits on one core and on two replicas",
+          "[user_layer]")
+{
+    xt::xtensor<float, 2> x;
+    xt::xtensor<std::int32_t, 1> y;
+    make_data(512, x, y);
+    auto train = [&](auto strategy) {
+        auto model = strategy.template scope<Scaled>(3);
+        // [custom_compile]
+        model.compile(mytraining::Signum{.learning_rate = 3e-3f}, mytraining::SparseFocalLoss{.gamma = 2.0f},
+                      metrics::SparseCategoricalAccuracy{}, mytraining::TrueClassProbability{},
+                      mytraining::CalibrationError{});
+        // [custom_compile]
+        const auto before = model.evaluate(x, y, {.verbose = 0});
+        const History h = model.fit(x, y, {.batch_size = 32, .epochs = 6, .verbose = 0});
+        const auto after = model.evaluate(x, y, {.verbose = 0});
+        CHECK(after["loss"] < 0.5 * before["loss"]);
+        CHECK(after["sparse_categorical_accuracy"] > 0.85);
+        CHECK(after["true_class_probability"] > before["true_class_probability"] + 0.2);
+        CHECK(h["calibration_error"].size() == 6);
+
+        // the metrics against their definitions, over the model's own predictions
+        const std::vector<float> p = model.predict(x);
+        double truth = 0.0, total = 0.0;
+        std::array<double, 30> bins{};
+        for (std::size_t s = 0; s < 512; ++s) {
+            const float* row = p.data() + 3 * s;
+            truth += row[y(s)];
+            const auto best = static_cast<std::size_t>(std::max_element(row, row + 3) - row);
+            const std::size_t b = std::min<std::size_t>(9, static_cast<std::size_t>(double{row[best]} * 10));
+            bins[3 * b] += 1;
+            bins[3 * b + 1] += row[best];
+            bins[3 * b + 2] += best == static_cast<std::size_t>(y(s));
+            total += 1;
+        }
+        double ece = 0.0;
+        for (std::size_t b = 0; b < 10; ++b)
+            ece += std::abs(bins[3 * b + 2] - bins[3 * b + 1]);
+        CHECK(after["true_class_probability"] == Approx(truth / 512).epsilon(1e-6));
+        CHECK(after["calibration_error"] == Approx(ece / total).epsilon(1e-6));
+        return std::pair{model.get_weights(), h.history};
+    };
+    const auto one = train(OneDeviceStrategy{});
+    const auto two = train(TpuStrategy<2>{});
+    CHECK(one.first == two.first);
+    CHECK(one.second == two.second);
+}
+
+TEST_CASE("a user-written loss's gradient agrees with finite differences; its optimizer's check refuses",
+          "[user_layer]")
+{
+    const mytraining::SparseFocalLoss focal{.gamma = 2.0f};
+    std::vector<float> p = {0.2f, 0.5f, 0.3f, 0.6f, 0.1f, 0.3f};
+    const std::vector<std::int32_t> labels = {1, 2};
+    auto value = [&] {
+        loss_view v{2, 3, p.data(), nullptr, labels.data(), nullptr};
+        std::vector<float> g(6);
+        return evaluate(focal, v, 1.0f, g.data());
+    };
+    loss_view v{2, 3, p.data(), nullptr, labels.data(), nullptr};
+    std::vector<float> grad(6);
+    evaluate(focal, v, 1.0f, grad.data());
+    for (std::size_t i = 0; i < 6; ++i) {
+        const float saved = p[i];
+        p[i] = saved + 1e-3f;
+        const double up = value();
+        p[i] = saved - 1e-3f;
+        const double down = value();
+        p[i] = saved;
+        CHECK(grad[i] == Approx((up - down) / 2e-3).margin(2e-3));
+    }
+    auto model = OneDeviceStrategy{}.scope<Scaled>(3);
+    CHECK_THROWS_WITH(model.compile(mytraining::Signum{.beta = 1.0f}, mytraining::SparseFocalLoss{}),
+                      Catch::Contains("mytraining::Signum: beta must be in [0, 1), got 1"));
 }

@@ -7,7 +7,7 @@
 ///   | u64 source | u64 samples | u64 batch size | u64 steps per epoch | u64 shuffle  (which fit)
 ///   | u64 epochs                                                        (the fit's `epochs`)
 ///   | u64 n + the optimizer's name | u32 learning rate (binary32) | u64 momentum product (binary64)
-///   | f64 loss sum | u64 samples seen | u64 n + n f64 metric hits     (the epoch's running values)
+///   | f64 loss sum | u64 samples seen | u64 n + n f64 metric states   (the epoch's running values)
 ///   | u64 n + n floats: parameters | u64 n + n floats: optimizer slots | u64 FNV-1a of all after the magic
 ///
 /// Integers and floats are little-endian. A file that is truncated, corrupt, of another model layout or
@@ -77,7 +77,7 @@ struct training_state {
     double momentum_product = 1.0;
     double loss_total = 0.0;
     std::uint64_t seen = 0;
-    std::vector<double> hits;
+    std::vector<double> running;   // the metrics' states, then each output's loss
     std::vector<float> params, slots;   // filled when read
 };
 
@@ -106,7 +106,7 @@ write_training_state(const std::string& path, const training_state& s, state_lay
                      const float* slots, std::size_t slot_floats)
 {
     std::vector<unsigned char> bytes;
-    bytes.reserve(256 + 8 * s.hits.size() + 4 * (layout.param_floats + slot_floats));
+    bytes.reserve(256 + 8 * s.running.size() + 4 * (layout.param_floats + slot_floats));
     auto append = [&](const void* p, std::size_t n) {
         const std::size_t at = bytes.size();
         bytes.resize(at + n);
@@ -149,8 +149,8 @@ write_training_state(const std::string& path, const training_state& s, state_lay
     f64(s.momentum_product);
     f64(s.loss_total);
     u64(s.seen);
-    u64(s.hits.size());
-    for (const double h : s.hits)
+    u64(s.running.size());
+    for (const double h : s.running)
         f64(h);
     floats(params, layout.param_floats);
     floats(slots, slot_floats);
@@ -248,7 +248,7 @@ read_training_state(const std::string& path, state_layout layout, std::size_t ma
         throw std::runtime_error(detail::concat({who, " holds ", std::to_string(hits),
                                                  " metric values; a model has at most 4096"}));
     for (std::uint64_t i = 0; i < hits; ++i)
-        s.hits.push_back(f64("running values"));
+        s.running.push_back(f64("running values"));
     floats(s.params, layout.param_floats, "parameters");
     const std::uint64_t slot_floats = end - at >= 8 ? get_u64(bytes.data() + at) : 0;
     if (slot_floats > max_slot_floats)

@@ -34,6 +34,7 @@ struct batch_view {
     const float* dense = nullptr;           // rows of OutputSize targets
     const std::uint32_t* idx = nullptr;     // samples idx[0, n) of them; null: [0, n) in order, read in place
     std::size_t n = 0;
+    const float* weights = nullptr;         // a weight per sample (Keras' sample_weight); null: 1 each
 
     /// Arrays that the checks accepted, typed: y holds int32 class ids or float32 rows (no other type
     /// passes them).
@@ -41,7 +42,7 @@ struct batch_view {
     of(const dataset_ref& d, const std::uint32_t* idx, std::size_t n) noexcept
     {
         const bool ids = d.y.type == dtype::int32;
-        return {d.x.as<In>(), ids ? d.y.as<std::int32_t>() : nullptr, ids ? nullptr : d.y.as<float>(), idx, n};
+        return {d.x.as<In>(), ids ? d.y.as<std::int32_t>() : nullptr, ids ? nullptr : d.y.as<float>(), idx, n, nullptr};
     }
 
     /// Samples [begin, begin + count) in order, read in place.
@@ -50,7 +51,7 @@ struct batch_view {
     {
         return {x + begin * InputSize, sparse ? sparse + begin * Positions : nullptr,
                 dense ? dense + begin * OutputSize : nullptr,
-                nullptr, count};
+                nullptr, count, weights ? weights + begin : nullptr};
     }
 };
 

@@ -7,7 +7,9 @@
 #include <tpudsl/train/callbacks.hpp>
 
 #include <cstddef>
+#include <cstdint>
 #include <iostream>
+#include <map>
 #include <optional>
 #include <vector>
 
@@ -40,6 +42,14 @@ struct FitOptions {
     std::size_t initial_epoch = 0;
     /// Reshuffle the samples before each pass.
     bool shuffle = true;
+    /// Keras' `sample_weight`: a weight per sample of the arrays (finite, >= 0) that multiplies its loss
+    /// and its part in the metrics; the loss stays divided by the batch, as Keras' reduction. With
+    /// validation_split, the last fraction of the weights goes with the validation samples.
+    std::vector<float> sample_weight;
+    /// Keras' `class_weight`: a sample's weight from its class (its class id, or its one-hot target's
+    /// largest entry), 1 for a class not named; training data only. Not with sample_weight (Keras
+    /// refuses both too), nor for a graph of several outputs or a label per timestep.
+    std::map<std::int32_t, float> class_weight;
     /// Keras' `callbacks=[...]`: callbacks written in place are owned by the list; named ones are
     /// referred to (CallbackRef).
     std::vector<CallbackRef> callbacks;
@@ -68,6 +78,8 @@ struct EvaluateOptions {
     int verbose = 1;
     std::size_t steps = 0;   // 0: all the data
     std::ostream* out = &std::cout;
+    /// evaluate's `sample_weight`: a weight per sample of the arrays, as fit's.
+    std::vector<float> sample_weight;
 };
 
 } // namespace tpudsl

@@ -1,6 +1,7 @@
-/// @file Defines Keras' optimizers with their exact update rules and defaults (keras-semantics §4):
-/// SGD (momentum, Nesterov), Adam ("epsilon hat"), Nadam (tf.keras >= 2.11 schedule, or the legacy
-/// 0.004 one), RMSprop (epsilon inside the square root; centered).
+/// @file Defines the Optimizer concept (what compile asks of an optimizer, built-in or a user's) and
+/// Keras' optimizers with their exact update rules and defaults (keras-semantics §4): SGD (momentum,
+/// Nesterov), Adam ("epsilon hat"), AdamW, Nadam (tf.keras >= 2.11 schedule, or the legacy 0.004
+/// one), RMSprop (epsilon inside the square root; centered), Adagrad, Adamax, Adadelta and Lion.
 ///
 /// An optimizer updates a shard [begin, end) of the flat parameter buffer from the summed gradient,
 /// with its slots (m, v, ...) in buffers of the same layout:
@@ -22,12 +23,61 @@
 #include <algorithm>
 #include <charconv>
 #include <cmath>
+#include <concepts>
 #include <cstddef>
 #include <cstdint>
 #include <limits>
 #include <stdexcept>
 #include <string>
 #include <string_view>
+#include <utility>
+
+namespace tpudsl {
+
+/// The most slots (buffers the size of the weights, such as Adam's m and v) an optimizer may keep.
+inline constexpr std::size_t max_optimizer_slots = 4;
+
+namespace optimizers {
+/// What every Keras optimizer takes beside its own hyperparameters (Keras' `clipnorm`, `clipvalue`,
+/// `global_clipnorm`, `weight_decay`, `use_ema`, `ema_momentum`, `ema_overwrite_frequency`), applied
+/// by the model around the optimizer's update in Keras' order: the summed gradient clipped (at most one
+/// of the three clips), the decoupled weight decay `w -= w wd lr`, the update, then the moving average.
+/// 0 is off, as Keras' None.
+struct optimizer_options {
+    /// Each weight's gradient scaled to an L2 norm of at most clipnorm.
+    float clipnorm = 0.0f;
+    /// Each element of the gradient clipped to [-clipvalue, clipvalue].
+    float clipvalue = 0.0f;
+    /// The whole gradient scaled to a global L2 norm of at most global_clipnorm.
+    float global_clipnorm = 0.0f;
+    float weight_decay = 0.0f;
+    /// Keeps an exponential moving average of the weights (`a = m a + (1 - m) w` after each step, `a = w`
+    /// after the first), copied into the weights every ema_overwrite_frequency steps and at the end of
+    /// fit, as Keras' use_ema.
+    bool use_ema = false;
+    float ema_momentum = 0.99f;
+    std::size_t ema_overwrite_frequency = 0;
+};
+} // namespace optimizers
+
+/// What compile asks of an optimizer: a name, its slots, a learning rate, the per-step constants
+/// (`prepare(t)`, t = iterations + 1) and the element-wise update of a shard [begin, end) of the
+/// weights from the summed gradient. Optional: `advance(constants)` (commits per-step state once a
+/// step, as Nadam's momentum product), `initial_slot_value(slot)` (0 unless declared, as Adagrad's
+/// initial accumulator), and a `check(optimizer)` found by ADL that refuses hyperparameters.
+template <class O>
+concept Optimizer = std::copy_constructible<O> &&
+                    requires(O& o, const O& c, std::uint64_t t, float* w, const float* g, float* const* slots,
+                             std::size_t i) {
+                        { O::name } -> std::convertible_to<std::string_view>;
+                        { O::slots } -> std::convertible_to<std::size_t>;
+                        requires O::slots <= max_optimizer_slots;
+                        requires std::same_as<decltype(o.learning_rate), float>;
+                        c.prepare(t);
+                        c.update(c.prepare(t), w, g, slots, i, i);
+                    };
+
+} // namespace tpudsl
 
 namespace tpudsl::optimizers {
 
@@ -88,6 +138,7 @@ struct SGD {
     float learning_rate = 0.01f;
     float momentum = 0.0f;
     bool nesterov = false;
+    optimizer_options options{};   // clipping, weight decay, moving average
     static constexpr std::string_view name = "SGD";
     static constexpr std::size_t slots = 1;
 
@@ -135,6 +186,7 @@ struct Adam {
     float beta_1 = 0.9f;
     float beta_2 = 0.999f;
     float epsilon = 1e-7f;
+    optimizer_options options{};   // clipping, weight decay, moving average
     static constexpr std::string_view name = "Adam";
     static constexpr std::size_t slots = 2;
 
@@ -182,6 +234,7 @@ struct Nadam {
     nadam_schedule schedule = nadam_schedule::keras;
     /// The product of the momentum schedule so far (Keras' `_u_product`, a state of the optimizer).
     double momentum_product = 1.0;
+    optimizer_options options{};   // clipping, weight decay, moving average
     static constexpr std::string_view name = "Nadam";
     static constexpr std::size_t slots = 2;
 
@@ -237,6 +290,7 @@ struct RMSprop {
     float momentum = 0.0f;
     float epsilon = 1e-7f;
     bool centered = false;
+    optimizer_options options{};   // clipping, weight decay, moving average
     static constexpr std::string_view name = "RMSprop";
     static constexpr std::size_t slots = 3;   // v, momentum, gbar
 
@@ -282,6 +336,196 @@ struct RMSprop {
         });
     }
 };
+
+/// `AdamW(learning_rate=0.001, weight_decay=0.004, beta_1=0.9, beta_2=0.999, epsilon=1e-7)`: Adam
+/// after Keras' decoupled weight decay, w -= w wd lr.
+struct AdamW {
+    float learning_rate = 1e-3f;
+    float weight_decay = 0.004f;
+    float beta_1 = 0.9f;
+    float beta_2 = 0.999f;
+    float epsilon = 1e-7f;
+    optimizer_options options{};   // clipping, weight decay, moving average
+    static constexpr std::string_view name = "AdamW";
+    static constexpr std::size_t slots = 2;
+
+    struct step_constants {
+        Adam::step_constants adam;
+        float lr;
+    };
+    [[nodiscard]] step_constants
+    prepare(std::uint64_t t) const noexcept
+    {
+        return {adam().prepare(t), learning_rate};
+    }
+    void
+    update(const step_constants& c, float* w, const float* g, float* const* s, std::size_t begin,
+           std::size_t end) const noexcept
+    {
+        using detail::splat;
+        const auto wd = splat(weight_decay), lr = splat(c.lr);
+        detail::for_each_vector(begin, end, [&](detail::lanes_at at) {
+            const auto wi = at(w);
+            at.store(wi - wi * wd * lr, w);
+        });
+        adam().update(c.adam, w, g, s, begin, end);
+    }
+    /// The Adam this AdamW updates with after its decay.
+    [[nodiscard]] Adam
+    adam() const noexcept
+    {
+        return {.learning_rate = learning_rate, .beta_1 = beta_1, .beta_2 = beta_2, .epsilon = epsilon};
+    }
+};
+
+/// `Adagrad(learning_rate=0.001, initial_accumulator_value=0.1, epsilon=1e-7)`:
+/// a += g^2; w -= lr g / sqrt(a + eps).
+struct Adagrad {
+    float learning_rate = 1e-3f;
+    float initial_accumulator_value = 0.1f;
+    float epsilon = 1e-7f;
+    optimizer_options options{};   // clipping, weight decay, moving average
+    static constexpr std::string_view name = "Adagrad";
+    static constexpr std::size_t slots = 1;
+
+    [[nodiscard]] float initial_slot_value(std::size_t) const noexcept { return initial_accumulator_value; }
+    struct step_constants {
+        float lr;
+    };
+    [[nodiscard]] step_constants prepare(std::uint64_t) const noexcept { return {learning_rate}; }
+    void
+    update(const step_constants& c, float* w, const float* g, float* const* s, std::size_t begin,
+           std::size_t end) const noexcept
+    {
+        using detail::splat;
+        float* a = s[0];
+        const auto lr = splat(c.lr), eps = splat(epsilon);
+        detail::for_each_vector(begin, end, [&](detail::lanes_at at) {
+            const auto gi = at(g);
+            const auto ai = at(a) + gi * gi;
+            at.store(ai, a);
+            at.store(at(w) - lr * gi / sqrt(ai + eps), w);
+        });
+    }
+};
+
+/// `Adamax(learning_rate=0.001, beta_1=0.9, beta_2=0.999, epsilon=1e-7)`:
+/// m += (g - m)(1 - b1); u = max(b2 u, |g|); w -= lr m / ((1 - b1^t)(u + eps)).
+struct Adamax {
+    float learning_rate = 1e-3f;
+    float beta_1 = 0.9f;
+    float beta_2 = 0.999f;
+    float epsilon = 1e-7f;
+    optimizer_options options{};   // clipping, weight decay, moving average
+    static constexpr std::string_view name = "Adamax";
+    static constexpr std::size_t slots = 2;
+
+    struct step_constants {
+        float lr, correction;
+    };
+    [[nodiscard]] step_constants
+    prepare(std::uint64_t t) const noexcept
+    {
+        return {learning_rate, 1.0f - std::pow(beta_1, static_cast<float>(t))};
+    }
+    void
+    update(const step_constants& c, float* w, const float* g, float* const* s, std::size_t begin,
+           std::size_t end) const noexcept
+    {
+        using detail::splat;
+        float* m = s[0];
+        float* u = s[1];
+        const auto a1 = splat(1.0f - beta_1), b2 = splat(beta_2), lr = splat(c.lr), corr = splat(c.correction),
+                   eps = splat(epsilon), zero = splat(0.0f);
+        detail::for_each_vector(begin, end, [&](detail::lanes_at at) {
+            const auto gi = at(g), m0 = at(m);
+            const auto mi = m0 + (gi - m0) * a1;
+            const auto ui = max(b2 * at(u), max(gi, zero - gi));
+            at.store(mi, m);
+            at.store(ui, u);
+            at.store(at(w) - lr * mi / (corr * (ui + eps)), w);
+        });
+    }
+};
+
+/// `Adadelta(learning_rate=0.001, rho=0.95, epsilon=1e-7)`: a = rho a + (1 - rho) g^2;
+/// d = -sqrt(ad + eps) g / sqrt(a + eps); ad = rho ad + (1 - rho) d^2; w += lr d.
+struct Adadelta {
+    float learning_rate = 1e-3f;
+    float rho = 0.95f;
+    float epsilon = 1e-7f;
+    optimizer_options options{};   // clipping, weight decay, moving average
+    static constexpr std::string_view name = "Adadelta";
+    static constexpr std::size_t slots = 2;   // accumulated gradients, accumulated deltas
+
+    struct step_constants {
+        float lr;
+    };
+    [[nodiscard]] step_constants prepare(std::uint64_t) const noexcept { return {learning_rate}; }
+    void
+    update(const step_constants& c, float* w, const float* g, float* const* s, std::size_t begin,
+           std::size_t end) const noexcept
+    {
+        using detail::splat;
+        float* ag = s[0];
+        float* ad = s[1];
+        const auto r = splat(rho), r1 = splat(1.0f - rho), eps = splat(epsilon), lr = splat(c.lr);
+        detail::for_each_vector(begin, end, [&](detail::lanes_at at) {
+            const auto gi = at(g), adi = at(ad);
+            const auto agi = r * at(ag) + r1 * (gi * gi);
+            at.store(agi, ag);
+            const auto d = sqrt(adi + eps) * gi / sqrt(agi + eps);   // Keras' delta is -d
+            at.store(r * adi + r1 * (d * d), ad);
+            at.store(at(w) - lr * d, w);
+        });
+    }
+};
+
+/// `Lion(learning_rate=0.001, beta_1=0.9, beta_2=0.99)`: w -= lr sign(b1 m + (1 - b1) g);
+/// m = b2 m + (1 - b2) g.
+struct Lion {
+    float learning_rate = 1e-3f;
+    float beta_1 = 0.9f;
+    float beta_2 = 0.99f;
+    optimizer_options options{};   // clipping, weight decay, moving average
+    static constexpr std::string_view name = "Lion";
+    static constexpr std::size_t slots = 1;
+
+    struct step_constants {
+        float lr;
+    };
+    [[nodiscard]] step_constants prepare(std::uint64_t) const noexcept { return {learning_rate}; }
+    void
+    update(const step_constants& c, float* w, const float* g, float* const* s, std::size_t begin,
+           std::size_t end) const noexcept
+    {
+        using detail::splat;
+        float* m = s[0];
+        const auto b1 = splat(beta_1), c1 = splat(1.0f - beta_1), b2 = splat(beta_2), c2 = splat(1.0f - beta_2),
+                   lr = splat(c.lr), zero = splat(0.0f), one = splat(1.0f);
+        detail::for_each_vector(begin, end, [&](detail::lanes_at at) {
+            const auto gi = at(g), mi = at(m);
+            const auto dir = mi * b1 + gi * c1;
+            const auto sign = where_greater(dir, zero, one) - where_greater(zero, dir, one);
+            at.store(at(w) - lr * sign, w);
+            at.store(mi * b2 + gi * c2, m);
+        });
+    }
+};
+
+/// The options an optimizer takes (its `options`, or those of the optimizer it wraps, as Scheduled's);
+/// null for one that takes none.
+template <class O>
+[[nodiscard]] const optimizer_options*
+options_of(const O& o) noexcept
+{
+    if constexpr (requires { { o.options } -> std::convertible_to<const optimizer_options&>; })
+        return &o.options;
+    else if constexpr (requires { o.optimizer; })
+        return options_of(o.optimizer);
+    else
+        return nullptr;
+}
 
 /// @name Domains of the hyperparameters
 /// Keras checks only SGD's momentum (in [0, 1]); tpudsl also refuses the values that make an update
@@ -353,6 +597,24 @@ check_learning_rate(double lr, std::string_view where)
     detail::check_learning_rate(lr, where, "0 leaves the weights unchanged");
 }
 
+/// The options every optimizer takes: finite and >= 0, at most one of the three clips (Keras' rule),
+/// ema_momentum in [0, 1].
+inline void
+check(const optimizer_options& o, std::string_view where)
+{
+    const std::pair<std::string_view, float> fields[] = {
+        {"options.clipnorm", o.clipnorm}, {"options.clipvalue", o.clipvalue},
+        {"options.global_clipnorm", o.global_clipnorm}, {"options.weight_decay", o.weight_decay}};
+    for (const auto& [field, v] : fields)
+        if (!(v >= 0.0f && std::isfinite(v)))
+            detail::out_of_domain(where, field, detail::shortest(v), "a finite float >= 0", "0 is off");
+    if ((o.clipnorm > 0.0f) + (o.clipvalue > 0.0f) + (o.global_clipnorm > 0.0f) > 1)
+        throw std::invalid_argument(tpudsl::detail::concat(
+            {where, ": only one of options.clipnorm, options.clipvalue and options.global_clipnorm can be set "
+                    "(Keras refuses more too)"}));
+    detail::check_unit_closed(o.ema_momentum, where, "options.ema_momentum", "0.99");
+}
+
 /// SGD: learning_rate finite and >= 0; momentum in [0, 1] (Keras' rule).
 inline void
 check(const SGD& o)
@@ -398,8 +660,70 @@ check(const RMSprop& o)
     detail::check_unit_closed(o.momentum, where, "momentum", "0");
     detail::check_epsilon(o.epsilon, where);
 }
+/// AdamW: Adam's domains; weight_decay finite and >= 0.
+inline void
+check(const AdamW& o)
+{
+    constexpr std::string_view where = "tpudsl::optimizers::AdamW";
+    detail::check_learning_rate(o.learning_rate, where, "Keras' default is 0.001");
+    detail::check_unit_open(o.beta_1, where, "beta_1", "0.9");
+    detail::check_unit_open(o.beta_2, where, "beta_2", "0.999");
+    detail::check_epsilon(o.epsilon, where);
+    if (!(o.weight_decay >= 0.0f && std::isfinite(o.weight_decay)))
+        detail::out_of_domain(where, "weight_decay", detail::shortest(o.weight_decay), "a finite float >= 0",
+                              "Keras' default is 0.004");
+}
+
+/// Adagrad: learning_rate finite and >= 0; initial_accumulator_value finite and >= 0; epsilon > 0.
+inline void
+check(const Adagrad& o)
+{
+    constexpr std::string_view where = "tpudsl::optimizers::Adagrad";
+    detail::check_learning_rate(o.learning_rate, where, "Keras' default is 0.001");
+    if (!(o.initial_accumulator_value >= 0.0f && std::isfinite(o.initial_accumulator_value)))
+        detail::out_of_domain(where, "initial_accumulator_value", detail::shortest(o.initial_accumulator_value),
+                              "a finite float >= 0", "Keras' default is 0.1");
+    detail::check_epsilon(o.epsilon, where);
+}
+
+/// Adamax: learning_rate finite and >= 0; beta_1 and beta_2 in [0, 1); epsilon finite and > 0.
+inline void
+check(const Adamax& o)
+{
+    constexpr std::string_view where = "tpudsl::optimizers::Adamax";
+    detail::check_learning_rate(o.learning_rate, where, "Keras' default is 0.001");
+    detail::check_unit_open(o.beta_1, where, "beta_1", "0.9");
+    detail::check_unit_open(o.beta_2, where, "beta_2", "0.999");
+    detail::check_epsilon(o.epsilon, where);
+}
+
+/// Adadelta: learning_rate finite and >= 0; rho in [0, 1); epsilon finite and > 0.
+inline void
+check(const Adadelta& o)
+{
+    constexpr std::string_view where = "tpudsl::optimizers::Adadelta";
+    detail::check_learning_rate(o.learning_rate, where, "Keras' default is 0.001");
+    detail::check_unit_open(o.rho, where, "rho", "0.95");
+    detail::check_epsilon(o.epsilon, where);
+}
+
+/// Lion: learning_rate finite and >= 0; beta_1 and beta_2 in [0, 1] (Keras refuses beta_1 outside it).
+inline void
+check(const Lion& o)
+{
+    constexpr std::string_view where = "tpudsl::optimizers::Lion";
+    detail::check_learning_rate(o.learning_rate, where, "Keras' default is 0.001");
+    detail::check_unit_closed(o.beta_1, where, "beta_1", "0.9");
+    detail::check_unit_closed(o.beta_2, where, "beta_2", "0.99");
+}
 /// @}
 
 } // namespace tpudsl::optimizers
+
+namespace tpudsl {
+static_assert(Optimizer<optimizers::SGD> && Optimizer<optimizers::Adam> && Optimizer<optimizers::AdamW> &&
+              Optimizer<optimizers::Nadam> && Optimizer<optimizers::RMSprop> && Optimizer<optimizers::Adagrad> &&
+              Optimizer<optimizers::Adamax> && Optimizer<optimizers::Adadelta> && Optimizer<optimizers::Lion>);
+} // namespace tpudsl
 
 #endif // !TPUDSL_TRAIN_OPTIMIZERS_HPP

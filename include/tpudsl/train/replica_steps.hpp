@@ -17,10 +17,8 @@
 #include <tpudsl/ops/graph.hpp>
 #include <tpudsl/train/batch_sources.hpp>
 #include <tpudsl/train/buffers.hpp>
+#include <tpudsl/train/compiled_training.hpp>
 #include <tpudsl/train/parameter_init.hpp>
-#include <tpudsl/train/losses.hpp>
-#include <tpudsl/train/metrics.hpp>
-#include <tpudsl/train/optimizers.hpp>
 
 #include <algorithm>
 #include <array>
@@ -29,7 +27,6 @@
 #include <cstdint>
 #include <span>
 #include <utility>
-#include <variant>
 #include <vector>
 
 namespace tpudsl::detail {
@@ -59,10 +56,6 @@ public:
     }();
     /// What a step reads: samples and their labels, typed.
     using batch_view = detail::batch_view<input_type, input_size, output_size, label_positions>;
-
-    using optimizer_type = std::variant<optimizers::SGD, optimizers::Adam, optimizers::Nadam, optimizers::RMSprop>;
-    using loss_type = std::variant<losses::SparseCategoricalCrossentropy, losses::CategoricalCrossentropy,
-                                   losses::BinaryCrossentropy, losses::MeanSquaredError>;
 
     /// Builds the model with Keras' initial weights drawn from `seed`, to run as `runner` says.
     replica_steps(std::uint64_t seed, distribute::replica_runner runner)
@@ -130,6 +123,7 @@ public:
             k.inputs.assign(cap * input_size, input_type{});
             k.sparse_labels.assign(cap * label_positions, 0);
             k.dense_labels.assign(cap * output_size, 0.0f);
+            k.sample_weights.assign(cap, 1.0f);
             if constexpr (heads > 1) {   // each head's labels, out of the packed rows
                 k.head_sparse.assign(cap * output_size, 0);
                 k.head_dense.assign(cap * output_size, 0.0f);
@@ -159,7 +153,7 @@ public:
             scratch += static_cast<long double>(f) * sizeof(float);
         const long double per_sample = static_cast<long double>(graph::plan.per_sample) * sizeof(float) +
                                        input_size * sizeof(input_type) + label_positions * sizeof(std::int32_t) +
-                                       output_size * sizeof(float);
+                                       (output_size + 1) * sizeof(float);
         const long double bytes = static_cast<long double>(micro_batches) * cap * per_sample +
                                   static_cast<long double>(runner_.threads()) * scratch;
         detail::check_batch_memory(batch, per_sample, bytes);
@@ -185,11 +179,13 @@ protected:
         std::vector<input_type> inputs;   // the samples gathered from arrays (or written by train_step's caller)
         std::vector<std::int32_t> sparse_labels;
         std::vector<float> dense_labels;
-        // This step's samples and labels: the buffers above, or a Dataset batch read in place.
+        std::vector<float> sample_weights;
+        // This step's samples, labels and weights (null: 1 each): the buffers above, or read in place.
         const input_type* x = nullptr;
         const std::int32_t* sparse = nullptr;
         const float* dense = nullptr;
-        std::vector<double> hits;
+        const float* weights = nullptr;
+        std::vector<double> metric_states;   // the metrics' states over this micro-batch
         std::size_t offset = 0, n = 0;   // this step's samples: [offset, offset + n) of the batch
         double loss = 0.0;
         // Several heads: each one's own loss, and its labels taken out of the packed rows.
@@ -242,6 +238,13 @@ protected:
     void
     gather(const batch_view& b, micro_batch& k) const noexcept
     {
+        if (b.weights && !b.idx) {
+            k.weights = b.weights + k.offset;
+        } else if (b.weights) {
+            for (std::size_t s = 0; s < k.n; ++s)
+                k.sample_weights[s] = b.weights[b.idx[k.offset + s]];
+            k.weights = k.sample_weights.data();
+        }
         if (!b.idx) {
             k.x = b.x + k.offset * input_size;
             if (b.sparse)
@@ -264,14 +267,14 @@ protected:
         }
     }
 
-    /// Clears a micro-batch's loss and hits (and last step's marks), points it at its samples (gather;
+    /// Clears a micro-batch's loss and metric states (and last step's marks), points it at its samples (gather;
     /// without data, at what its own buffers hold) and marks its token ids. False when it has no samples.
     bool
     prepare_micro_batch(micro_batch& k, const batch_view* data, bool training) noexcept
     {
         k.loss = 0.0;
         k.head_loss.fill(0.0);
-        std::fill(k.hits.begin(), k.hits.end(), 0.0);
+        std::fill(k.metric_states.begin(), k.metric_states.end(), 0.0);
         if constexpr (graph::marked_table)
             if (training)   // last step's marks were used by its fused pass, which cleared their rows
                 std::fill(k.marks.begin(), k.marks.end(), std::uint64_t{0});
@@ -280,6 +283,7 @@ protected:
         k.x = k.inputs.data();
         k.sparse = k.sparse_labels.data();
         k.dense = k.dense_labels.data();
+        k.weights = nullptr;
         if (data)
             gather(*data, k);
         if constexpr (graph::marked_table)
@@ -298,7 +302,7 @@ protected:
                 .weights_version = weights_version_};
     }
 
-    /// The loss (into k.loss, its gradient into the workspace) and the metrics' hits of a micro-batch
+    /// The loss (into k.loss, its gradient into the workspace) and the metrics' states of a micro-batch
     /// after its forward; bit H set when head H's gradient is with respect to its logits.
     unsigned
     score_micro_batch(micro_batch& k, std::size_t global_n) noexcept
@@ -319,11 +323,18 @@ protected:
             view.logits = graph::logits(k.workspace.data(), micro_batch_capacity_, k.n);
         view.sparse_labels = k.sparse;
         view.dense_labels = k.dense;
+        view.sample_weight = k.weights;
         k.loss = score_(loss_, view, global_n, graph::loss_gradient(k.workspace.data(), micro_batch_capacity_));
-        // Accuracies over the last axis, per timestep: a sample's hits are the fraction it gets right.
-        for (std::size_t m = 0; m < metrics_.size(); ++m)
-            k.hits[m] = metrics_[m].hits(view.output, k.n * label_positions, classes, k.sparse, k.dense) /
-                        static_cast<double>(label_positions);
+        // Metrics over the last axis: a row per timestep of a (timesteps, classes) output.
+        const metric_batch rows{.rows = k.n * label_positions,
+                                .width = classes,
+                                .output = view.output,
+                                .labels = k.sparse,
+                                .targets = k.dense,
+                                .sample_weight = k.weights,
+                                .rows_per_sample = label_positions};
+        for (const compiled_metric& m : metrics_)
+            m.update(rows, k.metric_states.data());
         return view.logit_grad ? 1u : 0u;
     }
 
@@ -337,7 +348,7 @@ protected:
 
     /// Head H's loss (into k.head_loss[H], added to k.loss times its weight; the gradient of the weighted
     /// loss into the head's block)
-    /// and the hits of the metrics on it, its labels taken out of the micro-batch's packed rows.
+    /// and the states of the metrics on it, its labels taken out of the micro-batch's packed rows.
     template <std::size_t H>
     void
     score_head(micro_batch& k, std::size_t global_n, unsigned& logit_heads) noexcept
@@ -363,16 +374,22 @@ protected:
                 std::copy_n(k.dense + s * output_size + h::at, h::size, targets + s * h::size);
             view.dense_labels = targets;
         }
+        view.sample_weight = k.weights;
         k.head_loss[H] = head_score_[H](head_losses_[H], view, global_n, head_weights_[H],
                                         graph::template head_gradient<H>(ws, cap));
         k.loss += static_cast<double>(head_weights_[H]) * k.head_loss[H];
         if (view.logit_grad)
             logit_heads |= 1u << H;
-        for (std::size_t m = 0; m < metrics_.size(); ++m)
-            if (metrics_[m].output == H)
-                k.hits[m] = metrics_[m].hits(view.output, k.n * h::positions, h::classes, view.sparse_labels,
-                                             view.dense_labels) /
-                            static_cast<double>(h::positions);
+        const metric_batch rows{.rows = k.n * h::positions,
+                                .width = h::classes,
+                                .output = view.output,
+                                .labels = view.sparse_labels,
+                                .targets = view.dense_labels,
+                                .sample_weight = k.weights,
+                                .rows_per_sample = h::positions};
+        for (const compiled_metric& m : metrics_)
+            if (m.output == H)
+                m.update(rows, k.metric_states.data());
     }
 
     /// Forward, loss and metrics (and backward when training) of one micro-batch; `global_n` scales
@@ -447,13 +464,14 @@ protected:
     /// replicas' sums are the mean over the global batch of n samples.
     template <class L>
     static double
-    score_with(const loss_type& loss, loss_view& view, std::size_t global_n, float* grad) noexcept
+    score_with(const compiled_loss& loss, loss_view& view, std::size_t global_n, float* grad) noexcept
     {
-        const L& l = *std::get_if<L>(&loss);
-        if constexpr (label_positions > 1 && L::over_last_axis) {
+        const L& l = loss.as<L>();
+        if constexpr (label_positions > 1 && detail::loss_over_last_axis<L>) {
             // Keras: a loss per timestep, their mean a sample's loss.
             view.n *= label_positions;
             view.width = classes;
+            view.rows_per_sample = label_positions;
             return tpudsl::evaluate(l, view, 1.0f / static_cast<float>(global_n * label_positions), grad) /
                    static_cast<double>(label_positions);
         }
@@ -464,13 +482,14 @@ protected:
     /// scaled as score_with.
     template <class L, std::size_t H>
     static double
-    score_head_with(const loss_type& loss, loss_view& view, std::size_t global_n, float weight, float* grad) noexcept
+    score_head_with(const compiled_loss& loss, loss_view& view, std::size_t global_n, float weight, float* grad) noexcept
     {
         using h = head<H>;
-        const L& l = *std::get_if<L>(&loss);
-        if constexpr (h::positions > 1 && L::over_last_axis) {
+        const L& l = loss.as<L>();
+        if constexpr (h::positions > 1 && detail::loss_over_last_axis<L>) {
             view.n *= h::positions;
             view.width = h::classes;
+            view.rows_per_sample = h::positions;
             return tpudsl::evaluate(l, view, weight / static_cast<float>(global_n * h::positions), grad) /
                    static_cast<double>(h::positions);
         }
@@ -498,13 +517,11 @@ protected:
     /// step.
     template <class Opt>
     void
-    reduce_and_update(std::size_t t, const Opt& opt, const typename Opt::step_constants& c) noexcept
+    reduce_and_update(std::size_t t, const Opt& opt, const typename Opt::step_constants& c, float lr) noexcept
     {
         const auto start = std::chrono::steady_clock::now();
         const kernels::scratch_scope scratch(arenas_[t]);
-        float* slot_ptrs[4] = {};
-        for (std::size_t s = 0; s < Opt::slots; ++s)
-            slot_ptrs[s] = slots_.data() + s * Seq::param_buffer_size;
+        slot_pointers slot_ptrs = this->slot_ptrs();
         distribute::micro_batch_gradients gradients[micro_batches];
         for (std::size_t k = 0; k < micro_batches; ++k)
             gradients[k] = {micro_batches_[k].grads.data(), micro_batches_[k].marks.data(), micro_batches_[k].n > 0};
@@ -512,7 +529,7 @@ protected:
             shards_.begin(t), shards_.end(t), graph::gradient_layout, gradients, params_.data(),
             [&](std::size_t lo, std::size_t hi, float* g0) { deferred_gradients(0, micro_batches, lo, hi, g0, false); },
             [&](float* g0, std::size_t b, std::size_t e) {
-                opt.update(c, params_.data(), g0, slot_ptrs, b, e);
+                apply_update(opt, c, lr, g0, slot_ptrs.data(), b, e);
                 if constexpr (shares_transposes)
                     if (!shared_copies_.empty())
                         for (const shared_copy& s : graph::shared_copies)
@@ -557,11 +574,10 @@ protected:
     /// The step's sums[lo, hi), the same on every worker, applied (distribute::chain_update).
     template <class Opt>
     void
-    chain_apply(std::size_t lo, std::size_t hi, float* sums, const Opt& opt, const typename Opt::step_constants& c) noexcept
+    chain_apply(std::size_t lo, std::size_t hi, float* sums, const Opt& opt, const typename Opt::step_constants& c,
+                float lr) noexcept
     {
-        float* slot_ptrs[4] = {};
-        for (std::size_t s = 0; s < Opt::slots; ++s)
-            slot_ptrs[s] = slots_.data() + s * Seq::param_buffer_size;
+        slot_pointers slot_ptrs = this->slot_ptrs();
         const std::size_t first = first_here(), count = last_here() - first;
         distribute::micro_batch_gradients gradients[micro_batches];
         std::size_t with_samples = 0;
@@ -573,7 +589,9 @@ protected:
         }
         distribute::chain_update(lo, hi, graph::gradient_layout, std::span(gradients, count), sums, params_.data(),
                                  with_samples,
-                                 [&](float* g, std::size_t b, std::size_t e) { opt.update(c, params_.data(), g, slot_ptrs, b, e); });
+                                 [&](float* g, std::size_t b, std::size_t e) {
+                                     apply_update(opt, c, lr, g, slot_ptrs.data(), b, e);
+                                 });
     }
 
     /// A training step's replicas and fused pass with the compiled optimizer `Opt`, on the strategy's
@@ -584,8 +602,9 @@ protected:
     void
     train_with(const batch_view* data, std::size_t n) noexcept
     {
-        Opt& opt = *std::get_if<Opt>(&optimizer_);
+        Opt& opt = optimizer_.as<Opt>();
         ++iterations_;
+        const float lr = opt.learning_rate;   // this step's (a Scheduled optimizer's: its schedule's)
         const auto constants = opt.prepare(iterations_);
         if constexpr (Chained)
             runner_.workers->chained_step(
@@ -593,18 +612,77 @@ protected:
                 [&](std::size_t lo, std::size_t hi, float* sums, bool first_link, std::size_t t) {
                     chain_link(lo, hi, sums, first_link, t);
                 },
-                [&](std::size_t lo, std::size_t hi, float* sums, std::size_t) { chain_apply(lo, hi, sums, opt, constants); });
+                [&](std::size_t lo, std::size_t hi, float* sums, std::size_t) {
+                    chain_apply(lo, hi, sums, opt, constants, lr);
+                });
         else {
             runner_.step([&](std::size_t t) { run_thread(t, data, n, true); },
-                         [&](std::size_t t, std::size_t) { reduce_and_update(t, opt, constants); });
+                         [&](std::size_t t, std::size_t) { reduce_and_update(t, opt, constants, lr); });
             shards_.rebalance();
         }
-        opt.advance(constants);
+        if constexpr (requires { opt.advance(constants); })
+            opt.advance(constants);
         weights_version_ = detail::next_weights_version();
         if constexpr (!Chained)   // the fused pass made the shared transposes of these weights
             for (auto& s : shared_copies_)
                 if (s.data)
                     s.version = weights_version_;
+    }
+
+    /// The optimizer's slots, then the moving average of the weights when its options keep one.
+    using slot_pointers = std::array<float*, max_optimizer_slots + 1>;
+    [[nodiscard]] slot_pointers
+    slot_ptrs() noexcept
+    {
+        slot_pointers p{};
+        for (std::size_t s = 0; s < slots_.size() / Seq::param_buffer_size; ++s)
+            p[s] = slots_.data() + s * Seq::param_buffer_size;
+        return p;
+    }
+
+    /// The optimizer's update of [b, e) from the summed gradient g, inside Keras' options
+    /// (optimizers::optimizer_options): the gradient clipped by value, the decoupled weight decay at this
+    /// step's learning rate, the update, then the moving average (copied into the weights every
+    /// ema_overwrite_frequency steps). Element-wise, so the shards give the same bits.
+    template <class Opt>
+    void
+    apply_update(const Opt& opt, const typename Opt::step_constants& c, float lr, float* g, float* const* slots,
+                 std::size_t b, std::size_t e) noexcept
+    {
+        float* w = params_.data();
+        const optimizers::optimizer_options* o = optimizers::options_of(opt);
+        if (o && o->clipvalue > 0.0f)
+            for (std::size_t i = b; i < e; ++i)
+                g[i] = std::clamp(g[i], -o->clipvalue, o->clipvalue);
+        if (o && o->weight_decay > 0.0f)
+            for (std::size_t i = b; i < e; ++i)
+                w[i] = w[i] - w[i] * o->weight_decay * lr;
+        opt.update(c, w, g, slots, b, e);
+        if (o && o->use_ema) {
+            float* average = slots[Opt::slots];
+            const float m = iterations_ == 1 ? 0.0f : o->ema_momentum;   // the first step's average is w
+            for (std::size_t i = b; i < e; ++i)
+                average[i] = m * average[i] + (1.0f - m) * w[i];
+            if (o->ema_overwrite_frequency && iterations_ % o->ema_overwrite_frequency == 0)
+                std::copy(average + b, average + e, w + b);
+        }
+    }
+
+    /// Keras' finalize_variable_values at the end of fit: with a moving average of the weights, the
+    /// weights take it (the moving statistics, which no optimizer updates, stay).
+    void
+    finalize_moving_average() noexcept
+    {
+        if (!moving_average_ || iterations_ == 0)
+            return;
+        const float* average = slots_.data() + (slots_.size() - Seq::param_buffer_size);
+        std::size_t from = 0;
+        for (const auto& m : graph::gradient_layout.moving) {
+            std::copy(average + from, average + m.begin, params_.data() + from);
+            from = m.end;
+        }
+        std::copy(average + from, average + Seq::param_buffer_size, params_.data() + from);
+        weights_version_ = detail::next_weights_version();
     }
 
     /// True when some layer's transposed kernel is shared by the threads (graph::shared_copies).
@@ -623,7 +701,7 @@ protected:
 
     /// One step over a global batch of n: optionally points the micro-batches at `data`'s samples (or
     /// gathers them), runs them on the strategy's threads, and when training applies the fused
-    /// update. Sums losses and hits in micro-batch order (deterministic). Allocates nothing.
+    /// update. Sums losses and metric states in micro-batch order (deterministic). Allocates nothing.
     double
     step(const batch_view* data, std::size_t n, bool training) noexcept
     {
@@ -636,22 +714,24 @@ protected:
         constexpr std::size_t head_scores = heads > 1 ? heads : 0;
         if (chained())   // every worker sums every micro-batch's scores, in order
             runner_.workers->share_scores(
-                1 + metrics_.size() + head_scores,
+                1 + metric_states_.size() + head_scores,
                 [&](std::size_t c, double* row) {
-                    row[0] = micro_batches_[c].loss;
-                    std::copy(micro_batches_[c].hits.begin(), micro_batches_[c].hits.end(), row + 1);
-                    std::copy_n(micro_batches_[c].head_loss.begin(), head_scores, row + 1 + metrics_.size());
+                    const micro_batch& k = micro_batches_[c];
+                    row[0] = k.loss;
+                    std::copy(k.metric_states.begin(), k.metric_states.end(), row + 1);
+                    std::copy_n(k.head_loss.begin(), head_scores, row + 1 + metric_states_.size());
                 },
                 [&](std::size_t c, const double* row) {
-                    micro_batches_[c].loss = row[0];
-                    std::copy(row + 1, row + 1 + metrics_.size(), micro_batches_[c].hits.begin());
-                    std::copy_n(row + 1 + metrics_.size(), head_scores, micro_batches_[c].head_loss.begin());
+                    micro_batch& k = micro_batches_[c];
+                    k.loss = row[0];
+                    std::copy_n(row + 1, metric_states_.size(), k.metric_states.begin());
+                    std::copy_n(row + 1 + metric_states_.size(), head_scores, k.head_loss.begin());
                 });
         double loss_sum = 0.0;
         for (const auto& k : micro_batches_) {
             loss_sum += k.loss;
-            for (std::size_t m = 0; m < metrics_.size(); ++m)
-                hits_[m] += k.hits[m];
+            for (std::size_t i = 0; i < metric_states_.size(); ++i)
+                metric_states_[i] += k.metric_states[i];
             if constexpr (heads > 1)
                 for (std::size_t h = 0; h < heads; ++h)
                     head_loss_totals_[h] += k.head_loss[h];
@@ -677,20 +757,21 @@ protected:
     /// Each thread's shard of the fused pass.
     distribute::shard_cuts shards_;
 
-    optimizer_type optimizer_;
-    loss_type loss_;
+    compiled_optimizer optimizer_;
+    bool moving_average_ = false;   // the optimizer's options keep one: slots_' last slot
+    compiled_loss loss_;
     void (replica_steps::*train_)(const batch_view*, std::size_t) noexcept = nullptr;   // set by compile
-    double (*score_)(const loss_type&, loss_view&, std::size_t, float*) noexcept = nullptr;
-    std::vector<detail::metric_entry> metrics_;
+    double (*score_)(const compiled_loss&, loss_view&, std::size_t, float*) noexcept = nullptr;
+    std::vector<compiled_metric> metrics_;
     /// Several heads (compiled with PerOutput): each one's loss, weight, kind of labels and scoring.
-    std::array<loss_type, heads> head_losses_{};
+    std::array<compiled_loss, heads> head_losses_{};
     std::array<float, heads> head_weights_{};
     std::array<bool, heads> head_sparse_{};
-    std::array<double (*)(const loss_type&, loss_view&, std::size_t, float, float*) noexcept, heads> head_score_{};
+    std::array<double (*)(const compiled_loss&, loss_view&, std::size_t, float, float*) noexcept, heads> head_score_{};
     /// Each head's losses (unweighted, as Keras logs them) summed over the steps since the last reset.
     std::array<double, heads> head_loss_totals_{};
-    /// The metrics' hits summed over the steps since the last reset (step adds each step's).
-    std::vector<double> hits_;
+    /// The metrics' states (compiled_metric::state_at), summed over the steps since the last reset.
+    std::vector<double> metric_states_;
     std::uint64_t iterations_ = 0;
     /// A new process-unique value whenever the parameters may change (0 would mean "unknown"), so
     /// no two models, even one built where another was freed, share a version.

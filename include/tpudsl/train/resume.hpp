@@ -21,7 +21,6 @@
 #include <string_view>
 #include <type_traits>
 #include <utility>
-#include <variant>
 #include <vector>
 
 namespace tpudsl::detail {
@@ -33,11 +32,11 @@ struct resume_point {
     float learning_rate;
     double loss_total;
     std::uint64_t seen;
-    std::vector<double> hits;
+    std::vector<double> states;   // the metrics' states, then each output's loss
 };
 
 struct resume_access {
-    /// The running values a state holds beside the metrics' hits: each output's loss, for a graph of several.
+    /// The running values a state holds beside the metrics' states: each output's loss, for a graph of several.
     template <class M>
     static constexpr std::size_t running_heads = M::heads > 1 ? M::heads : 0;
 
@@ -54,20 +53,16 @@ struct resume_access {
         s.position = m.position_;
         s.fit = m.fit_signature_;
         s.epochs = m.fit_epochs_;
-        std::visit(
-            [&](const auto& o) {
-                s.optimizer = std::decay_t<decltype(o)>::name;
-                s.learning_rate = o.learning_rate;
-                if constexpr (requires { o.momentum_product; })
-                    s.momentum_product = o.momentum_product;
-            },
-            m.optimizer_);
+        s.optimizer = m.optimizer_.name;
+        s.learning_rate = *m.optimizer_.learning_rate;
+        if (m.optimizer_.momentum_product)
+            s.momentum_product = *m.optimizer_.momentum_product;
         if (m.position_.step != 0) {   // mid-epoch: the epoch's running values go on too
             s.loss_total = m.loss_total_;
             s.seen = m.seen_;
-            s.hits = m.hits_;
-            // a graph of several outputs: each output's loss so far, after the metrics' hits
-            s.hits.insert(s.hits.end(), m.head_loss_totals_.begin(), m.head_loss_totals_.begin() + running_heads<M>);
+            s.running = m.metric_states_;
+            // a graph of several outputs: each output's loss so far, after the metrics' states
+            s.running.insert(s.running.end(), m.head_loss_totals_.begin(), m.head_loss_totals_.begin() + running_heads<M>);
         }
         write_training_state(path, s, state_layout::of<typename M::sequential>(), m.params_.data(), m.slots_.data(),
                              m.slots_.size());
@@ -107,17 +102,17 @@ struct resume_access {
                                     : concat({std::to_string(needed), " or more to go on from it"}),
                  start_over}));
         }
-        const std::string_view optimizer =
-            std::visit([](const auto& o) { return std::decay_t<decltype(o)>::name; }, m.optimizer_);
+        const std::string_view optimizer = m.optimizer_.name;
         if (s.optimizer != optimizer || s.slots.size() != m.slots_.size())
             throw std::invalid_argument(detail::concat({who, "was written with the optimizer ", s.optimizer, " (",
                                                         std::to_string(s.slots.size()),
                                                         " slot floats); this model is compiled with ", optimizer,
                                                         " (", std::to_string(m.slots_.size()), ")", start_over}));
-        if (s.position.step != 0 && s.hits.size() != m.metrics_.size() + running_heads<M>)
-            throw std::invalid_argument(detail::concat({who, "holds ", std::to_string(s.hits.size()),
-                                                        " metrics; this model is compiled with ",
-                                                        std::to_string(m.metrics_.size()), start_over}));
+        if (s.position.step != 0 && s.running.size() != m.metric_states_.size() + running_heads<M>)
+            throw std::invalid_argument(detail::concat({who, "holds ", std::to_string(s.running.size()),
+                                                        " running values; this model is compiled with metrics of ",
+                                                        std::to_string(m.metric_states_.size() + running_heads<M>),
+                                                        start_over}));
         if (!(s.learning_rate >= 0.0f && std::isfinite(s.learning_rate)) ||
             !(s.momentum_product >= 0.0 && s.momentum_product <= 1.0))
             throw std::runtime_error(detail::concat({who,
@@ -134,14 +129,10 @@ struct resume_access {
         m.weights_version_ = next_weights_version();
         m.iterations_ = s.iterations;
         m.seed_ = s.seed;
-        std::visit(
-            [&](auto& o) {
-                o.learning_rate = s.learning_rate;
-                if constexpr (requires { o.momentum_product; })
-                    o.momentum_product = s.momentum_product;
-            },
-            m.optimizer_);
-        m.resume_ = resume_point{s.position, s.learning_rate, s.loss_total, s.seen, std::move(s.hits)};
+        *m.optimizer_.learning_rate = s.learning_rate;
+        if (m.optimizer_.momentum_product)
+            *m.optimizer_.momentum_product = s.momentum_product;
+        m.resume_ = resume_point{s.position, s.learning_rate, s.loss_total, s.seen, std::move(s.running)};
     }
 
     /// A restored fit's first epoch (after its on_epoch_begin and begin_epoch): puts the data stream
@@ -158,10 +149,10 @@ struct resume_access {
             return 0;
         m.loss_total_ = r.loss_total;
         m.seen_ = static_cast<std::size_t>(r.seen);
-        m.hits_.assign(r.hits.begin(), r.hits.begin() + static_cast<std::ptrdiff_t>(m.metrics_.size()));
-        std::copy(r.hits.begin() + static_cast<std::ptrdiff_t>(m.metrics_.size()), r.hits.end(),
-                  m.head_loss_totals_.begin());
-        std::visit([&](auto& o) { o.learning_rate = r.learning_rate; }, m.optimizer_);
+        const auto states = static_cast<std::ptrdiff_t>(m.metric_states_.size());
+        m.metric_states_.assign(r.states.begin(), r.states.begin() + states);
+        std::copy(r.states.begin() + states, r.states.end(), m.head_loss_totals_.begin());
+        *m.optimizer_.learning_rate = r.learning_rate;
         m.write_running_logs(logs);
         return static_cast<std::size_t>(r.position.step);
     }

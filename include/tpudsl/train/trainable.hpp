@@ -42,12 +42,14 @@ public:
     using engine::evaluate;
     using engine::fit;
 
-    /// `compile(optimizer, loss, metrics...)`. Resets the optimizer's state.
-    template <class Optimizer, class Loss, class... Metrics>
+    /// `compile(optimizer, loss, metrics...)`: an Optimizer, a Loss (PerOutput{...} of them for a graph
+    /// of several outputs) and Metrics (OnOutput<output, Metric> there), built-in or the user's
+    /// (docs/training.md). Resets the optimizer's state.
+    template <class Opt, class L, class... Ms>
     void
-    compile(Optimizer optimizer, Loss loss, Metrics... metrics)
+    compile(Opt optimizer, L loss, Ms... metrics)
     {
-        this->template compile_with<Optimizer, chained>(optimizer, loss, metrics...);
+        this->template compile_with<Opt, chained>(optimizer, loss, metrics...);
     }
 
     /// `fit(dataset)`: trains on a batched Dataset; each epoch is a new iteration of it (reshuffled

@@ -22,10 +22,8 @@
 #include <tpudsl/train/batch_sources.hpp>
 #include <tpudsl/train/buffers.hpp>
 #include <tpudsl/train/callbacks.hpp>
+#include <tpudsl/train/compiled_training.hpp>
 #include <tpudsl/train/history.hpp>
-#include <tpudsl/train/losses.hpp>
-#include <tpudsl/train/metrics.hpp>
-#include <tpudsl/train/optimizers.hpp>
 #include <tpudsl/train/packed_arrays.hpp>
 #include <tpudsl/train/per_output.hpp>
 #include <tpudsl/train/replica_steps.hpp>
@@ -36,11 +34,11 @@
 #include <cstddef>
 #include <cstdint>
 #include <iostream>
+#include <map>
 #include <stdexcept>
 #include <string>
 #include <type_traits>
 #include <utility>
-#include <variant>
 #include <vector>
 
 namespace tpudsl::detail {
@@ -60,8 +58,6 @@ public:
     using typename steps::batch_view;
     using typename steps::graph;
     using typename steps::input_type;
-    using typename steps::loss_type;
-    using typename steps::optimizer_type;
     using steps::classes;
     using steps::heads;
     using steps::input_size;
@@ -85,22 +81,29 @@ public:
     void set_output(std::ostream& out) noexcept { out_ = &out; }
     [[nodiscard]] std::ostream& output() const noexcept { return *out_; }
 
-    /// `compile(optimizer, loss, metrics...)`. Resets the optimizer's state.
-    template <class Optimizer, class Loss, class... Metrics>
+    /// `compile(optimizer, loss, metrics...)`: any Optimizer, Loss (or PerOutput of losses) and
+    /// Metrics (OnOutput for a graph of several outputs). Resets the optimizer's state.
+    template <class Opt, class L, class... Ms>
     void
-    compile(Optimizer optimizer, Loss loss, Metrics... metrics)
+    compile(Opt optimizer, L loss, Ms... metrics)
     {
-        compile_with<Optimizer, false>(optimizer, loss, metrics...);
+        compile_with<Opt, false>(optimizer, loss, metrics...);
     }
 
     [[nodiscard]] double learning_rate() const override
     {
-        return std::visit([](const auto& o) { return static_cast<double>(o.learning_rate); }, optimizer_);
+        require_compiled("learning_rate");
+        return static_cast<double>(*optimizer_.learning_rate);
     }
     void set_learning_rate(double lr) override
     {
+        require_compiled("set_learning_rate");
+        if (optimizer_.scheduled)
+            throw std::logic_error("tpudsl::Trainable::set_learning_rate: this optimizer was given a learning-rate "
+                                   "schedule (optimizers::Scheduled), hence its learning rate is not settable (Keras "
+                                   "refuses it too); drop the callback that sets it, or the schedule");
         optimizers::check_learning_rate(lr, "tpudsl::Trainable::set_learning_rate");
-        std::visit([&](auto& o) { o.learning_rate = static_cast<float>(lr); }, optimizer_);
+        *optimizer_.learning_rate = static_cast<float>(lr);
     }
     /// TrainingControl: callbacks write files on the chief of a multi-worker job only.
     [[nodiscard]] bool writes_files() const override
@@ -156,28 +159,52 @@ protected:
     friend struct detail::dataset_source;   // reads check_data and ensure_capacity
     friend struct detail::resume_access;    // saves and restores the training state
 
-    /// compile, with the training step of a strategy of processes when `Chained`.
-    template <class Optimizer, bool Chained, class Loss, class... Metrics>
+    /// compile, with the training step of a strategy of processes when `Chained`: what it is given
+    /// checked against the concepts first, so that a type that is none says so in one message.
+    template <class Opt, bool Chained, class L, class... Ms>
     void
-    compile_with(Optimizer optimizer, Loss loss, Metrics... metrics)
+    compile_with(Opt optimizer, L loss, Ms... metrics)
     {
-        constexpr bool per_output = detail::is_per_output<Loss>;
+        static_assert(Optimizer<Opt>, "tpudsl::Trainable::compile: the first argument is not an Optimizer (see "
+                                      "docs/training.md, \"Writing a loss, a metric, an optimizer\") [TPUDSL_OPTIMIZER]");
+        static_assert(detail::compilable_loss<L>, "tpudsl::Trainable::compile: the second argument is not a Loss "
+                                                  "(see docs/training.md, \"Writing a loss, a metric, an optimizer\") "
+                                                  "[TPUDSL_LOSS]");
+        static_assert((detail::compilable_metric<Ms> && ...),
+                      "tpudsl::Trainable::compile: a metric argument is not a Metric (see docs/training.md, "
+                      "\"Writing a loss, a metric, an optimizer\") [TPUDSL_METRIC]");
+        if constexpr (Optimizer<Opt> && detail::compilable_loss<L> && (detail::compilable_metric<Ms> && ...))
+            compile_checked<Opt, Chained>(optimizer, loss, metrics...);
+    }
+
+    template <class Opt, bool Chained, class L, class... Ms>
+    void
+    compile_checked(Opt optimizer, L loss, Ms... metrics)
+    {
+        constexpr bool per_output = detail::is_per_output<L>;
         static_assert(per_output == (heads > 1),
                       "tpudsl::Trainable::compile: a graph of several outputs takes a loss per output, "
                       "PerOutput{loss, ...}, and a model of one output a single loss [TPUDSL_LOSS_PER_OUTPUT]");
-        static_assert(((heads == 1 || detail::is_on_output<Metrics>) && ...),
+        static_assert(((heads == 1 || detail::is_on_output<Ms>) && ...),
                       "tpudsl::Trainable::compile: a graph of several outputs takes each metric on its output, "
                       "OnOutput<output, Metric>{} [TPUDSL_METRIC_OUTPUT]");
-        optimizers::check(optimizer);   // hyperparameters in their domains, before any state changes
+        if constexpr (requires { check(optimizer); })
+            check(optimizer);   // hyperparameters in their domains, before any state changes
+        const optimizers::optimizer_options* options = optimizers::options_of(optimizer);
+        if (options)
+            optimizers::check(*options, detail::concat({"tpudsl::optimizers::", Opt::name}));
+        if (options && (options->clipnorm > 0.0f || options->global_clipnorm > 0.0f))
+            throw std::invalid_argument("tpudsl::Trainable::compile: options.clipnorm and options.global_clipnorm "
+                                        "are not supported yet; clip by value (options.clipvalue) instead");
         if constexpr (per_output) {
-            static_assert(Loss::count == heads, "tpudsl::Trainable::compile: PerOutput{...} takes one loss per "
+            static_assert(L::count == heads, "tpudsl::Trainable::compile: PerOutput{...} takes one loss per "
                                                 "output of the graph [TPUDSL_LOSS_PER_OUTPUT]");
             for (const double w : loss.weights)
                 if (!std::isfinite(w) || w < 0.0)
                     detail::bad_input(detail::concat({"compile: loss_weights must be finite and not negative, got ",
                                                       std::to_string(w)}));
             [&]<std::size_t... H>(std::index_sequence<H...>) {
-                ((this->head_losses_[H] = std::get<H>(loss.losses),
+                ((this->head_losses_[H] = compiled_loss::of(std::get<H>(loss.losses)),
                   this->head_weights_[H] = static_cast<float>(loss.weights[H]),
                   this->head_sparse_[H] = std::tuple_element_t<H, decltype(loss.losses)>::sparse_labels,
                   this->head_score_[H] =
@@ -185,23 +212,32 @@ protected:
                  ...);
             }(std::make_index_sequence<heads>{});
         } else {
-            loss_ = loss;
-            score_ = &steps::template score_with<Loss>;
+            loss_ = compiled_loss::of(loss);
+            score_ = &steps::template score_with<L>;
         }
-        optimizer_ = optimizer;
-        // Only the compiled optimizer's fused pass and the compiled loss are generated for this model,
-        // not those of every optimizer and loss the variants could hold.
-        train_ = &steps::template train_with<Optimizer, Chained>;
-        metrics_ = {metric_entry_of(metrics)...};
-        hits_.assign(metrics_.size(), 0.0);
+        optimizer_ = compiled_optimizer::of(optimizer);
+        // Only the compiled optimizer's fused pass and the compiled loss are generated for this model.
+        train_ = &steps::template train_with<Opt, Chained>;
+        metrics_ = {compiled_metric_of(metrics)...};
+        std::size_t states = 0;
+        for (compiled_metric& m : metrics_) {
+            m.state_at = states;
+            states += m.state_size;
+        }
+        metric_states_.assign(states, 0.0);
         for (auto& k : micro_batches_)
-            k.hits.assign(metrics_.size(), 0.0);
-        slots_.resize(Optimizer::slots * Seq::param_buffer_size);
+            k.metric_states.assign(states, 0.0);
+        this->moving_average_ = options && options->use_ema;
+        slots_.resize((Opt::slots + (this->moving_average_ ? 1 : 0)) * Seq::param_buffer_size);
+        if constexpr (requires { optimizer.initial_slot_value(std::size_t{0}); })
+            for (std::size_t s = 0; s < Opt::slots; ++s)
+                std::fill_n(slots_.data() + s * Seq::param_buffer_size, Seq::param_buffer_size,
+                            static_cast<float>(optimizer.initial_slot_value(s)));
         iterations_ = 0;
         compiled_ = true;
         if constexpr (!per_output && requires { loss.from_logits; }) {
-            if (graph::softmax_output && loss.from_logits && !std::is_same_v<Loss, losses::BinaryCrossentropy>)
-                *out_ << "UserWarning: \"`" << Loss::name
+            if (graph::softmax_output && loss.from_logits && detail::loss_takes_logits<L>)
+                *out_ << "UserWarning: \"`" << L::name
                           << "` received `from_logits=True`, but the `output` argument was produced by a Softmax "
                              "activation and thus does not represent logits. Was this intended?\"\n";
         }
@@ -222,19 +258,19 @@ protected:
 
     /// A compiled metric; one on an output of a graph of several is named `<output>_<metric>`.
     template <class M>
-    [[nodiscard]] static detail::metric_entry
-    metric_entry_of(const M& m)
+    [[nodiscard]] static compiled_metric
+    compiled_metric_of(const M& m)
     {
         if constexpr (detail::is_on_output<M>) {
             static_assert(M::output < heads, "tpudsl::OnOutput<output, Metric>: the graph has fewer outputs "
                                              "[TPUDSL_METRIC_OUTPUT]");
-            detail::metric_entry e = detail::make_metric_entry(m.metric);
+            compiled_metric e = compiled_metric::of(m.metric);
             if constexpr (heads > 1)
                 e.name = detail::concat({std::string(Seq::node_names[Seq::output_nodes[M::output]]), "_", e.name});
             e.output = M::output;
             return e;
         } else {
-            return detail::make_metric_entry(m);
+            return compiled_metric::of(m);
         }
     }
 
@@ -294,7 +330,7 @@ protected:
     {
         if constexpr (heads > 1)
             return false;   // the packed rows of every head's labels
-        return std::visit([](const auto& l) { return std::decay_t<decltype(l)>::sparse_labels; }, loss_);
+        return loss_.sparse_labels;
     }
 
     /// Checks data against the model (types, shapes, and unless `values` is false every value).
@@ -358,6 +394,54 @@ protected:
             }
     }
 
+    /// Keras' sample_weight: a copy of `given` once it holds one finite weight >= 0 per sample (empty
+    /// when it is).
+    [[nodiscard]] static std::vector<float>
+    sample_weights_of(const std::vector<float>& given, std::size_t samples, const char* where)
+    {
+        if (given.empty())
+            return {};
+        if (given.size() != samples)
+            detail::bad_input(detail::concat({where, ": sample_weight holds ", std::to_string(given.size()),
+                                              " weights for ", std::to_string(samples),
+                                              " samples; give one weight per sample"}));
+        for (std::size_t i = 0; i < samples; ++i)
+            if (!(given[i] >= 0.0f && std::isfinite(given[i])))
+                detail::bad_input(detail::concat({where, ": sample_weight[", std::to_string(i), "] is ",
+                                                  detail::number_text(given[i]), "; a weight is finite and >= 0"}));
+        return given;
+    }
+
+    /// Keras' class_weight: each sample's weight from its class (its class id, or the largest entry of
+    /// its one-hot target; a single target rounded), 1 for a class `weights` does not name.
+    [[nodiscard]] std::vector<float>
+    class_weights_of(const std::map<std::int32_t, float>& weights, const array_ref& y, std::size_t samples) const
+    {
+        if (heads > 1 || label_positions > 1)
+            detail::bad_input(heads > 1 ? "fit: class_weight is for a model of one output (Keras refuses it for "
+                                          "several too); weigh the samples with sample_weight instead"
+                                        : "fit: class_weight takes a class per sample, not one per timestep (Keras "
+                                          "refuses it for such targets too); weigh the samples with sample_weight");
+        for (const auto& [c, w] : weights)
+            if (!(w >= 0.0f && std::isfinite(w)))
+                detail::bad_input(detail::concat({"fit: class_weight of class ", std::to_string(c), " is ",
+                                                  detail::number_text(w), "; a weight is finite and >= 0"}));
+        std::vector<float> out(samples, 1.0f);
+        for (std::size_t s = 0; s < samples; ++s) {
+            std::int32_t c;
+            if (sparse_labels()) {
+                c = y.as<std::int32_t>()[s];
+            } else {
+                const float* row = y.as<float>() + s * output_size;
+                c = output_size > 1 ? static_cast<std::int32_t>(detail::argmax(row, output_size))
+                                    : static_cast<std::int32_t>(std::nearbyint(row[0]));
+            }
+            if (const auto it = weights.find(c); it != weights.end())
+                out[s] = it->second;
+        }
+        return out;
+    }
+
     /// [loss, metrics...] averaged over the samples seen since reset_metrics, with their names.
     [[nodiscard]] Scores
     scores() const
@@ -365,9 +449,9 @@ protected:
         const double seen = static_cast<double>(seen_);
         std::vector<std::string> names{"loss"};
         std::vector<double> values{seen_ ? loss_total_ / seen : 0.0};
-        for (std::size_t m = 0; m < metrics_.size(); ++m) {
-            names.push_back(metrics_[m].name);
-            values.push_back(seen_ ? hits_[m] / seen : 0.0);
+        for (const compiled_metric& m : metrics_) {
+            names.push_back(m.name);
+            values.push_back(m.result(metric_states_.data()));
         }
         if constexpr (heads > 1) {   // each output's own loss; Keras 3 logs them all by name
             for (std::size_t h = 0; h < heads; ++h) {
@@ -394,7 +478,7 @@ protected:
     {
         loss_total_ = 0.0;
         seen_ = 0;
-        std::fill(hits_.begin(), hits_.end(), 0.0);
+        std::fill(metric_states_.begin(), metric_states_.end(), 0.0);
         this->head_loss_totals_.fill(0.0);
         if constexpr (heads > 1) {   // the logs in Keras 3's order, by name
             const Scores names = scores();
@@ -419,8 +503,8 @@ protected:
     {
         const double seen = static_cast<double>(seen_);
         logs.set("loss", loss_total_ / seen);
-        for (std::size_t m = 0; m < metrics_.size(); ++m)
-            logs.set(metrics_[m].name, hits_[m] / seen);
+        for (const compiled_metric& m : metrics_)
+            logs.set(m.name, m.result(metric_states_.data()));
         if constexpr (heads > 1)
             for (std::size_t h = 0; h < heads; ++h)
                 logs.set(head_log_names_[h], this->head_loss_totals_[h] / seen);
@@ -428,7 +512,7 @@ protected:
 
     // What the step machinery holds, named here as the Keras API reads it.
     using steps::arenas_;
-    using steps::hits_;
+    using steps::metric_states_;
     using steps::iterations_;
     using steps::loss_;
     using steps::metrics_;

@@ -128,6 +128,16 @@ public:
     Scores
     evaluate(const dataset_ref& arrays, EvaluateOptions options)
     {
+        const std::vector<float> weights =
+            this->sample_weights_of(options.sample_weight, arrays.x.samples(), "evaluate");
+        return evaluate_arrays(arrays, options, weights.empty() ? nullptr : weights.data());
+    }
+
+protected:
+    /// evaluate on arrays, each sample weighed by `weights` (null: 1 each).
+    Scores
+    evaluate_arrays(const dataset_ref& arrays, EvaluateOptions options, const float* weights)
+    {
         require_compiled("evaluate");
         quiet_unless_chief(options);
         if (options.batch_size == 0u)
@@ -147,7 +157,8 @@ public:
         Logs logs;
         reset_metrics(logs);
         Progbar bar(*options.out, steps, options.verbose, options.out == &std::cout && ::isatty(STDOUT_FILENO));
-        const batch_view all = batch_view::of(data.ref(), nullptr, samples);
+        batch_view all = batch_view::of(data.ref(), nullptr, samples);
+        all.weights = weights;
         for (std::size_t s = 0; s < steps; ++s) {
             const std::size_t begin = s * batch;
             const batch_view b = all.samples(begin, std::min(batch, samples - begin));   // in place
@@ -159,6 +170,7 @@ public:
         return scores();
     }
 
+public:
     /// `predict(x)`: the outputs, (samples, output_size) row-major; for a graph of several outputs, one
     /// such array per output, in Outputs' order (x a tuple of arrays for several inputs).
     template <class X>

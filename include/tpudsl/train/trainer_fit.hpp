@@ -15,6 +15,7 @@
 #include <cstddef>
 #include <optional>
 #include <string>
+#include <vector>
 
 namespace tpudsl::detail {
 
@@ -59,8 +60,14 @@ public:
         dataset_ref train = data.ref();
         if (train.x.samples() == 0)
             detail::bad_input("fit: x holds no samples (Keras refuses empty data too)");
-        split_validation(train, options);
+        if (!options.sample_weight.empty() && !options.class_weight.empty())
+            detail::bad_input("fit: give class_weight or sample_weight, not both (Keras refuses both too): fold the "
+                              "classes' weights into sample_weight");
+        std::vector<float> weights = this->sample_weights_of(options.sample_weight, train.x.samples(), "fit");
+        split_validation(train, options, weights, validation_weights_);
         const std::size_t samples = train.x.samples();
+        if (!options.class_weight.empty())
+            weights = this->class_weights_of(options.class_weight, train.y, samples);
         std::optional<detail::model_arrays<input_type>> validation;
         prepare_validation(options, validation);
         // Keras' batch for arrays: as given, else derived from steps_per_epoch, else 32; a batch larger
@@ -68,7 +75,9 @@ public:
         const std::size_t batch = std::min(options.batch_for(samples), samples);
         const std::size_t validation_batch = options.validation_batch();
         this->ensure_capacity(batch);
-        detail::array_source<batch_view> source(batch_view::of(train, nullptr, samples), options, this->seed_, batch);
+        batch_view all = batch_view::of(train, nullptr, samples);
+        all.weights = weights.empty() ? nullptr : weights.data();
+        detail::array_source<batch_view> source(all, options, this->seed_, batch);
         auto validate = [&] { return validate_on(*options.validation_data, validation_batch, options.out); };
         const detail::fit_signature signature{0, samples, batch, options.steps_per_epoch, options.shuffle};
         return run_epochs(options, source.steps(), source, options.validation_data.has_value(), validate, signature);
@@ -92,6 +101,10 @@ protected:
             detail::bad_input("fit: validation_split takes its samples from arrays, not from a Dataset (Keras "
                               "refuses it too); split the dataset with take and skip, and pass the second part as "
                               "validation_data");
+        if (!options.sample_weight.empty() || !options.class_weight.empty())
+            detail::bad_input("fit: sample_weight and class_weight weigh the samples of arrays; a Dataset's "
+                              "samples cannot be weighed yet: fit on the arrays instead");
+        validation_weights_.clear();
         const std::size_t batch = detail::dataset_batch(data, this->runner_.replicas_in_sync);   // against the replicas
         if (data.cardinality() == 0)
             detail::bad_input("fit: the dataset holds no batch (its cardinality is 0)");
@@ -115,8 +128,10 @@ protected:
     /// Keras' validation_split: the last fraction of `train`'s samples, before any shuffling, becomes
     /// the validation data (unless validation_data is given: then it is used instead, as in Keras).
     static void
-    split_validation(dataset_ref& train, FitOptions& options)
+    split_validation(dataset_ref& train, FitOptions& options, std::vector<float>& weights,
+                     std::vector<float>& validation_weights)
     {
+        validation_weights.clear();
         const double split = options.validation_split;
         if (!(split >= 0.0 && split < 1.0))
             detail::bad_input(detail::concat({"fit: validation_split must lie in [0, 1) (the fraction of the samples "
@@ -133,6 +148,10 @@ protected:
         options.validation_data = ValidationData(
             dataset_ref{samples_of(train.x, split_at, samples), samples_of(train.y, split_at, samples)});
         train = {samples_of(train.x, 0, split_at), samples_of(train.y, 0, split_at)};
+        if (!weights.empty()) {   // the weights split with their samples
+            validation_weights.assign(weights.begin() + static_cast<std::ptrdiff_t>(split_at), weights.end());
+            weights.resize(split_at);
+        }
     }
 
     /// Checks fit's validation data, and points validation arrays at `validation`, which holds them
@@ -161,7 +180,8 @@ protected:
     validate_on(const ValidationData& v, std::size_t batch, std::ostream* out)
     {
         if (const dataset_ref* arrays = v.arrays())
-            return evaluate(*arrays, EvaluateOptions{.batch_size = batch, .verbose = 0, .out = out});
+            return this->evaluate_arrays(*arrays, EvaluateOptions{.batch_size = batch, .verbose = 0, .out = out},
+                                         validation_weights_.empty() ? nullptr : validation_weights_.data());
         return evaluate(*v.dataset(), EvaluateOptions{.verbose = 0, .out = out});
     }
 
@@ -269,6 +289,7 @@ protected:
                 cb.on_epoch_end(epoch, logs, *this);
             history.record(epoch, logs);
         }
+        this->finalize_moving_average();   // Keras' finalize_variable_values, before on_train_end
         for (auto& cb : options.callbacks)
             cb.on_train_end(*this);
         return history;
@@ -282,6 +303,9 @@ protected:
     std::ostream* fit_out_ = nullptr;        // where the fit reports a resumed backup (null: verbose 0)
     detail::fit_position position_;
     std::optional<detail::resume_point> resume_;
+
+    /// The validation samples' weights of a fit with sample_weight and validation_split (else empty).
+    std::vector<float> validation_weights_;
 };
 
 } // namespace tpudsl::detail
