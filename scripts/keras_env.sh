@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Creates (or reuses) a Python virtual environment with real Keras for the interoperability tests:
 #   scripts/keras_env.sh VENV_DIR
-# Keras 3 on JAX's CPU backend with h5py, every version pinned in scripts/keras-requirements.txt.
+# Keras 3 on JAX's CPU backend with h5py, and tensorboard, every version pinned in
+# scripts/keras-requirements.txt.
 # The wheels are kept outside the build tree, in TPUDSL_PIP_CACHE (by default ~/.cache/tpudsl-pip):
 # a new build tree installs from there without the network. An environment that already holds these
 # pins is kept as it is. Needs Debian's python3 and python3-venv (scripts/install_deps.sh).
@@ -12,7 +13,7 @@ requirements="$here/keras-requirements.txt"
 stamp="$venv/tpudsl-requirements.txt"
 
 if [ -x "$venv/bin/python" ] && cmp -s "$requirements" "$stamp" &&
-   KERAS_BACKEND=jax "$venv/bin/python" -c "import keras, jax, h5py, numpy" 2>/dev/null; then
+   KERAS_BACKEND=jax "$venv/bin/python" -c "import keras, jax, h5py, numpy, tensorboard" 2>/dev/null; then
     echo "keras_env: $venv is up to date ($(grep -E '^keras==' "$requirements"))"
     exit 0
 fi

@@ -5,6 +5,7 @@
 //   cifar10_cnn [--epochs 100] [--batch 32] [--steps N] [--data DIR] [--seed S] [--train-samples N]
 //               [--recipe default|seed] [--strategy one|tpu8|multiworker] [--save-weights PATH]
 //               [--load-weights PATH] [--backup-dir DIR]
+//               [--tensorboard DIR] [--plot FILE.svg]
 //
 // --strategy picks where the replicas run: tpu8, the default, TpuStrategy<8>; one, OneDeviceStrategy;
 // multiworker, MultiWorkerStrategy<1> in each process `mpirun` launches (see fashion_mnist_cnn/main.cpp).
@@ -14,6 +15,9 @@
 // --backup-dir DIR backs the training up there at every epoch's end (tpudsl::BackupAndRestore): the
 // same command started again after a crash goes on from the last backup, to the bits of a run never
 // interrupted.
+// --tensorboard DIR logs the training for TensorBoard (tpudsl::TensorBoard, with the weights'
+// histograms; `tensorboard --logdir DIR` shows it); --plot FILE.svg draws its curves after fit
+// (tpudsl::plot_history) and writes their values to FILE.csv.
 //
 // --recipe seed is the TPU timing study's own run: batch 32 for 20 epochs.
 //
@@ -61,7 +65,7 @@ try {
             model.fit(x_train, y_train,
                       {.batch_size = args.batch, .epochs = args.epochs, .steps_per_epoch = args.steps,
                        .validation_data = tpudsl::validation_data(x_test, y_test),
-                       .callbacks = seeds::backup_and_restore(args)});
+                       .callbacks = seeds::callbacks(args, model)});
         const auto scores = model.evaluate(x_test, y_test, {.batch_size = 256, .verbose = 0});
         return seeds::finish(model, strategy, args, scores);   // the chief saves and reports
     });

@@ -7,6 +7,7 @@
 //   cifar10_resnet [--epochs 30] [--batch 128] [--steps N] [--data DIR] [--seed S] [--train-samples N]
 //                  [--strategy one|tpu8|multiworker] [--save-weights PATH] [--load-weights PATH]
 //                  [--backup-dir DIR]
+//                  [--tensorboard DIR] [--plot FILE.svg]
 //
 // The flags are the CIFAR-10 seed's (see cifar10_cnn/main.cpp). The data is CIFAR-10's binary version
 // in DIR ($TPUDSL_CIFAR10_DIR, else ./cifar-10-batches-bin); without it the program trains on a
@@ -48,7 +49,7 @@ try {
             model.fit(x_train, y_train,
                       {.batch_size = args.batch, .epochs = args.epochs, .steps_per_epoch = args.steps,
                        .validation_data = tpudsl::validation_data(x_test, y_test),
-                       .callbacks = seeds::backup_and_restore(args)});
+                       .callbacks = seeds::callbacks(args, model)});
         const auto scores = model.evaluate(x_test, y_test, {.batch_size = 256, .verbose = 0});
         return seeds::finish(model, strategy, args, scores);   // the chief saves and reports
     });

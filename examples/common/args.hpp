@@ -1,5 +1,6 @@
 /// @file The seed examples' command line: --epochs --batch --steps --data --seed --recipe (and
-/// --train-samples), --strategy, the weights files (--save-weights --load-weights) and --backup-dir.
+/// --train-samples), --strategy, the weights files (--save-weights --load-weights), --backup-dir, and
+/// the training's logs: --tensorboard DIR (TensorBoard's event files) and --plot FILE.svg (the curves).
 /// `--recipe seed` runs the tutorial's own call line for line; the flags given beside it still stand.
 /// `--strategy one|tpu8|multiworker` picks where the replicas run (common/strategy.hpp): one core,
 /// TpuStrategy<8> over the machine's cores (the default), or the processes `mpirun` launched
@@ -64,6 +65,12 @@ struct Args {
     /// --backup-dir: fit backs up its training state there (tpudsl::BackupAndRestore) and, started
     /// again after a crash, goes on from the last backup.
     std::string backup_dir;
+    /// --tensorboard: fit logs itself there for TensorBoard (tpudsl::TensorBoard, with the weights'
+    /// histograms every epoch, as TensorBoard's own tutorial calls it); `tensorboard --logdir DIR` shows it.
+    std::string tensorboard;
+    /// --plot: after fit, its History drawn there (tpudsl::plot_history, an SVG picture) and written
+    /// beside it as CSV (tpudsl::save_history_csv, the same name ending in .csv).
+    std::string plot;
     bool epochs_given = false, batch_given = false, steps_given = false;
 
     [[nodiscard]] bool seed_recipe() const noexcept { return recipe == "seed"; }
@@ -78,7 +85,7 @@ parse_args(int argc, char** argv, Args defaults)
     const std::string usage = "usage: " + program +
                               " [--epochs N] [--batch N] [--steps N] [--data DIR] [--seed S] [--train-samples N] "
                               "[--recipe default|seed] [--strategy one|tpu8|multiworker] [--save-weights PATH] [--load-weights PATH] "
-                              "[--backup-dir DIR]";
+                              "[--backup-dir DIR] [--tensorboard DIR] [--plot FILE.svg]";
     constexpr std::uint64_t many = std::uint64_t{1} << 40;   // no run asks for more; beyond is a typo
     Args a = defaults;
     for (int i = 1; i < argc; ++i) {
@@ -128,6 +135,16 @@ parse_args(int argc, char** argv, Args defaults)
             throw usage_error("--backup-dir '': expected a directory", usage);
         else if (flag == "--backup-dir")
             a.backup_dir = value;
+        else if (flag == "--tensorboard" && value.empty())
+            throw usage_error("--tensorboard '': expected a directory", usage);
+        else if (flag == "--tensorboard")
+            a.tensorboard = value;
+        else if (flag == "--plot" && (value.size() <= 4 || !value.ends_with(".svg")))
+            throw usage_error("--plot '" + std::string(value) + "': expected the path of an .svg file (the curves "
+                              "are an SVG picture; their values go beside it, in the same name ending in .csv)",
+                              usage);
+        else if (flag == "--plot")
+            a.plot = value;
         else
             throw usage_error("unknown flag " + std::string(flag), usage);
     }

@@ -1,9 +1,9 @@
-/// @file What the seed examples do with files: --load-weights after compile, --backup-dir's callback
-/// for fit, --save-weights after training. A weights file's format follows its path, as in Keras:
-/// `*.weights.h5` and `*.h5` are Keras' HDF5 files (when the program is built with HDF5), any other
-/// path tpudsl's own format. A file that cannot be read or written ends the program with the
-/// library's message. Under `--strategy multiworker` every worker loads the weights (each needs
-/// them), and the chief alone says so and writes them (the workers hold the same bits).
+/// @file What the seed examples do with files: --load-weights after compile, fit's callbacks for
+/// --backup-dir, --tensorboard and --plot, --save-weights after training. A weights file's format
+/// follows its path, as in Keras: `*.weights.h5` and `*.h5` are Keras' HDF5 files (when the program is
+/// built with HDF5), any other path tpudsl's own format. A file that cannot be read or written ends the
+/// program with the library's message. Under `--strategy multiworker` every worker loads the weights
+/// (each needs them), and the chief alone says so and writes them (the workers hold the same bits).
 #ifndef TPUDSL_EXAMPLES_COMMON_PERSISTENCE_HPP
 #define TPUDSL_EXAMPLES_COMMON_PERSISTENCE_HPP
 
@@ -12,8 +12,12 @@
 
 #include <tpudsl/tpudsl.hpp>
 
+#include <cstddef>
 #include <cstdio>
+#include <filesystem>
 #include <iostream>
+#include <string>
+#include <utility>
 #include <vector>
 
 namespace seeds {
@@ -40,16 +44,66 @@ load_weights(Model& model, const Strategy& strategy, const Args& args)
         std::cout << "Weights: loaded from " << args.load_weights << '\n';
 }
 
-/// fit's callbacks for --backup-dir DIR: tpudsl::BackupAndRestore(DIR), which backs the training
-/// state up there at the end of every epoch and, when fit starts with a backup there (a run that was
-/// killed), restores it and goes on from it; a fit that completes removes the backup. Without the
-/// flag, none.
-inline std::vector<tpudsl::CallbackRef>
-backup_and_restore(const Args& args)
+/// --plot FILE.svg: records the epochs' logs as History records them (it comes last among fit's
+/// callbacks, so it sees what the others added) and, when the fit ends, draws them to FILE.svg
+/// (tpudsl::plot_history) and writes them beside it to FILE.csv (tpudsl::save_history_csv): the History
+/// that fit returns, as a picture and as numbers. Both paths are checked before the first step; a
+/// multi-worker job's chief alone writes them.
+class PlotHistory : public tpudsl::Callback {
+public:
+    explicit PlotHistory(std::string svg)
+        : svg_(std::move(svg)), csv_(std::filesystem::path(svg_).replace_extension(".csv").string())
+    {
+    }
+
+    void
+    on_train_begin(tpudsl::TrainingControl& control) override
+    {
+        history_ = {};
+        writes_ = control.writes_files();
+        if (!writes_)
+            return;
+        tpudsl::detail::require_replaceable("--plot", svg_, "checked before training: the training curves");
+        tpudsl::detail::require_replaceable("--plot", csv_, "checked before training: the training curves' values");
+    }
+    void
+    on_epoch_end(std::size_t epoch, tpudsl::Logs& logs, tpudsl::TrainingControl&) override
+    {
+        history_.record(epoch, logs);
+    }
+    void
+    on_train_end(tpudsl::TrainingControl&) override
+    {
+        if (!writes_ || history_.epoch.empty())
+            return;
+        tpudsl::plot_history(history_, svg_);
+        tpudsl::save_history_csv(history_, csv_);
+        std::cout << "History: plotted to " << svg_ << ", its values in " << csv_ << '\n';
+    }
+
+private:
+    std::string svg_, csv_;
+    tpudsl::History history_;
+    bool writes_ = true;
+};
+
+/// fit's callbacks, as the flags ask: --backup-dir DIR, tpudsl::BackupAndRestore(DIR), which backs the
+/// training state up there at the end of every epoch and, when fit starts with a backup there (a run
+/// that was killed), restores it and goes on from it (a fit that completes removes the backup);
+/// --tensorboard DIR, tpudsl::TensorBoard(DIR) with the histograms of `model`'s weights every epoch;
+/// --plot FILE.svg, PlotHistory. Without the flags, none.
+template <class Model>
+std::vector<tpudsl::CallbackRef>
+callbacks(const Args& args, const Model& /*model*/)
 {
     std::vector<tpudsl::CallbackRef> callbacks;
     if (!args.backup_dir.empty())
         callbacks.push_back(tpudsl::BackupAndRestore(args.backup_dir));
+    if (!args.tensorboard.empty())
+        callbacks.push_back(tpudsl::TensorBoard(
+            args.tensorboard, {.histogram_freq = 1, .weights = tpudsl::tensorboard_weights<Model>()}));
+    if (!args.plot.empty())
+        callbacks.push_back(PlotHistory(args.plot));   // last, as History: the logs as fit returns them
     return callbacks;
 }
 

@@ -4,6 +4,7 @@
 //   fashion_mnist_cnn [--epochs 5] [--batch 128] [--steps N] [--data DIR] [--seed S] [--train-samples N]
 //                     [--recipe default|seed] [--strategy one|tpu8|multiworker] [--save-weights PATH]
 //                     [--load-weights PATH] [--backup-dir DIR]
+//                     [--tensorboard DIR] [--plot FILE.svg]
 //
 // --strategy picks where the replicas run (examples/common/strategy.hpp): tpu8, the default,
 // TpuStrategy<8>; one, OneDeviceStrategy; multiworker, MultiWorkerStrategy<1>: one thread in each
@@ -17,6 +18,9 @@
 // --backup-dir DIR backs the training up there at every epoch's end (tpudsl::BackupAndRestore): the
 // same command started again after a crash goes on from the last backup, to the bits of a run never
 // interrupted.
+// --tensorboard DIR logs the training for TensorBoard (tpudsl::TensorBoard, with the weights'
+// histograms; `tensorboard --logdir DIR` shows it); --plot FILE.svg draws its curves after fit
+// (tpudsl::plot_history) and writes their values to FILE.csv.
 // Without the data it trains on a synthetic stand-in, and says so on its first line.
 // --recipe seed is the tutorial's own call, line for line: raw 0-255 pixels and float32 labels,
 // steps_per_epoch=60 with no batch size (Keras derives ceil(60000 / 60) = 1000), 5 epochs, validated
@@ -78,7 +82,7 @@ try {
                                        .steps_per_epoch = args.steps_given ? args.steps : 60,
                                        .validation_data = tpudsl::validation_data(x_test, y_test),
                                        .validation_freq = args.epochs_given ? args.epochs : 5,
-                                       .callbacks = seeds::backup_and_restore(args)};
+                                       .callbacks = seeds::callbacks(args, model)};
             if (args.batch_given)
                 options.batch_size = args.batch;
             if (options.epochs > 0)   // --epochs 0: no training; the weights as loaded are evaluated
@@ -100,7 +104,7 @@ try {
                        .steps_per_epoch = args.steps,
                        .validation_data = tpudsl::validation_data(x_test, y_test),
                        .validation_freq = args.epochs,
-                       .callbacks = seeds::backup_and_restore(args)});
+                       .callbacks = seeds::callbacks(args, model)});
         const auto scores = model.evaluate(x_test, y_test, {.batch_size = args.batch, .verbose = 0});
         // [fashion_training]
 

@@ -4,6 +4,7 @@
 //
 //   mnist_mlp [--epochs 20] [--batch 128] [--steps N] [--data DIR] [--seed S] [--recipe default|seed]
 //             [--strategy one|tpu8|multiworker] [--save-weights PATH] [--load-weights PATH] [--backup-dir DIR]
+//             [--tensorboard DIR] [--plot FILE.svg]
 //
 // --strategy picks where the replicas run: tpu8, the default, TpuStrategy<8>; one, OneDeviceStrategy;
 // multiworker, MultiWorkerStrategy<1> in each process `mpirun` launches (see fashion_mnist_cnn/main.cpp).
@@ -13,6 +14,9 @@
 // --backup-dir DIR backs the training up there at every epoch's end (tpudsl::BackupAndRestore): the
 // same command started again after a crash goes on from the last backup, to the bits of a run never
 // interrupted.
+// --tensorboard DIR logs the training for TensorBoard (tpudsl::TensorBoard, with the weights'
+// histograms; `tensorboard --logdir DIR` shows it); --plot FILE.svg draws its curves after fit
+// (tpudsl::plot_history) and writes their values to FILE.csv.
 //
 // The data is the four MNIST IDX files in DIR ($TPUDSL_MNIST_DIR, else ./mnist), else the real
 // 5,000-image subset mnist_5k.csv.gz there (scripts/fetch_mnist_subset.sh DIR puts it there: 4,000
@@ -71,7 +75,7 @@ try {
             model.fit(x_train, y_train,
                       {.batch_size = args.batch, .epochs = args.epochs, .steps_per_epoch = args.steps,
                        .validation_data = tpudsl::validation_data(x_test, y_test),
-                       .callbacks = seeds::backup_and_restore(args)});
+                       .callbacks = seeds::callbacks(args, model)});
         const auto scores = model.evaluate(x_test, y_test, {.batch_size = args.batch, .verbose = 0});
         return seeds::finish(model, strategy, args, scores);   // the chief saves and reports
     });

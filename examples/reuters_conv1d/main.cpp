@@ -6,6 +6,7 @@
 //   reuters_conv1d [--epochs 10] [--batch 32] [--steps N] [--data DIR] [--seed S] [--recipe default|seed]
 //                  [--strategy one|tpu8|multiworker] [--save-weights PATH] [--load-weights PATH]
 //                  [--backup-dir DIR]
+//                  [--tensorboard DIR] [--plot FILE.svg]
 //
 // --strategy picks where the replicas run: tpu8, the default, TpuStrategy<8>; one, OneDeviceStrategy;
 // multiworker, MultiWorkerStrategy<1> in each process `mpirun` launches (see fashion_mnist_cnn/main.cpp).
@@ -15,6 +16,9 @@
 // --backup-dir DIR backs the training up there at every epoch's end (tpudsl::BackupAndRestore): the
 // same command started again after a crash goes on from the last backup, to the bits of a run never
 // interrupted.
+// --tensorboard DIR logs the training for TensorBoard (tpudsl::TensorBoard, with the weights'
+// histograms; `tensorboard --logdir DIR` shows it); --plot FILE.svg draws its curves after fit
+// (tpudsl::plot_history) and writes their values to FILE.csv.
 //
 // The default is the tutorial's own pipeline and schedule: --recipe seed runs the same.
 //
@@ -67,7 +71,7 @@ train(const seeds::Args& args, const tpudsl::data::sequence_dataset& data)
         seeds::load_weights(model, strategy, args);   // --load-weights
         if (args.epochs > 0)                          // --epochs 0: no training; the weights as loaded are evaluated
             model.fit(ds_train, {.epochs = args.epochs, .steps_per_epoch = args.steps, .validation_data = ds_test,
-                                 .callbacks = seeds::backup_and_restore(args)});
+                                 .callbacks = seeds::callbacks(args, model)});
         const auto scores = model.evaluate(ds_test, {.verbose = 0});
         return seeds::finish(model, strategy, args, scores);   // the chief saves and reports
     });

@@ -5,6 +5,7 @@
 //   reuters_lstm [--epochs 10] [--batch 64] [--steps N] [--data DIR] [--seed S]
 //                [--strategy one|tpu8|multiworker] [--save-weights PATH] [--load-weights PATH]
 //                [--backup-dir DIR]
+//                [--tensorboard DIR] [--plot FILE.svg]
 //
 // The flags are the seeds' (see reuters_conv1d/main.cpp). The data is Keras' Reuters exported by
 // tools/export_keras_dataset.py (see docs/data.md); without it the program trains on a synthetic
@@ -60,7 +61,7 @@ try {
             model.fit(x_train, y_train,
                       {.batch_size = args.batch, .epochs = args.epochs, .steps_per_epoch = args.steps,
                        .validation_data = validation_data(x_test, y_test),
-                       .callbacks = seeds::backup_and_restore(args)});
+                       .callbacks = seeds::callbacks(args, model)});
         const auto scores = model.evaluate(x_test, y_test, {.batch_size = 256, .verbose = 0});
         return seeds::finish(model, strategy, args, scores);   // the chief saves and reports
     });

@@ -7,6 +7,7 @@
 //   text_and_metadata [--epochs 10] [--batch 32] [--steps N] [--seed S] [--train-samples N]
 //                     [--strategy one|tpu8|multiworker] [--save-weights PATH] [--load-weights PATH]
 //                     [--backup-dir DIR]
+//                     [--tensorboard DIR] [--plot FILE.svg]
 #include "common/args.hpp"
 #include "common/persistence.hpp"
 #include "common/strategy.hpp"
@@ -42,7 +43,7 @@ try {
         if (args.epochs > 0)
             model.fit(std::tie(train.words, train.numbers), std::tie(train.topics, train.scores),
                       {.batch_size = args.batch, .epochs = args.epochs, .steps_per_epoch = args.steps,
-                       .validation_data = validation.ref(), .callbacks = seeds::backup_and_restore(args)});
+                       .validation_data = validation.ref(), .callbacks = seeds::callbacks(args, model)});
         // loss, score_loss, topic_loss, topic_sparse_categorical_accuracy: Keras 3's names, in its order
         const Scores scores = model.evaluate(std::tie(test.words, test.numbers), std::tie(test.topics, test.scores),
                                              {.batch_size = 256, .verbose = 0});

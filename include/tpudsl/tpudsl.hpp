@@ -17,5 +17,6 @@
 #include <tpudsl/train/trainable.hpp>
 #include <tpudsl/train/optimizers.hpp>
 #include <tpudsl/train/schedules.hpp>
+#include <tpudsl/train/tensorboard.hpp>
 
 #endif // !TPUDSL_TPUDSL_HPP

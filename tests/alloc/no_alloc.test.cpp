@@ -173,6 +173,9 @@ TEST_CASE("a training step allocates nothing, the first one included, the plan s
                                                    .warmup_target = 1e-3f, .warmup_steps = 2}};
     CHECK(allocations_in_steps<seeds::MnistMlp>(scheduled, 8, 5) == 0);
     CHECK(allocations_in_steps<seeds::FashionCnn, tpudsl::TpuStrategy<2>>(scheduled, 32, 3) == 0);
+    CHECK(allocations_in_steps<seeds::MnistMlp, tpudsl::TpuStrategy<2>>(
+              tpudsl::optimizers::Adam{.options = {.global_clipnorm = 1.0f}}, 16, 3) == 0);
+    CHECK(allocations_in_steps<Graph>(tpudsl::optimizers::SGD{.options = {.clipnorm = 1.0f}}, 16, 3) == 0);
 }
 
 TEST_CASE("fit's allocations do not grow with its number of steps", "[alloc]")

@@ -223,9 +223,9 @@ step_parts(const std::string& name, const std::string& dir)
     Trainable<Model> model(12345);
     model.load_weights(at + ".weights.h5");
     const std::vector<float> initial = model.get_weights();
-    const auto predicted = model.predict(std::tie(x0, x1), {.batch_size = n});
-    const double forward = std::max(max_difference(predicted[0], read_array<float>(at + ".keras_pred0.bin")),
-                                    max_difference(predicted[1], read_array<float>(at + ".keras_pred1.bin")));
+    const auto [topic, score] = model.predict(std::tie(x0, x1), {.batch_size = n});
+    const double forward = std::max(max_difference(topic, read_array<float>(at + ".keras_pred0.bin")),
+                                    max_difference(score, read_array<float>(at + ".keras_pred1.bin")));
 
     model.compile(optimizers::SGD{.learning_rate = step_learning_rate},
                   PerOutput{losses::SparseCategoricalCrossentropy{}, losses::MeanSquaredError{}}.loss_weights({1.0, 0.5}));

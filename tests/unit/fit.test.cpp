@@ -406,6 +406,37 @@ TEST_CASE("optimizer options: weight decay, clipping by value, a moving average,
     CHECK(at_bound > 10);
     CHECK(one_step(optimizers::SGD{.options = {.clipvalue = 1e30f}}) == one_step(optimizers::SGD{}));
 
+    // clipped by norm: each weight's step (clipnorm), or the whole step (global_clipnorm), of length
+    // lr x clip when the gradient is longer; on one core and two replicas to the same bits
+    auto step_norms = [&](const std::vector<float>& after) {
+        std::vector<double> norms;   // each weight's, then the whole step's
+        double total = 0.0;
+        for (const auto& [b, e] : ops::weight_ranges<Toy>::trainable) {
+            double sq = 0.0;
+            for (std::size_t i = b; i < e; ++i)
+                sq += double{after[i] - start[i]} * (after[i] - start[i]);
+            norms.push_back(std::sqrt(sq));
+            total += sq;
+        }
+        norms.push_back(std::sqrt(total));
+        return norms;
+    };
+    const auto per_weight = one_step(optimizers::SGD{.learning_rate = 1.0f, .options = {.clipnorm = 1e-4f}});
+    const auto per_norms = step_norms(per_weight);
+    REQUIRE(per_norms.size() == 5);
+    for (std::size_t v = 0; v < 4; ++v)
+        CHECK(per_norms[v] == Approx(1e-4).epsilon(1e-3));
+    const auto global = one_step(optimizers::SGD{.learning_rate = 1.0f, .options = {.global_clipnorm = 1e-4f}});
+    CHECK(step_norms(global)[4] == Approx(1e-4).epsilon(1e-3));
+    const auto unclipped = one_step(optimizers::SGD{.learning_rate = 1.0f});
+    const auto loose = one_step(optimizers::SGD{.learning_rate = 1.0f, .options = {.clipnorm = 1e6f}});
+    for (std::size_t i = 0; i < start.size(); ++i)   // a bound never met scales by clip / clip
+        CHECK(loose[i] == Approx(unclipped[i]).epsilon(1e-6));
+    auto on_one_core = Trainable<Toy>(6);
+    on_one_core.compile(optimizers::Adam{.options = {.global_clipnorm = 0.05f}}, losses::SparseCategoricalCrossentropy{});
+    on_one_core.fit(data.x, data.y, {.batch_size = 16, .epochs = 2, .verbose = 0});
+    CHECK(on_one_core.get_weights() == trained(optimizers::Adam{.options = {.global_clipnorm = 0.05f}}));
+
     // use_ema: training runs as without it, and the weights end as the moving average of each step's
     struct trajectory : Callback {
         std::vector<std::vector<float>> steps;

@@ -2,6 +2,7 @@
 // The scalar function is L = sum_i r_i y_i over a batch (r fixed and random), so dL/dy = r.
 #include <tpudsl/ops/graph.hpp>
 #include <tpudsl/functional.hpp>
+#include <tpudsl/testing/gradient_check.hpp>
 #include <tpudsl/tpudsl.hpp>
 
 #include "custom_layer/scale.hpp"
@@ -34,70 +35,16 @@ draw_uniform(std::mt19937& gen, std::vector<float>& params, std::vector<float>& 
         v = u(gen);
 }
 
+/// A model's forward and backward for L = sum_i r_i y_i (tpudsl::testing's harness).
 template <class M, std::size_t N = 3>
-struct harness {
-    using model = M;
-    using G = ops::graph<M>;
-    using In = typename M::input_type;
-    static constexpr std::size_t n = N;   // samples in the batch
+using harness = testing::detail::model_harness<M, N>;
 
-    std::vector<float> params = std::vector<float>(M::param_buffer_size);
-    std::vector<In> x = std::vector<In>(n * M::input_shape::size);
-    std::vector<float> r = std::vector<float>(n * M::output_shape::size);
-    std::vector<float> ws = std::vector<float>(G::workspace_floats(n, /*input_gradient*/ true));
-    step_context ctx{.training = true, .seed = 7, .step = 3, .first_sample = 0};
-
-    explicit harness(std::uint32_t seed)
-    {
-        std::mt19937 gen(seed);
-        std::uniform_real_distribution<float> u(-1.0f, 1.0f);
-        draw_uniform(gen, params, r);
-        if constexpr (std::is_integral_v<In>) {
-            // token ids: repeat some, so the scatter-add of the embedding gradient is exercised
-            std::uniform_int_distribution<int> id(0, static_cast<int>(M::template layer<0>::spec::input_dim) - 1);
-            for (auto& v : x)
-                v = static_cast<In>(id(gen) % 4);
-        } else {
-            for (auto& v : x)
-                v = u(gen);
-        }
-    }
-
-    double
-    loss()
-    {
-        G::forward(params.data(), x.data(), ws.data(), n, n, ctx);
-        const float* y = G::output(ws.data(), n);
-        double l = 0.0;
-        for (std::size_t i = 0; i < r.size(); ++i)
-            l += static_cast<double>(r[i]) * y[i];
-        return l;
-    }
-
-    /// Analytic gradients: parameters, and the input (float inputs only).
-    std::pair<std::vector<float>, std::vector<float>>
-    gradients()
-    {
-        std::vector<float> grads(M::param_buffer_size, 0.0f);
-        std::vector<float> dx(std::is_integral_v<In> ? 0 : x.size(), 0.0f);
-        loss();
-        std::copy(r.begin(), r.end(), G::loss_gradient(ws.data(), n));
-        G::backward(params.data(), x.data(), ws.data(), n, n, grads.data(), false, dx.empty() ? nullptr : dx.data());
-        return {grads, dx};
-    }
-};
-
+/// d(h.loss())/d(value), centrally.
 template <class H, class T>
 double
 central_difference(H& h, T& value, double step)
 {
-    const T saved = value;
-    value = static_cast<T>(saved + step);
-    const double up = h.loss();
-    value = static_cast<T>(saved - step);
-    const double down = h.loss();
-    value = saved;
-    return (up - down) / (2.0 * step);
+    return testing::detail::central_difference([&] { return h.loss(); }, value, step);
 }
 
 // Which elements a central difference checks: every one, but under the sanitizers
@@ -115,19 +62,14 @@ constexpr std::size_t difference_budget = static_cast<std::size_t>(-1);
 bool
 differenced(std::size_t k, std::size_t size, std::size_t innermost)
 {
-    if (size <= difference_budget)
-        return true;
-    std::size_t stride = (size + difference_budget - 1) / difference_budget;
-    while (std::gcd(stride, innermost) != 1)
-        ++stride;
-    return k % stride == 0 || k + 1 == size;
+    return testing::detail::differenced(k, size, innermost, difference_budget);
 }
 
 // |analytic - numeric| <= rel * max(|analytic|, |numeric|) + abs.
 bool
 close(double analytic, double numeric, double rel = 1e-2, double abs = 2e-3)
 {
-    return std::abs(analytic - numeric) <= rel * std::max(std::abs(analytic), std::abs(numeric)) + abs;
+    return testing::detail::close(analytic, numeric, {.rel = rel, .abs = abs});
 }
 
 template <class H, std::size_t I, std::size_t J>
@@ -168,25 +110,16 @@ check_layer(H& h, const std::vector<float>& grads, double step)
     }(std::make_index_sequence<B::weight_count>{});
 }
 
-/// Every weight's and the input's gradient against central differences, over a batch of N samples.
+/// Every weight's and the input's gradient against central differences, over a batch of N samples
+/// (tpudsl::testing::check_gradients, under the sanitizers' budget).
 template <class M, std::size_t N = 3>
 void
 check_model(double step = 1e-2, std::uint32_t seed = 1)
 {
-    harness<M, N> h(seed);
-    const auto [grads, dx] = h.gradients();
-    std::size_t checked = [&]<std::size_t... I>(std::index_sequence<I...>) {
-        return (std::size_t{0} + ... + check_layer<harness<M, N>, I>(h, grads, step));
-    }(std::make_index_sequence<M::layer_count>{});
-    for (std::size_t k = 0; k < dx.size(); ++k) {
-        if (!differenced(k, dx.size(), M::input_shape::dims.back()))
-            continue;
-        const double numeric = central_difference(h, h.x[k], step);
-        INFO("input element " << k);
-        CHECK(close(dx[k], numeric));
-        ++checked;
-    }
-    CHECK(checked > 0);
+    const testing::gradient_report report =
+        testing::check_gradients<M, N>({.step = step, .seed = seed, .budget = difference_budget});
+    INFO(report.describe());
+    CHECK(report.ok());
 }
 
 } // namespace

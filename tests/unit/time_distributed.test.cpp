@@ -101,6 +101,10 @@ TEST_CASE("TimeDistributed: the loss is the mean over every timestep, accuracy t
     model.compile(optimizers::SGD{}, losses::SparseCategoricalCrossentropy{}, metrics::SparseCategoricalAccuracy{});
     const auto p = model.predict(d.x, {.batch_size = 8});
     REQUIRE(p.size() == 30 * T * C);
+    // Keras' array: (samples, timesteps, classes), indexed per axis, row-major
+    CHECK(p.shape() == std::array<std::size_t, 3>{30, T, C});
+    CHECK(p(7, 4, 2) == p[(7 * T + 4) * C + 2]);
+    CHECK(p.row(7)[4 * C + 2] == p(7, 4, 2));
     for (std::size_t r = 0; r < 30 * T; ++r)   // a softmax per timestep
         CHECK(p[r * C] + p[r * C + 1] + p[r * C + 2] == Approx(1.0).epsilon(1e-5));
     const auto [loss, accuracy] = by_hand(p, d);

@@ -4,6 +4,7 @@
 #include "custom_layer/scale.hpp"
 #include "custom_layer/training.hpp"
 
+#include <tpudsl/testing/gradient_check.hpp>
 #include <tpudsl/tpudsl.hpp>
 
 #include <catch2/catch.hpp>
@@ -132,29 +133,43 @@ TEST_CASE("a user-written loss, metrics and optimizer train, the same bits on on
     CHECK(one.second == two.second);
 }
 
-TEST_CASE("a user-written loss's gradient agrees with finite differences; its optimizer's check refuses",
+TEST_CASE("a user-written layer's and loss's gradients agree with finite differences (tpudsl::testing)",
           "[user_layer]")
 {
-    const mytraining::SparseFocalLoss focal{.gamma = 2.0f};
-    std::vector<float> p = {0.2f, 0.5f, 0.3f, 0.6f, 0.1f, 0.3f};
+    // [check_layer_gradients]
+    // Every weight's gradient and the input's, from the layer's backward, against central differences
+    // of the forward pass, over a batch of 3 (the Dense after it reads every output).
+    const testing::gradient_report layer =
+        testing::check_gradients<Sequential<Input<Shape<6>>, Dense<4, Tanh>, mylayers::Scale, Dense<3>>>();
+    INFO(layer.describe());
+    CHECK(layer.ok());
+    // [check_layer_gradients]
+
+    // [check_loss_gradient]
+    // d(loss)/d(output) from the row function against central differences of the loss itself.
+    const std::vector<float> outputs = {0.2f, 0.5f, 0.3f, 0.6f, 0.1f, 0.3f};   // 2 rows of 3 probabilities
     const std::vector<std::int32_t> labels = {1, 2};
-    auto value = [&] {
-        loss_view v{2, 3, p.data(), nullptr, labels.data(), nullptr};
-        std::vector<float> g(6);
-        return evaluate(focal, v, 1.0f, g.data());
+    const testing::gradient_report loss =
+        testing::check_loss_gradient(mytraining::SparseFocalLoss{.gamma = 2.0f}, outputs, labels, {}, 3,
+                                     {.step = 1e-3});
+    INFO(loss.describe());
+    CHECK(loss.ok());
+    // [check_loss_gradient]
+    CHECK(loss.checked == 6);
+
+    // the checker can fail: a loss whose gradient is off by a factor
+    struct halved : mytraining::SparseFocalLoss {
+        double
+        operator()(const loss_row& row, float scale, float* grad) const noexcept
+        {
+            return mytraining::SparseFocalLoss::operator()(row, 0.5f * scale, grad);
+        }
     };
-    loss_view v{2, 3, p.data(), nullptr, labels.data(), nullptr};
-    std::vector<float> grad(6);
-    evaluate(focal, v, 1.0f, grad.data());
-    for (std::size_t i = 0; i < 6; ++i) {
-        const float saved = p[i];
-        p[i] = saved + 1e-3f;
-        const double up = value();
-        p[i] = saved - 1e-3f;
-        const double down = value();
-        p[i] = saved;
-        CHECK(grad[i] == Approx((up - down) / 2e-3).margin(2e-3));
-    }
+    CHECK_FALSE(testing::check_loss_gradient(halved{}, outputs, labels, {}, 3, {.step = 1e-3}).ok());
+}
+
+TEST_CASE("a user-written optimizer's check refuses before compile changes anything", "[user_layer]")
+{
     auto model = OneDeviceStrategy{}.scope<Scaled>(3);
     CHECK_THROWS_WITH(model.compile(mytraining::Signum{.beta = 1.0f}, mytraining::SparseFocalLoss{}),
                       Catch::Contains("mytraining::Signum: beta must be in [0, 1), got 1"));

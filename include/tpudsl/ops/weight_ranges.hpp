@@ -45,6 +45,19 @@ private:
         (add(std::type_identity<typename layer<I>::template weight<J>>{}), ...);
     }
 
+    /// Appends layer I's trainable weights' ranges to `out` (at k).
+    template <std::size_t I, std::size_t... J>
+    static constexpr void
+    add_trainable_ranges([[maybe_unused]] std::pair<std::size_t, std::size_t>* out, [[maybe_unused]] std::size_t& k,
+                         std::index_sequence<J...>) noexcept
+    {
+        [[maybe_unused]] const auto add = [&]<class W>(std::type_identity<W>) {
+            if constexpr (W::trainable)
+                out[k++] = {W::offset, W::offset + W::size};
+        };
+        (add(std::type_identity<typename layer<I>::template weight<J>>{}), ...);
+    }
+
 public:
     /// The parameter ranges [begin, end) whose gradients layers add into (rather than write): the
     /// arena must be cleared there between steps.
@@ -56,6 +69,20 @@ public:
         std::size_t k = 0;
         [&]<std::size_t... I>(std::index_sequence<I...>) {
             ((accumulates<I> ? (ranges[k++] = {layer<I>::param_offset, layer<I>::param_end}, 0) : 0), ...);
+        }(std::make_index_sequence<layers>{});
+        return ranges;
+    }();
+
+    /// Each trainable weight's [begin, end) (a Keras variable), in layer order: what clipnorm clips one
+    /// by one.
+    static constexpr auto trainable = [] {
+        constexpr std::size_t count = []<std::size_t... I>(std::index_sequence<I...>) {
+            return (std::size_t{0} + ... + (layer<I>::weight_count - moving_weights<I>()));
+        }(std::make_index_sequence<layers>{});
+        std::array<std::pair<std::size_t, std::size_t>, count> ranges{};
+        std::size_t k = 0;
+        [&]<std::size_t... I>(std::index_sequence<I...>) {
+            (add_trainable_ranges<I>(ranges.data(), k, std::make_index_sequence<layer<I>::weight_count>{}), ...);
         }(std::make_index_sequence<layers>{});
         return ranges;
     }();

@@ -29,6 +29,18 @@ inline constexpr bool compilable_metric = Metric<M>;
 template <std::size_t Output, class M>
 inline constexpr bool compilable_metric<OnOutput<Output, M>> = Metric<M>;
 
+/// A metric given to compile, OnOutput's unwrapped.
+template <class M>
+struct plain_metric_of {
+    using type = M;
+};
+template <std::size_t Output, class M>
+struct plain_metric_of<OnOutput<Output, M>> {
+    using type = M;
+};
+template <class M>
+using plain_metric = typename plain_metric_of<M>::type;
+
 /// A compiled loss: its object and the kind of labels it reads.
 struct compiled_loss {
     std::shared_ptr<const void> object;

@@ -10,6 +10,8 @@
 #ifndef TPUDSL_TRAIN_LOSSES_HPP
 #define TPUDSL_TRAIN_LOSSES_HPP
 
+#include <tpudsl/train/loss_fit.hpp>
+
 #include <algorithm>
 #include <cmath>
 #include <concepts>
@@ -192,6 +194,7 @@ namespace losses {
 struct SparseCategoricalCrossentropy {
     bool from_logits = false;
     static constexpr std::string_view name = "sparse_categorical_crossentropy";
+    static constexpr output_kind reads = output_kind::classes;
     static constexpr bool sparse_labels = true;
     static constexpr bool takes_logits = true;
 
@@ -229,6 +232,7 @@ struct CategoricalCrossentropy {
     bool from_logits = false;
     float label_smoothing = 0.0f;
     static constexpr std::string_view name = "categorical_crossentropy";
+    static constexpr output_kind reads = output_kind::classes;
     static constexpr bool sparse_labels = false;
     static constexpr bool takes_logits = true;
 
@@ -265,11 +269,13 @@ struct CategoricalCrossentropy {
 };
 
 /// `BinaryCrossentropy(from_logits=False, label_smoothing=0)`: float targets in [0, 1], the mean over
-/// the outputs; label smoothing makes the targets t (1 - s) + s / 2.
+/// the outputs of -(t log p + (1 - t) log(1 - p)), p clipped to [1e-7, 1 - 1e-7] (Keras 3); label
+/// smoothing makes the targets t (1 - s) + s / 2.
 struct BinaryCrossentropy {
     bool from_logits = false;
     float label_smoothing = 0.0f;
     static constexpr std::string_view name = "binary_crossentropy";
+    static constexpr output_kind reads = output_kind::probabilities;
     static constexpr bool sparse_labels = false;
     /// The mean over every output of a sample already is Keras' mean over the last axis, then over
     /// the timesteps: the output is read whole.
@@ -289,11 +295,11 @@ struct BinaryCrossentropy {
                 l += (std::max(o, 0.0f) - o * t + std::log1p(std::exp(-std::abs(static_cast<double>(o))))) / d;
                 g[i] = static_cast<float>(scale * (1.0 / (1.0 + std::exp(-static_cast<double>(o))) - t) / d);
             } else {
+                // Keras 3: clip to [eps, 1 - eps], then the plain logs (tf.keras 2 added eps inside them)
                 const double p = detail::clip_probability(o);
-                l += -(t * std::log(p + epsilon) + (1.0 - t) * std::log(1.0 - p + epsilon)) / d;
+                l += -(t * std::log(p) + (1.0 - t) * std::log(1.0 - p)) / d;
                 const bool inside = o > epsilon && o < 1.0f - epsilon;
-                g[i] = inside ? static_cast<float>(scale * -(t / (p + epsilon) - (1.0 - t) / (1.0 - p + epsilon)) / d)
-                              : 0.0f;
+                g[i] = inside ? static_cast<float>(scale * -(t / p - (1.0 - t) / (1.0 - p)) / d) : 0.0f;
             }
         }
         return l;

@@ -8,6 +8,8 @@
 #ifndef TPUDSL_TRAIN_METRICS_HPP
 #define TPUDSL_TRAIN_METRICS_HPP
 
+#include <tpudsl/train/loss_fit.hpp>
+
 #include <algorithm>
 #include <array>
 #include <cmath>
@@ -121,6 +123,7 @@ struct mean_of_rows {
 /// `argmax(output) == label` (the first maximum on ties, as TensorFlow's ArgMax on CPU).
 struct SparseCategoricalAccuracy : mean_of_rows<SparseCategoricalAccuracy> {
     static constexpr std::string_view name = "sparse_categorical_accuracy";
+    static constexpr output_kind reads = output_kind::classes;
     static constexpr bool sparse_labels = true;
     [[nodiscard]] static double
     value(const metric_row& r) noexcept
@@ -132,6 +135,7 @@ struct SparseCategoricalAccuracy : mean_of_rows<SparseCategoricalAccuracy> {
 /// `argmax(output) == argmax(target)`.
 struct CategoricalAccuracy : mean_of_rows<CategoricalAccuracy> {
     static constexpr std::string_view name = "categorical_accuracy";
+    static constexpr output_kind reads = output_kind::classes;
     static constexpr bool sparse_labels = false;
     [[nodiscard]] static double
     value(const metric_row& r) noexcept
@@ -146,6 +150,7 @@ template <std::size_t K = 5>
 struct SparseTopKCategoricalAccuracy : mean_of_rows<SparseTopKCategoricalAccuracy<K>> {
     static_assert(K > 0, "tpudsl::metrics::SparseTopKCategoricalAccuracy<K>: requires K > 0");
     static constexpr std::string_view name = "sparse_top_k_categorical_accuracy";
+    static constexpr output_kind reads = output_kind::classes;
     static constexpr bool sparse_labels = true;
     static constexpr std::size_t k = K;
     [[nodiscard]] static double
@@ -160,6 +165,7 @@ template <std::size_t K = 5>
 struct TopKCategoricalAccuracy : mean_of_rows<TopKCategoricalAccuracy<K>> {
     static_assert(K > 0, "tpudsl::metrics::TopKCategoricalAccuracy<K>: requires K > 0");
     static constexpr std::string_view name = "top_k_categorical_accuracy";
+    static constexpr output_kind reads = output_kind::classes;
     static constexpr bool sparse_labels = false;
     static constexpr std::size_t k = K;
     [[nodiscard]] static double
@@ -173,6 +179,7 @@ struct TopKCategoricalAccuracy : mean_of_rows<TopKCategoricalAccuracy<K>> {
 struct BinaryAccuracy : mean_of_rows<BinaryAccuracy> {
     float threshold = 0.5f;
     static constexpr std::string_view name = "binary_accuracy";
+    static constexpr output_kind reads = output_kind::probabilities;
     static constexpr bool sparse_labels = false;
     [[nodiscard]] double
     value(const metric_row& r) const noexcept

@@ -18,6 +18,7 @@
 #include <tpudsl/train/batch_sources.hpp>
 #include <tpudsl/train/buffers.hpp>
 #include <tpudsl/train/compiled_training.hpp>
+#include <tpudsl/train/update_options.hpp>
 #include <tpudsl/train/parameter_init.hpp>
 
 #include <algorithm>
@@ -515,6 +516,8 @@ protected:
     /// order, the optimizer applied in the same pass, then the threads' shared copies of the updated
     /// weights remade (graph::shared_copies). Its time goes to shards_, which train_with moves after the
     /// step.
+    /// With norm clipping on (clipping_), the pass only reduces: the sums go to the clipping's buffer,
+    /// and clip_and_update applies them.
     template <class Opt>
     void
     reduce_and_update(std::size_t t, const Opt& opt, const typename Opt::step_constants& c, float lr) noexcept
@@ -529,6 +532,10 @@ protected:
             shards_.begin(t), shards_.end(t), graph::gradient_layout, gradients, params_.data(),
             [&](std::size_t lo, std::size_t hi, float* g0) { deferred_gradients(0, micro_batches, lo, hi, g0, false); },
             [&](float* g0, std::size_t b, std::size_t e) {
+                if (clipping_.on()) {
+                    std::copy(g0 + b, g0 + e, clipping_.sums() + b);
+                    return;
+                }
                 apply_update(opt, c, lr, g0, slot_ptrs.data(), b, e);
                 if constexpr (shares_transposes)
                     if (!shared_copies_.empty())
@@ -618,6 +625,8 @@ protected:
         else {
             runner_.step([&](std::size_t t) { run_thread(t, data, n, true); },
                          [&](std::size_t t, std::size_t) { reduce_and_update(t, opt, constants, lr); });
+            if (clipping_.on())
+                clip_and_update(opt, constants, lr);
             shards_.rebalance();
         }
         if constexpr (requires { opt.advance(constants); })
@@ -640,48 +649,44 @@ protected:
         return p;
     }
 
-    /// The optimizer's update of [b, e) from the summed gradient g, inside Keras' options
-    /// (optimizers::optimizer_options): the gradient clipped by value, the decoupled weight decay at this
-    /// step's learning rate, the update, then the moving average (copied into the weights every
-    /// ema_overwrite_frequency steps). Element-wise, so the shards give the same bits.
+    /// The optimizer's update of [b, e) from the summed gradient g inside its options (update_options.hpp).
     template <class Opt>
     void
     apply_update(const Opt& opt, const typename Opt::step_constants& c, float lr, float* g, float* const* slots,
                  std::size_t b, std::size_t e) noexcept
     {
-        float* w = params_.data();
-        const optimizers::optimizer_options* o = optimizers::options_of(opt);
-        if (o && o->clipvalue > 0.0f)
-            for (std::size_t i = b; i < e; ++i)
-                g[i] = std::clamp(g[i], -o->clipvalue, o->clipvalue);
-        if (o && o->weight_decay > 0.0f)
-            for (std::size_t i = b; i < e; ++i)
-                w[i] = w[i] - w[i] * o->weight_decay * lr;
-        opt.update(c, w, g, slots, b, e);
-        if (o && o->use_ema) {
-            float* average = slots[Opt::slots];
-            const float m = iterations_ == 1 ? 0.0f : o->ema_momentum;   // the first step's average is w
-            for (std::size_t i = b; i < e; ++i)
-                average[i] = m * average[i] + (1.0f - m) * w[i];
-            if (o->ema_overwrite_frequency && iterations_ % o->ema_overwrite_frequency == 0)
-                std::copy(average + b, average + e, w + b);
-        }
+        detail::update_with_options(opt, c, lr, iterations_, params_.data(), g, slots, b, e);
     }
 
-    /// Keras' finalize_variable_values at the end of fit: with a moving average of the weights, the
-    /// weights take it (the moving statistics, which no optimizer updates, stay).
+    /// The rest of a step that clips by norm, after the reduce: the sums of squares, the norms, then each
+    /// thread's shard scaled and updated (and the shared transposes remade), on the strategy's threads.
+    template <class Opt>
+    void
+    clip_and_update(const Opt& opt, const typename Opt::step_constants& c, float lr) noexcept
+    {
+        runner_.run([&](std::size_t t) { clipping_.square_sums(t, runner_.threads()); });
+        clipping_.compute_factors();
+        runner_.run([&](std::size_t t) {
+            const kernels::scratch_scope scratch(arenas_[t]);
+            slot_pointers slot_ptrs = this->slot_ptrs();
+            clipping_.clip(shards_.begin(t), shards_.end(t), [&](std::size_t b, std::size_t e) {
+                apply_update(opt, c, lr, clipping_.sums(), slot_ptrs.data(), b, e);
+                if constexpr (shares_transposes)
+                    if (!shared_copies_.empty())
+                        for (const shared_copy& s : graph::shared_copies)
+                            s.remake(params_.data(), b, e, shared_transposes_.data() + s.at);
+            });
+        });
+    }
+
+    /// Keras' finalize_variable_values at the end of fit: the weights take their moving average.
     void
     finalize_moving_average() noexcept
     {
         if (!moving_average_ || iterations_ == 0)
             return;
-        const float* average = slots_.data() + (slots_.size() - Seq::param_buffer_size);
-        std::size_t from = 0;
-        for (const auto& m : graph::gradient_layout.moving) {
-            std::copy(average + from, average + m.begin, params_.data() + from);
-            from = m.end;
-        }
-        std::copy(average + from, average + Seq::param_buffer_size, params_.data() + from);
+        detail::take_moving_average(params_.data(), slots_.data() + (slots_.size() - Seq::param_buffer_size),
+                                    Seq::param_buffer_size, graph::gradient_layout.moving);
         weights_version_ = detail::next_weights_version();
     }
 
@@ -759,6 +764,7 @@ protected:
 
     compiled_optimizer optimizer_;
     bool moving_average_ = false;   // the optimizer's options keep one: slots_' last slot
+    norm_clipping clipping_;        // the optimizer's options clip by norm
     compiled_loss loss_;
     void (replica_steps::*train_)(const batch_view*, std::size_t) noexcept = nullptr;   // set by compile
     double (*score_)(const compiled_loss&, loss_view&, std::size_t, float*) noexcept = nullptr;

@@ -10,6 +10,7 @@
 #include <tpudsl/train/buffers.hpp>
 #include <tpudsl/train/callbacks.hpp>
 #include <tpudsl/train/history.hpp>
+#include <tpudsl/train/optimizers.hpp>
 
 #include <algorithm>
 #include <cmath>
@@ -77,7 +78,9 @@ struct resume_access {
         using Seq = typename M::sequential;
         if (!m.in_fit_)
             throw std::logic_error("tpudsl::Trainable::restore_training_state: call it from a callback's on_train_begin");
-        training_state s = read_training_state(path, state_layout::of<Seq>(), 4 * Seq::param_buffer_size);
+        // the most slots: an optimizer's, then the moving average of the weights
+        training_state s = read_training_state(path, state_layout::of<Seq>(),
+                                               (max_optimizer_slots + 1) * Seq::param_buffer_size);
         const std::string who = concat({"tpudsl::BackupAndRestore: the backup '", path, "' "});
         const std::string start_over = "; remove it to start this fit from the beginning";
         if (s.fit != m.fit_signature_)

@@ -213,6 +213,10 @@ struct Scheduled {
     }
 };
 
+/// `Scheduled{optimizer, schedule}`, for compilers without aggregate deduction.
+template <class Opt, class S>
+Scheduled(Opt, S) -> Scheduled<Opt, S>;
+
 /// Refuses the wrapped optimizer's hyperparameters as compile would refuse them unwrapped, and the
 /// schedule's (a `check` found for it).
 template <class Opt, class S>

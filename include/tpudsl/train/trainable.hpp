@@ -14,9 +14,80 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <type_traits>
 #include <utility>
 
 namespace tpudsl {
+
+namespace detail {
+/// What a call on the Trainable of an invalid model returns: anything, so that the model's own
+/// message stays the only error.
+struct unchecked_result {
+    template <class T>
+    operator T() const
+    {
+        return T{};
+    }
+    template <class K>
+    unchecked_result operator[](const K&) const
+    {
+        return {};
+    }
+};
+
+/// What Trainable stands on for a model type that failed its checks (Seq::valid false): no engine is
+/// instantiated for it, so the model's message (a layer and its shapes) is the one error of the program.
+struct invalid_engine {
+    template <class... A>
+    explicit invalid_engine(A&&...) noexcept
+    {
+    }
+#define TPUDSL_INVALID_ENGINE_MEMBER(name)                                                                            \
+    template <class... A>                                                                                           \
+    unchecked_result name(A&&...) const                                                                             \
+    {                                                                                                               \
+        return {};                                                                                                  \
+    }
+    TPUDSL_INVALID_ENGINE_MEMBER(fit)
+    TPUDSL_INVALID_ENGINE_MEMBER(evaluate)
+    TPUDSL_INVALID_ENGINE_MEMBER(predict)
+    // the options written in place, as braces
+    template <class X, class Y>
+    unchecked_result
+    fit(const X&, const Y&, const FitOptions&) const
+    {
+        return {};
+    }
+    template <class X, class Y>
+    unchecked_result
+    evaluate(const X&, const Y&, const EvaluateOptions&) const
+    {
+        return {};
+    }
+    template <class X>
+    unchecked_result
+    predict(const X&, const EvaluateOptions&) const
+    {
+        return {};
+    }
+    TPUDSL_INVALID_ENGINE_MEMBER(summary)
+    TPUDSL_INVALID_ENGINE_MEMBER(get_weights)
+    TPUDSL_INVALID_ENGINE_MEMBER(set_weights)
+    TPUDSL_INVALID_ENGINE_MEMBER(save_weights)
+    TPUDSL_INVALID_ENGINE_MEMBER(load_weights)
+    TPUDSL_INVALID_ENGINE_MEMBER(learning_rate)
+    TPUDSL_INVALID_ENGINE_MEMBER(set_learning_rate)
+    TPUDSL_INVALID_ENGINE_MEMBER(parameters)
+    TPUDSL_INVALID_ENGINE_MEMBER(fit_dataset)
+    TPUDSL_INVALID_ENGINE_MEMBER(evaluate_dataset)
+#undef TPUDSL_INVALID_ENGINE_MEMBER
+    template <class Opt, bool Chained, class... A>
+    void
+    compile_with(A&&...) const
+    {
+    }
+};
+} // namespace detail
 
 /// A trainable model of type `Seq` (a `Sequential<...>`), run by `Strategy`: Keras' compile, fit,
 /// evaluate, predict and summary (detail::trainer, shared by the strategies of the same micro-batches),
@@ -24,8 +95,10 @@ namespace tpudsl {
 /// @tparam Seq      the model type; its constants size every buffer
 /// @tparam Strategy OneDeviceStrategy (default), TpuStrategy<N> or MultiWorkerStrategy<R>
 template <class Seq, class Strategy = OneDeviceStrategy>
-class Trainable final : public detail::trainer<Seq, Strategy::micro_batches> {
-    using engine = detail::trainer<Seq, Strategy::micro_batches>;
+class Trainable final
+    : public std::conditional_t<Seq::valid, detail::trainer<Seq, Strategy::micro_batches>, detail::invalid_engine> {
+    using engine =
+        std::conditional_t<Seq::valid, detail::trainer<Seq, Strategy::micro_batches>, detail::invalid_engine>;
     /// A strategy whose workers are processes (MultiWorkerStrategy): its steps take the chained reduce.
     static constexpr bool chained = requires { requires Strategy::chained; };
 
@@ -59,7 +132,8 @@ public:
     History
     fit(const Dataset<Batch<E, B>>& data, FitOptions options = {})
     {
-        detail::check_dataset_type<Seq, num_replicas_in_sync, E, B>();
+        if constexpr (Seq::valid)
+            detail::check_dataset_type<Seq, num_replicas_in_sync, E, B>();
         return this->fit_dataset(data, std::move(options));
     }
 
@@ -68,7 +142,8 @@ public:
     Scores
     evaluate(const Dataset<Batch<E, B>>& data, EvaluateOptions options = {})
     {
-        detail::check_dataset_type<Seq, num_replicas_in_sync, E, B>();
+        if constexpr (Seq::valid)
+            detail::check_dataset_type<Seq, num_replicas_in_sync, E, B>();
         return this->evaluate_dataset(data, options);
     }
 };

@@ -24,6 +24,7 @@
 #include <tpudsl/train/callbacks.hpp>
 #include <tpudsl/train/compiled_training.hpp>
 #include <tpudsl/train/history.hpp>
+#include <tpudsl/train/loss_fit.hpp>
 #include <tpudsl/train/packed_arrays.hpp>
 #include <tpudsl/train/per_output.hpp>
 #include <tpudsl/train/replica_steps.hpp>
@@ -188,14 +189,20 @@ protected:
         static_assert(((heads == 1 || detail::is_on_output<Ms>) && ...),
                       "tpudsl::Trainable::compile: a graph of several outputs takes each metric on its output, "
                       "OnOutput<output, Metric>{} [TPUDSL_METRIC_OUTPUT]");
+        if constexpr (per_output == (heads > 1))
+            static_assert(fits<L, Ms...>(), "the loss and metrics fit the outputs");
         if constexpr (requires { check(optimizer); })
             check(optimizer);   // hyperparameters in their domains, before any state changes
         const optimizers::optimizer_options* options = optimizers::options_of(optimizer);
         if (options)
             optimizers::check(*options, detail::concat({"tpudsl::optimizers::", Opt::name}));
-        if (options && (options->clipnorm > 0.0f || options->global_clipnorm > 0.0f))
+        const bool by_norm = options && (options->clipnorm > 0.0f || options->global_clipnorm > 0.0f);
+        if (by_norm && Chained)
             throw std::invalid_argument("tpudsl::Trainable::compile: options.clipnorm and options.global_clipnorm "
-                                        "are not supported yet; clip by value (options.clipvalue) instead");
+                                        "need every gradient on one process; MultiWorkerStrategy clips by value "
+                                        "only (options.clipvalue)");
+        this->clipping_.prepare(ops::weight_ranges<Seq>::trainable, Seq::param_buffer_size,
+                                by_norm ? options->clipnorm : 0.0f, by_norm ? options->global_clipnorm : 0.0f);
         if constexpr (per_output) {
             static_assert(L::count == heads, "tpudsl::Trainable::compile: PerOutput{...} takes one loss per "
                                                 "output of the graph [TPUDSL_LOSS_PER_OUTPUT]");
@@ -240,6 +247,51 @@ protected:
                 *out_ << "UserWarning: \"`" << L::name
                           << "` received `from_logits=True`, but the `output` argument was produced by a Softmax "
                              "activation and thus does not represent logits. Was this intended?\"\n";
+        }
+    }
+
+    /// The layer (its spec) that makes output H, and the output's shape.
+    template <std::size_t H>
+    static consteval std::size_t
+    output_layer() noexcept
+    {
+        if constexpr (requires { Seq::output_layers; })
+            return Seq::output_layers[H];   // a Functional's
+        else
+            return Seq::layer_count - 1;
+    }
+    template <std::size_t H>
+    using output_spec = typename Seq::template layer<output_layer<H>()>::spec;
+    template <std::size_t H>
+    static consteval auto
+    output_shape_type() noexcept
+    {
+        if constexpr (heads > 1)
+            return std::type_identity<typename steps::template head<H>::shape>{};
+        else
+            return std::type_identity<typename Seq::output_shape>{};
+    }
+    template <std::size_t H>
+    using output_shape_of = typename decltype(output_shape_type<H>())::type;
+
+    /// The loss (each output's) and the metrics against the outputs they read (train/loss_fit.hpp).
+    template <class L, class... Ms>
+    static consteval bool
+    fits() noexcept
+    {
+        if constexpr (heads == 1) {
+            return detail::check_fit<output_spec<0>, output_shape_of<0>, L, detail::plain_metric<Ms>...>();
+        } else {
+            using losses_t = decltype(L::losses);
+            const bool losses_fit = []<std::size_t... H>(std::index_sequence<H...>) {
+                return (detail::check_fit<output_spec<H>, output_shape_of<H>, std::tuple_element_t<H, losses_t>>() &&
+                        ...);
+            }(std::make_index_sequence<heads>{});
+            const bool metrics_fit = (detail::check_fit<output_spec<Ms::output>, output_shape_of<Ms::output>,
+                                                        std::tuple_element_t<Ms::output, losses_t>,
+                                                        detail::plain_metric<Ms>>() &&
+                                      ...);
+            return losses_fit && metrics_fit;
         }
     }
 

@@ -12,6 +12,7 @@
 #include <tpudsl/train/batch_sources.hpp>
 #include <tpudsl/train/fit_options.hpp>
 #include <tpudsl/train/history.hpp>
+#include <tpudsl/train/predictions.hpp>
 #include <tpudsl/train/progbar.hpp>
 #include <tpudsl/train/trainer_core.hpp>
 
@@ -20,7 +21,10 @@
 #include <iostream>
 #include <stdexcept>
 #include <string>
+#include <tuple>
+#include <type_traits>
 #include <unistd.h>
+#include <utility>
 #include <vector>
 
 namespace tpudsl::detail {
@@ -171,8 +175,9 @@ protected:
     }
 
 public:
-    /// `predict(x)`: the outputs, (samples, output_size) row-major; for a graph of several outputs, one
-    /// such array per output, in Outputs' order (x a tuple of arrays for several inputs).
+    /// `predict(x)`: the outputs as Keras' array of shape (samples, output dims...) (tpudsl::Predictions);
+    /// for a graph of several outputs, a tuple of one such array per output, in Outputs' order (x a tuple
+    /// of arrays for several inputs).
     template <class X>
     auto
     predict(const X& x, EvaluateOptions options = {})
@@ -230,19 +235,18 @@ public:
                 runner_.workers->share_rows(out.data() + begin * output_size, micro_batch_sizes(n).data(), output_size);
         }
         if constexpr (core::heads > 1) {   // one array per output
-            std::array<std::vector<float>, core::heads> outputs;
-            [&]<std::size_t... H>(std::index_sequence<H...>) {
-                ([&] {
-                    using h = typename core::template head<H>;
-                    outputs[H].resize(samples * h::size);
+            return [&]<std::size_t... H>(std::index_sequence<H...>) {
+                auto part = [&]<std::size_t K>(std::integral_constant<std::size_t, K>) {
+                    using h = typename core::template head<K>;
+                    std::vector<float> values(samples * h::size);
                     for (std::size_t s = 0; s < samples; ++s)
-                        std::copy_n(out.data() + s * output_size + h::at, h::size, outputs[H].data() + s * h::size);
-                }(),
-                 ...);
+                        std::copy_n(out.data() + s * output_size + h::at, h::size, values.data() + s * h::size);
+                    return Predictions<typename h::shape>(samples, std::move(values));
+                };
+                return std::tuple{part(std::integral_constant<std::size_t, H>{})...};
             }(std::make_index_sequence<core::heads>{});
-            return outputs;
         } else {
-            return out;
+            return Predictions<typename Seq::output_shape>(samples, std::move(out));
         }
     }
 

@@ -179,10 +179,14 @@ protected:
     Scores
     validate_on(const ValidationData& v, std::size_t batch, std::ostream* out)
     {
-        if (const dataset_ref* arrays = v.arrays())
-            return this->evaluate_arrays(*arrays, EvaluateOptions{.batch_size = batch, .verbose = 0, .out = out},
-                                         validation_weights_.empty() ? nullptr : validation_weights_.data());
-        return evaluate(*v.dataset(), EvaluateOptions{.verbose = 0, .out = out});
+        EvaluateOptions quiet;
+        quiet.verbose = 0;
+        quiet.out = out;
+        if (const dataset_ref* arrays = v.arrays()) {
+            quiet.batch_size = batch;
+            return this->evaluate_arrays(*arrays, quiet, validation_weights_.empty() ? nullptr : validation_weights_.data());
+        }
+        return evaluate(*v.dataset(), quiet);
     }
 
     /// TrainingControl: the state of the fit in progress (BackupAndRestore; train/resume.hpp).
