@@ -570,3 +570,51 @@ TEST_CASE("BackupAndRestore: a backup directory that takes no file is refused be
                                         "backup directory): "));
     CHECK(batches == 0);
 }
+
+TEST_CASE("BackupAndRestore mid-epoch with a schedule, norm clipping, a moving average, sample weights and a "
+          "metric of its own state resumes to the same bits",
+          "[backup]")
+{
+    // A Scheduled Nadam (the schedule a function of the iterations, the momentum product the wrapped
+    // optimizer's state), clipnorm (the fused pass in three parts), the moving average (a slot of its
+    // own, taken at the end), weighted samples and a top-k accuracy, two replicas.
+    using Model = Trainable<Drop, TpuStrategy<2>>;
+    const auto d = make_toy(100, 4);
+    std::vector<float> w(100);
+    for (std::size_t i = 0; i < w.size(); ++i)
+        w[i] = 0.5f + static_cast<float>(i % 3);
+    auto compiled = [](Model& m) {
+        m.compile(optimizers::Scheduled{optimizers::Nadam{.options = {.clipnorm = 0.5f, .use_ema = true,
+                                                                      .ema_momentum = 0.9f}},
+                                        optimizers::schedules::CosineDecay{.initial_learning_rate = 0.02f,
+                                                                           .decay_steps = 30}},
+                  losses::SparseCategoricalCrossentropy{}, metrics::SparseCategoricalAccuracy{},
+                  metrics::SparseTopKCategoricalAccuracy<2>{});
+    };
+    const FitOptions plain{.batch_size = 16, .epochs = 4, .verbose = 0, .sample_weight = w};
+    Model reference(5);
+    compiled(reference);
+    const History full = reference.fit(d.x, d.y, plain);
+
+    scratch_dir dir("backup_scheduled");
+    {
+        Model m(5);
+        compiled(m);
+        FitOptions o = plain;
+        o.callbacks = {BackupAndRestore(dir / "b", {.save_freq = 4}), crash::after_batch(17)};
+        CHECK_THROWS_AS(m.fit(d.x, d.y, o), crashed);
+    }
+    Model m(5);
+    compiled(m);
+    FitOptions o = plain;
+    BackupAndRestore backup(dir / "b", {.save_freq = 4});
+    o.callbacks = {backup};
+    const History h = m.fit(d.x, d.y, o);
+    CHECK(backup.restored());
+    REQUIRE(h.epoch.size() == 2);   // 7 batches an epoch: the backup after batch 16 stands in epoch 3
+    for (const char* key : {"loss", "sparse_categorical_accuracy", "sparse_top_k_categorical_accuracy"})
+        for (std::size_t e = 0; e < 2; ++e)
+            CHECK(h[key][e] == full[key][e + 2]);
+    CHECK(m.learning_rate() == reference.learning_rate());
+    CHECK(same_bits(weights_of(m), weights_of(reference)));
+}

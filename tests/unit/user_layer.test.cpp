@@ -174,3 +174,30 @@ TEST_CASE("a user-written optimizer's check refuses before compile changes anyth
     CHECK_THROWS_WITH(model.compile(mytraining::Signum{.beta = 1.0f}, mytraining::SparseFocalLoss{}),
                       Catch::Contains("mytraining::Signum: beta must be in [0, 1), got 1"));
 }
+
+namespace {
+// [named_weight]
+/// Scale with its factors named as Keras' `self.add_weight(name="factors", initializer="ones")` names
+/// them: the name goes into Keras' weight files and the logs (TensorBoard's histograms).
+struct NamedScale : mylayers::Scale {
+    template <class In>
+    using weights = tpudsl::weight_list<tpudsl::named_weight<"factors", tpudsl::Shape<In::shape::dims[In::shape::rank - 1]>,
+                                                             tpudsl::initializers::Ones>>;
+};
+// [named_weight]
+using NamedScaled = Sequential<Input<Shape<8>>, Dense<16, Relu>, NamedScale, Dense<3, Softmax>>;
+} // namespace
+
+TEST_CASE("a user-written layer names its weights as Keras' add_weight does", "[user_layer]")
+{
+    STATIC_REQUIRE(NamedScaled::layer<1>::weight<0>::name == "factors");
+    STATIC_REQUIRE(Scaled::layer<1>::weight<0>::name == "kernel");   // a role's name otherwise
+    const auto names = tensorboard_weights<NamedScaled>();
+    REQUIRE(names.size() == 5);
+    CHECK(names[2].name == "scale/factors");
+    CHECK(tensorboard_weights<Scaled>()[2].name == "scale/kernel");
+    // the same layer otherwise: the same weights from the same seed, the same bits after training
+    Trainable<NamedScaled> named(3);
+    Trainable<Scaled> plain(3);
+    CHECK(named.get_weights() == plain.get_weights());
+}

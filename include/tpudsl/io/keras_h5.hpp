@@ -128,7 +128,7 @@ template <class W>
 [[nodiscard]] weight_ref
 weight_of()
 {
-    return {std::string(weight_role_name(W::role)),
+    return {std::string(W::name),
             std::vector<std::size_t>(W::shape::dims.begin(), W::shape::dims.end()), W::offset, W::size};
 }
 

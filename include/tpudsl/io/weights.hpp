@@ -113,11 +113,9 @@ inline constexpr auto weight_places = [] {
     [&]<std::size_t... I>(std::index_sequence<I...>) {
         ([&]<std::size_t L>(std::integral_constant<std::size_t, L>) {
             using B = typename Model::template layer<L>;
-            // weight_role_name is found by argument-dependent lookup on the role (core/weight_spec.hpp,
-            // which every model's layers include): this header does not depend on the layers'.
             [&]<std::size_t... J>(std::index_sequence<J...>) {
                 ((places[n++] = weight_place{B::template weight<J>::offset, B::template weight<J>::size,
-                                             weight_role_name(B::template weight<J>::role), L,
+                                             B::template weight<J>::name, L,
                                              layer_base_name<Model, L>(), layer_same_name_count<Model, L>(),
                                              B::spec::class_name}),
                  ...);

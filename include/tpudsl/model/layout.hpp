@@ -24,6 +24,7 @@ namespace tpudsl {
 template <class W, std::size_t Offset>
 struct bound_weight {
     static constexpr weight_role role = W::role;
+    static constexpr std::string_view name = W::name;
     using shape = typename W::shape;
     using initializer = typename W::initializer;
     static constexpr bool trainable = W::trainable;

@@ -48,6 +48,18 @@ struct metric_batch {
     {
         return sample_weight ? static_cast<double>(sample_weight[r / rows_per_sample]) : 1.0;
     }
+    /// f(output, target, weight) for every output of every row (the metrics over all outputs, as
+    /// Keras' confusion counts flatten them).
+    template <class F>
+    void
+    for_each_output(F&& f) const
+    {
+        for (std::size_t r = 0; r < rows; ++r) {
+            const double w = weight(r);
+            for (std::size_t j = 0; j < width; ++j)
+                f(output[r * width + j], targets[r * width + j], w);
+        }
+    }
 };
 
 /// What compile asks of a metric: a name (the log's key), the kind of labels it reads, the size of
@@ -248,13 +260,10 @@ struct Precision {
     void
     update(const metric_batch& b, double* state) const noexcept
     {
-        for (std::size_t r = 0; r < b.rows; ++r) {
-            const double w = b.weight(r);
-            const metric_row row = b.row(r);
-            for (std::size_t j = 0; j < b.width; ++j)
-                if (row.output[j] > threshold)
-                    state[row.target[j] != 0.0f ? 0 : 1] += w;
-        }
+        b.for_each_output([&](float out, float target, double w) {
+            if (out > threshold)
+                state[target != 0.0f ? 0 : 1] += w;
+        });
     }
     [[nodiscard]] static double
     result(const double* state) noexcept
@@ -273,13 +282,10 @@ struct Recall {
     void
     update(const metric_batch& b, double* state) const noexcept
     {
-        for (std::size_t r = 0; r < b.rows; ++r) {
-            const double w = b.weight(r);
-            const metric_row row = b.row(r);
-            for (std::size_t j = 0; j < b.width; ++j)
-                if (row.target[j] != 0.0f)
-                    state[row.output[j] > threshold ? 0 : 1] += w;
-        }
+        b.for_each_output([&](float out, float target, double w) {
+            if (target != 0.0f)
+                state[out > threshold ? 0 : 1] += w;
+        });
     }
     [[nodiscard]] static double
     result(const double* state) noexcept
@@ -307,15 +313,11 @@ struct AUC {
     void
     update(const metric_batch& b, double* state) const noexcept
     {
-        for (std::size_t r = 0; r < b.rows; ++r) {
-            const double w = b.weight(r);
-            const metric_row row = b.row(r);
-            for (std::size_t j = 0; j < b.width; ++j) {
-                const float p = std::clamp(row.output[j], 0.0f, 1.0f);
-                const float bucket = std::max(std::ceil(p * static_cast<float>(thresholds - 1)) - 1.0f, 0.0f);
-                state[2 * static_cast<std::size_t>(bucket) + (row.target[j] != 0.0f ? 0 : 1)] += w;
-            }
-        }
+        b.for_each_output([&](float out, float target, double w) {
+            const float p = std::clamp(out, 0.0f, 1.0f);
+            const float bucket = std::max(std::ceil(p * static_cast<float>(thresholds - 1)) - 1.0f, 0.0f);
+            state[2 * static_cast<std::size_t>(bucket) + (target != 0.0f ? 0 : 1)] += w;
+        });
     }
 
     [[nodiscard]] double

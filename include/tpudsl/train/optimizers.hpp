@@ -587,6 +587,26 @@ check_epsilon(float v, std::string_view where)
     if (!(v > 0.0f && std::isfinite(v)))
         out_of_domain(where, "epsilon", shortest(v), "finite and > 0", "Keras' default is 1e-07");
 }
+
+/// 0 <= v < infinity.
+inline void
+check_non_negative(float v, std::string_view where, std::string_view field, std::string_view hint)
+{
+    if (!(v >= 0.0f && std::isfinite(v)))
+        out_of_domain(where, field, shortest(v), "a finite float >= 0", hint);
+}
+
+/// Adam's family (Adam, AdamW, Nadam, Adamax): learning_rate finite and >= 0; beta_1 and beta_2 in
+/// [0, 1); epsilon finite and > 0; Keras' defaults 0.001, 0.9, 0.999.
+template <class O>
+inline void
+check_adam_domains(const O& o, std::string_view where)
+{
+    check_learning_rate(o.learning_rate, where, "Keras' default is 0.001");
+    check_unit_open(o.beta_1, where, "beta_1", "0.9");
+    check_unit_open(o.beta_2, where, "beta_2", "0.999");
+    check_epsilon(o.epsilon, where);
+}
 } // namespace detail
 
 /// Refuses a learning rate that is NaN, negative, or beyond a float's range (the optimizers hold it
@@ -606,8 +626,7 @@ check(const optimizer_options& o, std::string_view where)
         {"options.clipnorm", o.clipnorm}, {"options.clipvalue", o.clipvalue},
         {"options.global_clipnorm", o.global_clipnorm}, {"options.weight_decay", o.weight_decay}};
     for (const auto& [field, v] : fields)
-        if (!(v >= 0.0f && std::isfinite(v)))
-            detail::out_of_domain(where, field, detail::shortest(v), "a finite float >= 0", "0 is off");
+        detail::check_non_negative(v, where, field, "0 is off");
     if ((o.clipnorm > 0.0f) + (o.clipvalue > 0.0f) + (o.global_clipnorm > 0.0f) > 1)
         throw std::invalid_argument(tpudsl::detail::concat(
             {where, ": only one of options.clipnorm, options.clipvalue and options.global_clipnorm can be set "
@@ -628,11 +647,7 @@ check(const SGD& o)
 inline void
 check(const Adam& o)
 {
-    constexpr std::string_view where = "tpudsl::optimizers::Adam";
-    detail::check_learning_rate(o.learning_rate, where, "Keras' default is 0.001");
-    detail::check_unit_open(o.beta_1, where, "beta_1", "0.9");
-    detail::check_unit_open(o.beta_2, where, "beta_2", "0.999");
-    detail::check_epsilon(o.epsilon, where);
+    detail::check_adam_domains(o, "tpudsl::optimizers::Adam");
 }
 
 /// Nadam: as Adam; its momentum product (a state, 1 for a fresh optimizer) in [0, 1].
@@ -640,10 +655,7 @@ inline void
 check(const Nadam& o)
 {
     constexpr std::string_view where = "tpudsl::optimizers::Nadam";
-    detail::check_learning_rate(o.learning_rate, where, "Keras' default is 0.001");
-    detail::check_unit_open(o.beta_1, where, "beta_1", "0.9");
-    detail::check_unit_open(o.beta_2, where, "beta_2", "0.999");
-    detail::check_epsilon(o.epsilon, where);
+    detail::check_adam_domains(o, where);
     if (!(o.momentum_product >= 0.0 && o.momentum_product <= 1.0))
         detail::out_of_domain(where, "momentum_product", detail::shortest(o.momentum_product), "in [0, 1]",
                               "1 for a fresh optimizer");
@@ -665,13 +677,8 @@ inline void
 check(const AdamW& o)
 {
     constexpr std::string_view where = "tpudsl::optimizers::AdamW";
-    detail::check_learning_rate(o.learning_rate, where, "Keras' default is 0.001");
-    detail::check_unit_open(o.beta_1, where, "beta_1", "0.9");
-    detail::check_unit_open(o.beta_2, where, "beta_2", "0.999");
-    detail::check_epsilon(o.epsilon, where);
-    if (!(o.weight_decay >= 0.0f && std::isfinite(o.weight_decay)))
-        detail::out_of_domain(where, "weight_decay", detail::shortest(o.weight_decay), "a finite float >= 0",
-                              "Keras' default is 0.004");
+    detail::check_adam_domains(o, where);
+    detail::check_non_negative(o.weight_decay, where, "weight_decay", "Keras' default is 0.004");
 }
 
 /// Adagrad: learning_rate finite and >= 0; initial_accumulator_value finite and >= 0; epsilon > 0.
@@ -680,9 +687,7 @@ check(const Adagrad& o)
 {
     constexpr std::string_view where = "tpudsl::optimizers::Adagrad";
     detail::check_learning_rate(o.learning_rate, where, "Keras' default is 0.001");
-    if (!(o.initial_accumulator_value >= 0.0f && std::isfinite(o.initial_accumulator_value)))
-        detail::out_of_domain(where, "initial_accumulator_value", detail::shortest(o.initial_accumulator_value),
-                              "a finite float >= 0", "Keras' default is 0.1");
+    detail::check_non_negative(o.initial_accumulator_value, where, "initial_accumulator_value", "Keras' default is 0.1");
     detail::check_epsilon(o.epsilon, where);
 }
 
@@ -690,11 +695,7 @@ check(const Adagrad& o)
 inline void
 check(const Adamax& o)
 {
-    constexpr std::string_view where = "tpudsl::optimizers::Adamax";
-    detail::check_learning_rate(o.learning_rate, where, "Keras' default is 0.001");
-    detail::check_unit_open(o.beta_1, where, "beta_1", "0.9");
-    detail::check_unit_open(o.beta_2, where, "beta_2", "0.999");
-    detail::check_epsilon(o.epsilon, where);
+    detail::check_adam_domains(o, "tpudsl::optimizers::Adamax");
 }
 
 /// Adadelta: learning_rate finite and >= 0; rho in [0, 1); epsilon finite and > 0.

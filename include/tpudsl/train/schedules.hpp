@@ -32,6 +32,16 @@ concept LearningRateSchedule = std::copy_constructible<S> && requires(const S& s
 
 namespace optimizers::schedules {
 
+namespace detail {
+/// step / decay_steps, floored when staircase (Keras' p, in float32).
+[[nodiscard]] inline float
+decay_fraction(std::uint64_t step, float decay_steps, bool staircase) noexcept
+{
+    const float p = static_cast<float>(step) / decay_steps;
+    return staircase ? std::floor(p) : p;
+}
+} // namespace detail
+
 /// `ExponentialDecay(initial_learning_rate, decay_steps, decay_rate, staircase=False)`:
 /// lr0 * rate^(step / decay_steps) (the exponent floored when staircase).
 struct ExponentialDecay {
@@ -43,10 +53,7 @@ struct ExponentialDecay {
     [[nodiscard]] float
     operator()(std::uint64_t step) const noexcept
     {
-        float p = static_cast<float>(step) / decay_steps;
-        if (staircase)
-            p = std::floor(p);
-        return initial_learning_rate * std::pow(decay_rate, p);
+        return initial_learning_rate * std::pow(decay_rate, detail::decay_fraction(step, decay_steps, staircase));
     }
 };
 
@@ -61,10 +68,7 @@ struct InverseTimeDecay {
     [[nodiscard]] float
     operator()(std::uint64_t step) const noexcept
     {
-        float p = static_cast<float>(step) / decay_steps;
-        if (staircase)
-            p = std::floor(p);
-        return initial_learning_rate / (1.0f + decay_rate * p);
+        return initial_learning_rate / (1.0f + decay_rate * detail::decay_fraction(step, decay_steps, staircase));
     }
 };
 
