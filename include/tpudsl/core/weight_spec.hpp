@@ -5,6 +5,7 @@
 
 #include <tpudsl/config.hpp>
 #include <tpudsl/core/initializers.hpp>
+#include <tpudsl/core/name_literal.hpp>
 #include <tpudsl/core/shape.hpp>
 
 #include <cstddef>
@@ -71,22 +72,10 @@ struct weight {
     static constexpr std::size_t size = S::size;
 };
 
-/// A weight's name written in a template argument: `named_weight<"scale", Shape<16>>`.
-template <std::size_t N>
-struct weight_name {
-    char text[N]{};
-    consteval weight_name(const char (&s)[N]) noexcept
-    {
-        for (std::size_t i = 0; i < N; ++i)
-            text[i] = s[i];
-    }
-    [[nodiscard]] constexpr std::string_view view() const noexcept { return {text, N - 1}; }
-};
-
 /// A weight its layer's author names, as Keras' `self.add_weight(name="scale", ...)`: the name goes
 /// into Keras' weight files and the logs as a role's does; a kernel's default initializer
 /// (glorot_uniform) unless one is given.
-template <weight_name Name, class S, class Init = initializers::GlorotUniform, bool Trainable = true>
+template <name_literal Name, class S, class Init = initializers::GlorotUniform, bool Trainable = true>
 struct named_weight : weight<weight_role::kernel, S, Init, Trainable> {
     static constexpr std::string_view name = Name.view();
 };

@@ -1,33 +1,17 @@
-/// @file The names of a Functional model's nodes (name_literal: `Node<"conv", ...>`, joined with
+/// @file The names of a Functional model's nodes (core/name_literal.hpp: `Node<"conv", ...>`, joined with
 /// `Name + "_conv1"` in a Block) and the compile-time messages that name them: the structural rules
 /// (graph_error), a merge's inputs that do not fit (merge_error), a shared layer's call that cannot keep
 /// its weights (shared_error). model/graph_model.hpp checks the rules.
 #ifndef TPUDSL_MODEL_GRAPH_DIAGNOSTICS_HPP
 #define TPUDSL_MODEL_GRAPH_DIAGNOSTICS_HPP
 
+#include <tpudsl/core/name_literal.hpp>
 #include <tpudsl/layers/merge.hpp>
 
 #include <cstddef>
 #include <string_view>
 
 namespace tpudsl {
-
-/// A node's name, written as a string literal in a template argument: `Node<"conv", ...>`.
-template <std::size_t N>
-struct name_literal {
-    char chars[N]{};
-    consteval name_literal(const char (&s)[N]) noexcept
-    {
-        for (std::size_t i = 0; i < N; ++i)
-            chars[i] = s[i];
-    }
-    constexpr name_literal() noexcept = default;
-    [[nodiscard]] constexpr std::string_view
-    view() const noexcept
-    {
-        return {chars, N - 1};
-    }
-};
 
 /// A name joined from two, for the nodes of a Block: `Name + "_conv1"` is "stage1_block1_conv1" when
 /// Name is "stage1_block1".

@@ -101,12 +101,11 @@ struct compiled_metric {
     }
 };
 
-/// A compiled optimizer: its object, name and slots, and the parts of its state a training state
+/// A compiled optimizer: its object and name, and the parts of its state a training state
 /// saves: the learning rate and, for an optimizer that keeps one (Nadam), its momentum product.
 struct compiled_optimizer {
     std::shared_ptr<void> object;
     std::string_view name;
-    std::size_t slots = 0;
     float* learning_rate = nullptr;
     double* momentum_product = nullptr;
     bool scheduled = false;   // its learning rate is a schedule's (optimizers::Scheduled): not settable
@@ -116,7 +115,7 @@ struct compiled_optimizer {
     of(const O& optimizer)
     {
         auto p = std::make_shared<O>(optimizer);
-        compiled_optimizer c{p, O::name, O::slots, &p->learning_rate, nullptr, false};
+        compiled_optimizer c{p, O::name, &p->learning_rate, nullptr, false};
         if constexpr (requires { requires std::same_as<decltype(p->momentum_product), double>; })
             c.momentum_product = &p->momentum_product;
         else if constexpr (requires { requires std::same_as<decltype(p->optimizer.momentum_product), double>; })
