@@ -252,7 +252,9 @@ loss_case(json_out& out, std::string_view keras_class, std::string_view args, co
                            .dense_labels = in.targets.empty() ? nullptr : in.targets.data(),
                            .sample_weight = in.sample_weight.empty() ? nullptr : in.sample_weight.data()};
     std::vector<float> grad(n * d, 0.0f);
-    const double sum = tpudsl::evaluate(loss, view, 1.0f / static_cast<float>(n), grad.data());
+    // Keras' sum_over_batch_size: over the rows scored (all but those of an ignore_class)
+    const std::size_t scored = tpudsl::scored_rows(loss, view);
+    const double sum = tpudsl::evaluate(loss, view, scored ? 1.0f / static_cast<float>(scored) : 0.0f, grad.data());
     begin_case(out, "loss", L::name, L::sparse_labels, keras_class, args);
     out.key("shape");
     out.array(std::vector<std::size_t>{n, d});
@@ -270,7 +272,7 @@ loss_case(json_out& out, std::string_view keras_class, std::string_view args, co
         out.array(in.sample_weight);
     }
     out.key("value");
-    out.number(sum / static_cast<double>(n));
+    out.number(scored ? sum / static_cast<double>(scored) : 0.0);
     out.key("grad");
     out.array(grad);
     out.close('}');
@@ -521,6 +523,18 @@ losses(json_out& out)
               {.n = n, .width = d, .logits = rng.uniform(n * d, -3.0f, 3.0f), .labels = labels()});
     loss_case(out, "SparseCategoricalCrossentropy", "{}", L::SparseCategoricalCrossentropy{},
               {.n = n, .width = d, .output = softmax_rows(rng, n, d, 2.0f), .labels = labels(),
+               .sample_weight = rng.uniform(n, 0.0f, 2.0f)});
+    // ignore_class: the rows of -1 (or of a class, 2) scored as nothing, the mean over the others
+    const auto some_ignored = [&](std::int32_t ignored) {
+        auto y = labels();
+        y[1] = y[4] = y[5] = ignored;
+        return y;
+    };
+    loss_case(out, "SparseCategoricalCrossentropy", "{\"ignore_class\": -1}", L::SparseCategoricalCrossentropy{.ignore_class = -1},
+              {.n = n, .width = d, .output = softmax_rows(rng, n, d, 2.0f), .labels = some_ignored(-1)});
+    loss_case(out, "SparseCategoricalCrossentropy", "{\"from_logits\": true, \"ignore_class\": 2}",
+              L::SparseCategoricalCrossentropy{.ignore_class = 2},
+              {.n = n, .width = d, .logits = rng.uniform(n * d, -3.0f, 3.0f), .labels = some_ignored(2),
                .sample_weight = rng.uniform(n, 0.0f, 2.0f)});
     loss_case(out, "CategoricalCrossentropy", "{}", L::CategoricalCrossentropy{},
               {.n = n, .width = d, .output = softmax_rows(rng, n, d, 2.0f), .targets = one_hot(labels(), d)});

@@ -292,6 +292,77 @@ TEST_CASE("validation_split validates on the arrays' last fraction, taken before
                       Catch::Contains("validation_split takes its samples from arrays, not from a Dataset"));
 }
 
+TEST_CASE("ignore_class: the ignored labels count for nothing and the mean is over the others, on every strategy",
+          "[fit][losses]")
+{
+    const auto data = make_toy(48, 23);
+    xt::xtensor<std::int32_t, 1> y = data.y, zeroed = data.y;
+    std::vector<float> w(48);
+    std::size_t scored = 0;
+    for (std::size_t i = 0; i < 48; ++i)
+        if (i % 5 == 0) {
+            y(i) = -1;
+            zeroed(i) = 0;
+        } else {
+            ++scored;
+        }
+    // the same step as sample weights of n / scored on the scored samples and 0 on the others
+    for (std::size_t i = 0; i < 48; ++i)
+        w[i] = i % 5 == 0 ? 0.0f : 48.0f / static_cast<float>(scored);
+    auto train = [&](auto strategy, auto loss, const auto& labels, FitOptions options) {
+        auto m = strategy.template scope<Toy>(5);
+        m.compile(optimizers::SGD{.learning_rate = 0.1f}, loss, metrics::SparseCategoricalAccuracy{});
+        options.batch_size = 48;
+        options.epochs = 3;
+        options.verbose = 0;
+        const History h = m.fit(data.x, labels, options);
+        return std::pair{m.get_weights(), h};
+    };
+    const losses::SparseCategoricalCrossentropy ignoring{.ignore_class = -1};
+    const auto one = train(OneDeviceStrategy{}, ignoring, y, {});
+    const auto two = train(TpuStrategy<2>{}, ignoring, y, {});
+    const auto weighted = train(OneDeviceStrategy{}, losses::SparseCategoricalCrossentropy{}, zeroed, {.sample_weight = w});
+    CHECK(one.first == two.first);
+    CHECK(one.second["loss"] == two.second["loss"]);
+    REQUIRE(one.first.size() == weighted.first.size());
+    for (std::size_t i = 0; i < one.first.size(); ++i)
+        CHECK(one.first[i] == Approx(weighted.first[i]).epsilon(1e-5).margin(1e-6));
+    for (std::size_t e = 0; e < 3; ++e)
+        CHECK(one.second["loss"][e] == Approx(weighted.second["loss"][e]).epsilon(1e-6));
+
+    // evaluate: the loss over the scored samples alone, the accuracy over every sample (an ignored
+    // label is never the argmax, as in Keras)
+    Trainable<Toy> model(7);
+    model.compile(optimizers::SGD{}, ignoring, metrics::SparseCategoricalAccuracy{});
+    Trainable<Toy> plain(7);
+    plain.compile(optimizers::SGD{}, losses::SparseCategoricalCrossentropy{}, metrics::SparseCategoricalAccuracy{});
+    xt::xtensor<float, 2> kept_x(std::array<std::size_t, 2>{scored, 4});
+    xt::xtensor<std::int32_t, 1> kept_y(std::array<std::size_t, 1>{scored});
+    for (std::size_t i = 0, k = 0; i < 48; ++i)
+        if (i % 5 != 0) {
+            xt::view(kept_x, k) = xt::view(data.x, i);
+            kept_y(k++) = data.y(i);
+        }
+    const Scores all = model.evaluate(data.x, y, {.batch_size = 48, .verbose = 0});
+    const Scores kept = plain.evaluate(kept_x, kept_y, {.batch_size = 48, .verbose = 0});
+    CHECK(all[0] == Approx(kept[0]).epsilon(1e-6));
+    CHECK(all[1] == Approx(kept[1] * static_cast<double>(scored) / 48.0).epsilon(1e-12));
+
+    // the ignored label is accepted as given in any integer or float type; another outside the classes is not
+    xt::xtensor<std::int8_t, 1> narrow = xt::cast<std::int8_t>(y);
+    CHECK(model.evaluate(data.x, narrow, {.batch_size = 48, .verbose = 0})[0] == all[0]);
+    y(3) = -2;
+    narrow(3) = -2;
+    const std::string refused = "tpudsl: label -2 at sample 3 of y is outside [0, 3) (the model's classes) and is not "
+                                "the loss's ignore_class, -1";
+    CHECK_THROWS_WITH(model.fit(data.x, y, {.verbose = 0}), refused);
+    CHECK_THROWS_WITH(model.fit(data.x, narrow, {.verbose = 0}), refused);
+    xt::xtensor<std::int32_t, 1> minus_one = zeroed;
+    minus_one.fill(-1);
+    CHECK_THROWS_WITH(plain.fit(data.x, minus_one, {.verbose = 0}),
+                      Catch::Contains("label -1 at sample 0 of y is outside [0, 3) (the model's classes)"));
+}
+
 TEST_CASE("sample_weight and class_weight weigh each sample's loss and metrics, as Keras", "[fit]")
 {
     const auto data = make_toy(96, 21);

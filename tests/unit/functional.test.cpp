@@ -363,6 +363,33 @@ TEST_CASE("a graph of two inputs and two outputs: packed rows, a part each, cons
     STATIC_REQUIRE(ops::graph<M>::plan.per_sample < ops::graph<M>::plan.naive_per_sample + 12 + 5);
 }
 
+TEST_CASE("a head's loss with ignore_class scores only that head's other labels", "[graph][heads][losses]")
+{
+    auto data = seeds::make_text_and_metadata(120, 4);
+    for (std::size_t s = 0; s < 120; s += 4)
+        data.topics(s) = -1;   // no topic known for these: their score still counts
+    Trainable<TextAndMetadata> model(3);
+    model.compile(optimizers::Adam{}, PerOutput{losses::SparseCategoricalCrossentropy{.ignore_class = -1}, losses::MeanSquaredError{}});
+    const auto x = std::tie(data.words, data.numbers);
+    const auto [topics, scores] = model.predict(x, {.batch_size = 120});
+    double topic_loss = 0.0, score_loss = 0.0;
+    for (std::size_t s = 0; s < 120; ++s) {
+        if (data.topics(s) >= 0)
+            topic_loss -= std::log(static_cast<double>(topics.data()[3 * s + static_cast<std::size_t>(data.topics(s))]));
+        const double e = scores[s] - data.scores(s, 0);
+        score_loss += e * e;
+    }
+    const Scores evaluated = model.evaluate(x, std::tie(data.topics, data.scores), {.batch_size = 120, .verbose = 0});
+    CHECK(evaluated["topic_loss"] == Approx(topic_loss / 90).epsilon(1e-5));
+    CHECK(evaluated["score_loss"] == Approx(score_loss / 120).epsilon(1e-5));
+    const History h = model.fit(x, std::tie(data.topics, data.scores), {.batch_size = 40, .epochs = 4, .verbose = 0});
+    CHECK(h["topic_loss"].back() < h["topic_loss"].front());
+    data.topics(8) = -2;
+    CHECK_THROWS_WITH(model.fit(x, std::tie(data.topics, data.scores), {.verbose = 0}),
+                      Catch::Contains("label -2 at sample 8 of y[0] (output \"topic\") is outside [0, 3) (the output's "
+                                      "classes) and is not the loss's ignore_class, -1"));
+}
+
 TEST_CASE("a graph of two inputs and two outputs trains from tuples of arrays, with a loss per output and Keras' log names",
           "[graph][heads][fit]")
 {

@@ -6,6 +6,7 @@
 #include <catch2/catch.hpp>
 
 #include <cmath>
+#include <cstdint>
 #include <random>
 #include <vector>
 
@@ -295,4 +296,44 @@ TEST_CASE("a sample's weight scales its loss and its gradient", "[losses]")
     CHECK(evaluate(losses::MeanSquaredError{}, weighted, 1.0f, gw.data()) == Approx(want).epsilon(1e-12));
     for (std::size_t i = 0; i < n * d; ++i)
         CHECK(gw[i] == Approx(w[i / d] * g[i]).epsilon(1e-6));
+}
+
+TEST_CASE("ignore_class: an ignored row scores nothing and the mean is over the others", "[losses]")
+{
+    // Keras: the ignored rows' loss and gradient are zero and the batch's loss is divided by the rows
+    // scored, so a batch with one row ignored is the mean of the two others.
+    const std::vector<float> z = {-1.0f, 2.0f, 0.5f, 0.1f, -0.3f, 1.2f, 0.0f, -2.0f, 0.7f, 1.5f, -0.6f, 0.2f};
+    const std::vector<std::int32_t> labels = {1, -1, 3};
+    const losses::SparseCategoricalCrossentropy plain{.from_logits = true};
+    const losses::SparseCategoricalCrossentropy ignoring{.from_logits = true, .ignore_class = -1};
+    loss_view v{n, d, z.data(), nullptr, labels.data()};
+    CHECK(scored_rows(ignoring, v) == 2);
+    CHECK(scored_rows(plain, v) == 3);
+    std::vector<float> g(n * d, 9.0f);
+    const double sum = evaluate(ignoring, v, 0.5f, g.data());
+    double want = 0.0;
+    for (const std::size_t s : {0u, 2u}) {
+        double e = 0.0;
+        for (std::size_t j = 0; j < d; ++j)
+            e += std::exp(double{z[s * d + j]});
+        want += std::log(e) - z[s * d + static_cast<std::size_t>(labels[s])];
+        for (std::size_t j = 0; j < d; ++j) {
+            const double p = std::exp(double{z[s * d + j]}) / e;
+            CHECK(g[s * d + j] == Approx(0.5 * (p - (static_cast<std::int32_t>(j) == labels[s]))).epsilon(1e-6));
+        }
+    }
+    CHECK(sum == Approx(want).epsilon(1e-12));
+    for (std::size_t j = 0; j < d; ++j)
+        CHECK(g[d + j] == 0.0f);   // the ignored row's gradient, written as zero
+    // the step's mean: the sum over the scored rows, whatever the batch's size
+    std::vector<float> gm(n * d);
+    CHECK(detail::batch_mean_loss<1, d>(ignoring, v, n, 2, 1.0f, gm.data()) / n == Approx(want / 2).epsilon(1e-12));
+    for (std::size_t j = 0; j < d; ++j)
+        CHECK(gm[j] == Approx(g[j]).epsilon(1e-6));   // scale 1/2 == 0.5 above
+    // every row ignored: zero, not a division by zero
+    const std::vector<std::int32_t> none = {-1, -1, -1};
+    loss_view all{n, d, z.data(), nullptr, none.data()};
+    CHECK(detail::batch_mean_loss<1, d>(ignoring, all, n, scored_rows(ignoring, all), 1.0f, gm.data()) == 0.0);
+    for (const float x : gm)
+        CHECK(x == 0.0f);
 }

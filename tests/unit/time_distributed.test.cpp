@@ -120,6 +120,38 @@ TEST_CASE("TimeDistributed: the loss is the mean over every timestep, accuracy t
     CHECK(one_hot[1] == Approx(accuracy).epsilon(1e-12));
 }
 
+TEST_CASE("TimeDistributed with ignore_class: padded timesteps count for nothing in the loss, and as misses in "
+          "accuracy (Keras)",
+          "[time_distributed][losses]")
+{
+    auto d = make_tagged(30, 8);
+    for (std::size_t i = 0; i < 30; ++i)   // sample i's last i % 4 timesteps are padding
+        for (std::size_t t = T - i % 4; t < T; ++t)
+            d.y(i, t) = -1;
+    Trainable<Tagger> model(5);
+    model.compile(optimizers::SGD{}, losses::SparseCategoricalCrossentropy{.ignore_class = -1},
+                  metrics::SparseCategoricalAccuracy{});
+    const auto p = model.predict(d.x, {.batch_size = 8});
+    double loss = 0.0, hits = 0.0, scored = 0.0;
+    for (std::size_t r = 0; r < 30 * T; ++r) {
+        if (d.y.data()[r] < 0)
+            continue;
+        const float* row = p.data() + r * C;
+        const auto label = static_cast<std::size_t>(d.y.data()[r]);
+        loss -= std::log(static_cast<double>(row[label]));
+        hits += static_cast<std::size_t>(std::max_element(row, row + C) - row) == label;
+        scored += 1.0;
+    }
+    // one batch: Keras' loss is the mean over the scored timesteps; its accuracy reads every timestep
+    const auto scores = model.evaluate(d.x, d.y, {.batch_size = 30, .verbose = 0});
+    CHECK(scores[0] == Approx(loss / scored).epsilon(1e-5));
+    CHECK(scores[1] == Approx(hits / (30.0 * T)).epsilon(1e-12));
+    // trained, the loss falls on the scored timesteps, as without padding
+    const History h = model.fit(d.x, d.y, {.batch_size = 10, .epochs = 3, .verbose = 0});
+    CHECK(std::isfinite(h["loss"].back()));
+    CHECK(h["loss"].back() < scores[0]);
+}
+
 TEST_CASE("TimeDistributed: one step's gradient is that of the mean over the timesteps", "[time_distributed][losses]")
 {
     // The same step as a model whose T timesteps are T samples of one Dense: a batch of n samples of

@@ -12,6 +12,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <limits>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <system_error>
@@ -86,34 +87,38 @@ element_place(std::size_t i, std::size_t size)
 /// [0, bound). Out of line and cold: the conversions of every element type share it.
 [[noreturn, gnu::cold, gnu::noinline]] inline void
 refuse_id(const std::string& value, bool whole, std::size_t i, std::size_t size, std::size_t bound, const char* what,
-          const char* name, const char* range)
+          const char* name, const char* range, const std::int32_t* ignored)
 {
     if (!whole)
         bad_input(detail::concat({what, " ", value, " at ", element_place(i, size), " of ", name,
                                   " is not a whole number, but ", range,
                                   " are whole numbers (Keras would truncate it without a word)"}));
     bad_input(detail::concat({what, " ", value, " at ", element_place(i, size), " of ", name, " is outside [0, ",
-                              std::to_string(bound), ") (", range, ")"}));
+                              std::to_string(bound), ") (", range, ")",
+                              ignored ? " and is not the loss's ignore_class, " : "",
+                              ignored ? std::to_string(*ignored) : ""}));
 }
 
-/// Converts the n whole numbers of v to int32 in [0, bound), or refuses the first that is not one, with
-/// `what` ("label", "token id"), its place and `range` (what the bound is).
+/// Converts the n whole numbers of v to int32 in [0, bound) (or equal to `*ignored`, a loss's
+/// ignore_class, when it is given), or refuses the first that is not one, with `what` ("label",
+/// "token id"), its place and `range` (what the bound is).
 template <class T>
 void
 convert_ids(const T* v, std::size_t n, std::size_t size, std::size_t bound, std::int32_t* out, const char* what,
-            const char* name, const char* range)
+            const char* name, const char* range, const std::int32_t* ignored)
 {
     for (std::size_t i = 0; i < n; ++i) {
         const T x = v[i];
         bool whole = true, in_range;
         if constexpr (std::is_integral_v<T>) {
-            in_range = std::cmp_greater_equal(x, 0) && std::cmp_less(x, bound);
+            in_range = (std::cmp_greater_equal(x, 0) && std::cmp_less(x, bound)) || (ignored && std::cmp_equal(x, *ignored));
         } else {
             whole = std::trunc(x) == x;   // false for NaN, the infinities and fractions
-            in_range = whole && x >= 0 && static_cast<long double>(x) < static_cast<long double>(bound);
+            in_range = whole && ((x >= 0 && static_cast<long double>(x) < static_cast<long double>(bound)) ||
+                                 (ignored && static_cast<long double>(x) == *ignored));
         }
         if (!in_range) [[unlikely]]
-            refuse_id(number_text(x), whole, i, size, bound, what, name, range);
+            refuse_id(number_text(x), whole, i, size, bound, what, name, range, ignored);
         out[i] = static_cast<std::int32_t>(x);
     }
 }
@@ -124,15 +129,15 @@ convert_ids(const T* v, std::size_t n, std::size_t size, std::size_t bound, std:
 /// element types it passes, not for all ten that dtype names.
 struct element_conversions {
     void (*to_ids)(const void* v, std::size_t n, std::size_t size, std::size_t bound, std::int32_t* out,
-                   const char* what, const char* name, const char* range);
+                   const char* what, const char* name, const char* range, const std::int32_t* ignored);
     void (*to_floats)(const void* v, std::size_t n, float* out);
 };
 
 template <class T>
 inline constexpr element_conversions conversions_of{
     [](const void* v, std::size_t n, std::size_t size, std::size_t bound, std::int32_t* out, const char* what,
-       const char* name, const char* range) {
-        convert_ids(static_cast<const T*>(v), n, size, bound, out, what, name, range);
+       const char* name, const char* range, const std::int32_t* ignored) {
+        convert_ids(static_cast<const T*>(v), n, size, bound, out, what, name, range, ignored);
     },
     [](const void* v, std::size_t n, float* out) {
         const T* t = static_cast<const T*>(v);
@@ -373,12 +378,12 @@ check_inputs(const array_ref& x, const char* name, std::size_t vocab, bool value
     }
 }
 
-/// Checks labels: sparse ones as int32 class ids in [0, width), `positions` per sample (one per
-/// timestep of a (T, classes) output), dense ones as finite float rows of `width` (the values unless
-/// `values` is false); and as many as there are samples.
+/// Checks labels: sparse ones as int32 class ids in [0, width) or equal to `ignored` (a loss's
+/// ignore_class), `positions` per sample (one per timestep of a (T, classes) output), dense ones as
+/// finite float rows of `width` (the values unless `values` is false); and as many as there are samples.
 [[gnu::cold]] inline void
 check_labels(const array_ref& y, const char* name, std::size_t samples, bool sparse, std::size_t width,
-             bool values = true, std::size_t positions = 1)
+             bool values = true, std::size_t positions = 1, std::optional<std::int32_t> ignored = std::nullopt)
 {
     if (y.samples() != samples)
         bad_input(detail::concat({"x and ", name, " have different lengths: x has ", std::to_string(samples),
@@ -396,13 +401,15 @@ check_labels(const array_ref& y, const char* name, std::size_t samples, bool spa
                                       "floats holding whole numbers, are converted where they enter fit and evaluate)"}));
         const std::int32_t* v = y.as<std::int32_t>();
         for (std::size_t i = 0; values && i < samples * positions; ++i)
-            if (v[i] < 0 || static_cast<std::size_t>(v[i]) >= width)
+            if ((v[i] < 0 || static_cast<std::size_t>(v[i]) >= width) && v[i] != ignored)
                 bad_input(detail::concat({"label ", std::to_string(v[i]), " at sample ",
                                           std::to_string(i / positions),
                                           positions > 1 ? ", position " : "",
                                           positions > 1 ? std::to_string(i % positions) : "",
                                           " of ", name, " is outside [0, ", std::to_string(width),
-                                          ") (the model's classes)"}));
+                                          ") (the model's classes)",
+                                          ignored ? " and is not the loss's ignore_class, " : "",
+                                          ignored ? std::to_string(*ignored) : ""}));
     } else {
         if (y.sample_size() != width)
             bad_input(detail::concat({name, " has shape ", y.shape_string(), ", but the model's output has ",

@@ -13,6 +13,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <type_traits>
 #include <vector>
@@ -48,7 +49,7 @@ converted_inputs(const array_ref& x, const char* name, std::size_t vocabulary, s
     const std::size_t size = x.sample_size() ? x.sample_size() : 1;
     return converted(x, name, store, [&](const element_conversions& c, const void* v, std::size_t n, In* out) {
         if constexpr (std::is_integral_v<In>)
-            c.to_ids(v, n, size, vocabulary, out, "token id", name, "the Embedding's vocabulary");
+            c.to_ids(v, n, size, vocabulary, out, "token id", name, "the Embedding's vocabulary", nullptr);
         else
             c.to_floats(v, n, out);
     });
@@ -61,14 +62,14 @@ template <class In>
 class model_arrays {
 public:
     model_arrays(const dataset_ref& d, const char* xname, const char* yname, bool sparse, std::size_t classes,
-                 std::size_t vocabulary, std::size_t positions = 1)
+                 std::size_t vocabulary, std::size_t positions = 1, std::optional<std::int32_t> ignored = std::nullopt)
     {
         ref_.x = converted_inputs(d.x, xname, vocabulary, x_);
         if (sparse) {
             // One class id per sample, (n,) or (n, 1), or per timestep of a (T, classes) output, (n, T);
             // another shape is left to the checks to name.
             ref_.y = d.y.sample_size() != positions ? d.y : converted(d.y, yname, ids_, [&](const element_conversions& c, const void* v, std::size_t n, std::int32_t* out) {
-                c.to_ids(v, n, positions, classes, out, "label", yname, "the model's classes");
+                c.to_ids(v, n, positions, classes, out, "label", yname, "the model's classes", ignored ? &*ignored : nullptr);
             });
         } else {
             ref_.y = converted(d.y, yname, targets_, [](const element_conversions& c, const void* v, std::size_t n, float* out) {

@@ -53,6 +53,20 @@ struct batch_view {
                 dense ? dense + begin * OutputSize : nullptr,
                 nullptr, count, weights ? weights + begin : nullptr};
     }
+
+    /// How many of the n samples' class ids differ from `ignored`: `count` a sample, at `at` of its
+    /// labels (its Positions ids, or a packed row of OutputSize floats holding them).
+    [[nodiscard]] std::size_t
+    ids_other_than(std::int32_t ignored, std::size_t at, std::size_t count) const noexcept
+    {
+        std::size_t others = 0;
+        for (std::size_t s = 0; s < n; ++s) {
+            const std::size_t i = idx ? idx[s] : s;
+            for (std::size_t p = at; p < at + count; ++p)
+                others += (sparse ? sparse[i * Positions + p] : static_cast<std::int32_t>(dense[i * OutputSize + p])) != ignored;
+        }
+        return others;
+    }
 };
 
 /// The sample order of pass p: the identity, or a permutation drawn from (seed, pass).

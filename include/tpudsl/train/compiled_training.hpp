@@ -12,7 +12,9 @@
 
 #include <concepts>
 #include <cstddef>
+#include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -41,16 +43,17 @@ struct plain_metric_of<OnOutput<Output, M>> {
 template <class M>
 using plain_metric = typename plain_metric_of<M>::type;
 
-/// A compiled loss: its object and the kind of labels it reads.
+/// A compiled loss: its object, the kind of labels it reads and the label it ignores, if any.
 struct compiled_loss {
     std::shared_ptr<const void> object;
     bool sparse_labels = false;
+    std::optional<std::int32_t> ignore_class;
 
     template <Loss L>
     [[nodiscard]] static compiled_loss
     of(const L& loss)
     {
-        return {std::make_shared<const L>(loss), static_cast<bool>(L::sparse_labels)};
+        return {std::make_shared<const L>(loss), static_cast<bool>(L::sparse_labels), ignored_class(loss)};
     }
     template <class L>
     [[nodiscard]] const L&

@@ -17,6 +17,7 @@
 #include <concepts>
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <string_view>
 #include <utility>
 
@@ -39,7 +40,9 @@ struct loss_row {
 /// (timesteps, classes) is scored a row per timestep and a sample's loss is their mean; false: the
 /// sample's whole output is one row) and `static constexpr bool takes_logits` (false unless
 /// declared: true receives the logits of a model ending in Softmax, Keras' shortcut for the
-/// cross-entropies).
+/// cross-entropies); for a loss of sparse labels, a member `std::optional<std::int32_t> ignore_class`
+/// (Keras' ignore_class: a row of that label is never scored, its gradient is zero, and the batch's
+/// loss is the mean over the rows that are not ignored).
 template <class L>
 concept Loss = std::copy_constructible<L> && requires(const L& loss, const loss_row& row, float scale, float* grad) {
     { L::name } -> std::convertible_to<std::string_view>;
@@ -64,6 +67,17 @@ inline constexpr bool loss_takes_logits = [] {
 }();
 } // namespace detail
 
+/// The label whose rows a loss does not score (its `ignore_class`), if it declares one and it is set.
+template <Loss L>
+[[nodiscard]] std::optional<std::int32_t>
+ignored_class(const L& loss) noexcept
+{
+    if constexpr (L::sparse_labels && requires { requires std::same_as<decltype(loss.ignore_class), std::optional<std::int32_t>>; })
+        return loss.ignore_class;
+    else
+        return std::nullopt;
+}
+
 namespace losses {
 /// Keras' `backend.epsilon()`: probabilities are clipped to [eps, 1 - eps].
 inline constexpr float epsilon = 1e-7f;
@@ -85,7 +99,8 @@ struct loss_view {
 };
 
 /// The sum over a batch of a loss's rows, each times its sample's weight; `grad` (n, width)
-/// receives scale * d(sum)/d(output) (or d/d(logits): then `view.logit_grad` is set).
+/// receives scale * d(sum)/d(output) (or d/d(logits): then `view.logit_grad` is set). A row whose
+/// label the loss ignores adds nothing and its gradient is zero.
 template <Loss L>
 inline double
 evaluate(const L& loss, loss_view& v, float scale, float* grad) noexcept
@@ -93,8 +108,13 @@ evaluate(const L& loss, loss_view& v, float scale, float* grad) noexcept
     const std::size_t d = v.width;
     const float* logits = detail::loss_takes_logits<L> ? v.logits : nullptr;
     v.logit_grad = logits != nullptr;
+    const std::optional<std::int32_t> ignored = ignored_class(loss);
     double total = 0.0;
     for (std::size_t s = 0; s < v.n; ++s) {
+        if (ignored && v.sparse_labels[s] == *ignored) {
+            std::fill_n(grad + s * d, d, 0.0f);
+            continue;
+        }
         const loss_row row{.output = v.output + s * d,
                            .logits = logits ? logits + s * d : nullptr,
                            .label = v.sparse_labels ? v.sparse_labels[s] : 0,
@@ -110,7 +130,46 @@ evaluate(const L& loss, loss_view& v, float scale, float* grad) noexcept
     return total;
 }
 
+/// The rows of a view that a loss scores: all of them, but those of the label it ignores. Keras'
+/// reduction of such a loss divides the batch's sum by this count, not by the rows.
+template <Loss L>
+[[nodiscard]] std::size_t
+scored_rows(const L& loss, const loss_view& v) noexcept
+{
+    const std::optional<std::int32_t> ignored = ignored_class(loss);
+    if (!ignored)
+        return v.n;
+    return static_cast<std::size_t>(std::count_if(v.sparse_labels, v.sparse_labels + v.n,
+                                                  [&](std::int32_t y) { return y != *ignored; }));
+}
+
 namespace detail {
+
+/// A step's loss over a micro-batch's view (its gradient into `grad`, times `weight`) on an output of
+/// `Positions` rows of `Classes` a sample, scaled so that the replicas' sums are the mean over the
+/// global batch of n samples (Keras' sum_over_batch_size); for a loss that ignores a class, the mean
+/// over the `scored` rows of the global batch that it scores, returned times n so that the step's
+/// sum over n samples stays that mean.
+template <std::size_t Positions, std::size_t Classes, Loss L>
+double
+batch_mean_loss(const L& l, loss_view& view, std::size_t global_n, std::size_t scored, float weight, float* grad) noexcept
+{
+    constexpr bool per_position = Positions > 1 && loss_over_last_axis<L>;
+    if constexpr (per_position) {   // Keras: a loss per timestep, their mean a sample's loss
+        view.n *= Positions;
+        view.width = Classes;
+        view.rows_per_sample = Positions;
+    }
+    if (ignored_class(l)) {
+        const float scale = scored == 0 ? 0.0f : weight / static_cast<float>(scored);
+        const double sum = tpudsl::evaluate(l, view, scale, grad);
+        return scored == 0 ? 0.0 : sum * static_cast<double>(global_n) / static_cast<double>(scored);
+    }
+    if constexpr (per_position)
+        return tpudsl::evaluate(l, view, weight / static_cast<float>(global_n * Positions), grad) /
+               static_cast<double>(Positions);
+    return tpudsl::evaluate(l, view, weight / static_cast<float>(global_n), grad);
+}
 
 /// log(sum_j exp(z_j)), stably.
 inline double
@@ -190,9 +249,11 @@ namespace losses {
 /// `SparseCategoricalCrossentropy(from_logits=False)`: integer class labels in [0, classes). With
 /// probabilities it clips at 1e-7 as Keras does; when the model ends in Softmax it works on the
 /// logits (log-sum-exp), whatever `from_logits` says, as modern tf.keras does. An output of
-/// (timesteps, classes) takes a label per timestep.
+/// (timesteps, classes) takes a label per timestep. `ignore_class` (e.g. -1, or a padding id): rows
+/// of that label count for nothing, and the batch's loss is the mean over the others (Keras').
 struct SparseCategoricalCrossentropy {
     bool from_logits = false;
+    std::optional<std::int32_t> ignore_class = std::nullopt;
     static constexpr std::string_view name = "sparse_categorical_crossentropy";
     static constexpr output_kind reads = output_kind::classes;
     static constexpr bool sparse_labels = true;

@@ -64,7 +64,8 @@ struct metric_batch {
 
 /// What compile asks of a metric: a name (the log's key), the kind of labels it reads, the size of
 /// its state, how a batch adds to the state, and the value of a state. The state must be sums (the
-/// model adds the micro-batches' states).
+/// model adds the micro-batches' states). A sparse label is a class id, or, when the loss has an
+/// ignore_class, that label as given (Keras' metrics read it too: it may lie outside [0, width)).
 template <class M>
 concept Metric = std::copy_constructible<M> &&
                  requires(const M& m, const metric_batch& b, double* state, const double* summed) {
@@ -87,10 +88,13 @@ argmax(const float* row, std::size_t d) noexcept
     return best;
 }
 
-/// `tf.math.in_top_k`: fewer than k entries strictly above the target's, and every entry finite.
+/// `tf.math.in_top_k`: fewer than k entries strictly above the target's, and every entry finite; a
+/// target outside the row (a label a loss ignores) is in no top k.
 inline bool
 in_top_k(const float* row, std::size_t d, std::size_t target, std::size_t k) noexcept
 {
+    if (target >= d)
+        return false;
     std::size_t higher = 0;
     bool finite = true;
     for (std::size_t j = 0; j < d; ++j) {

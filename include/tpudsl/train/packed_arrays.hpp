@@ -21,7 +21,7 @@
 namespace tpudsl {
 
 namespace detail {
-template <class Seq, class Sparse>
+template <class Seq>
 struct packer;
 } // namespace detail
 
@@ -38,7 +38,7 @@ public:
     [[nodiscard]] const dataset_ref& ref() const noexcept { return ref_; }
 
 private:
-    template <class, class>
+    template <class>
     friend struct detail::packer;
     std::vector<float> x_rows_, y_rows_;
     dataset_ref ref_;
@@ -56,8 +56,8 @@ template <class Seq>
 inline constexpr bool packed_inputs_of = requires { requires Seq::packed_inputs; };
 
 /// Packs tuples of arrays for model Seq (a Functional), whose compiled losses say, per output,
-/// whether its labels are class ids (`sparse`).
-template <class Seq, class Sparse>
+/// whether its labels are class ids (`sparse`) and which label they ignore (`ignored`, optionals).
+template <class Seq>
 struct packer {
     /// "x[1] (Input "meta")": a part's name in messages.
     [[nodiscard]] static std::string
@@ -89,16 +89,17 @@ struct packer {
         check_layout(a, name);
     }
 
-    /// Writes `a` (n samples of `size` elements) into the rows at `at`: as ids below `bound` when `ids`.
+    /// Writes `a` (n samples of `size` elements) into the rows at `at`: as ids below `bound` (or equal
+    /// to `*ignored`, a loss's ignore_class) when `ids`.
     static void
     write(const array_ref& a, const std::string& name, bool ids, std::size_t size, std::size_t bound, const char* what,
-          const char* range, float* rows, std::size_t width, std::size_t at)
+          const char* range, float* rows, std::size_t width, std::size_t at, const std::int32_t* ignored = nullptr)
     {
         const std::size_t n = a.samples(), count = n * size;
         std::vector<float> values(count);
         if (ids) {
             std::vector<std::int32_t> converted(count);
-            a.conversions->to_ids(a.data, count, size, bound, converted.data(), what, name.c_str(), range);
+            a.conversions->to_ids(a.data, count, size, bound, converted.data(), what, name.c_str(), range, ignored);
             for (std::size_t i = 0; i < count; ++i)
                 values[i] = static_cast<float>(converted[i]);
         } else {
@@ -155,9 +156,9 @@ struct packer {
         return rows_ref(rows, n, Seq::input_shape::dims);
     }
 
-    template <class... Y>
+    template <class Sparse, class Ignored, class... Y>
     static array_ref
-    targets(const std::tuple<Y...>& y, std::vector<float>& rows, const Sparse& sparse)
+    targets(const std::tuple<Y...>& y, std::vector<float>& rows, const Sparse& sparse, const Ignored& ignored)
     {
         static_assert(sizeof...(Y) == Seq::output_count,
                       "tpudsl: a graph of several outputs takes one array of labels per output, in Outputs' order "
@@ -177,7 +178,8 @@ struct packer {
                                          : std::vector<std::size_t>{1};
                 check_part(parts[H], name, n, sparse[H] ? positions : shape::size, want);
                 write(parts[H], name, sparse[H], sparse[H] ? positions : shape::size, classes, "label",
-                      "the output's classes", rows.data(), width, Seq::output_offsets[H]);
+                      "the output's classes", rows.data(), width, Seq::output_offsets[H],
+                      ignored[H] ? &*ignored[H] : nullptr);
             }(),
              ...);
         }(std::make_index_sequence<sizeof...(Y)>{});
@@ -196,9 +198,9 @@ struct packer {
     }
 
     /// x and y as the model's steps read them: each packed when given as a tuple, else as given.
-    template <class X, class Y>
+    template <class X, class Y, class Sparse, class Ignored>
     static PackedArrays
-    pack(const X& x, const Y& y, const Sparse& sparse)
+    pack(const X& x, const Y& y, const Sparse& sparse, const Ignored& ignored)
     {
         PackedArrays p;
         if constexpr (is_tuple<X>)
@@ -206,7 +208,7 @@ struct packer {
         else
             p.ref_.x = make_array_ref(x);
         if constexpr (is_tuple<Y>)
-            p.ref_.y = targets(y, p.y_rows_, sparse);
+            p.ref_.y = targets(y, p.y_rows_, sparse, ignored);
         else
             p.ref_.y = make_array_ref(y);
         if (p.ref_.x.samples() != p.ref_.y.samples())

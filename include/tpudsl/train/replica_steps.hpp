@@ -325,7 +325,7 @@ protected:
         view.sparse_labels = k.sparse;
         view.dense_labels = k.dense;
         view.sample_weight = k.weights;
-        k.loss = score_(loss_, view, global_n, graph::loss_gradient(k.workspace.data(), micro_batch_capacity_));
+        k.loss = score_(loss_, view, global_n, scored_[0], graph::loss_gradient(k.workspace.data(), micro_batch_capacity_));
         // Metrics over the last axis: a row per timestep of a (timesteps, classes) output.
         const metric_batch rows{.rows = k.n * label_positions,
                                 .width = classes,
@@ -376,7 +376,7 @@ protected:
             view.dense_labels = targets;
         }
         view.sample_weight = k.weights;
-        k.head_loss[H] = head_score_[H](head_losses_[H], view, global_n, head_weights_[H],
+        k.head_loss[H] = head_score_[H](head_losses_[H], view, global_n, scored_[H], head_weights_[H],
                                         graph::template head_gradient<H>(ws, cap));
         k.loss += static_cast<double>(head_weights_[H]) * k.head_loss[H];
         if (view.logit_grad)
@@ -461,40 +461,48 @@ protected:
         }
     }
 
-    /// The loss of a view (and its gradient into `grad`) by the compiled loss `L`, scaled so that the
-    /// replicas' sums are the mean over the global batch of n samples.
+    /// The model's loss by its compiled loss `L` (detail::batch_mean_loss).
     template <class L>
     static double
-    score_with(const compiled_loss& loss, loss_view& view, std::size_t global_n, float* grad) noexcept
+    score_with(const compiled_loss& loss, loss_view& view, std::size_t global_n, std::size_t scored, float* grad) noexcept
     {
-        const L& l = loss.as<L>();
-        if constexpr (label_positions > 1 && detail::loss_over_last_axis<L>) {
-            // Keras: a loss per timestep, their mean a sample's loss.
-            view.n *= label_positions;
-            view.width = classes;
-            view.rows_per_sample = label_positions;
-            return tpudsl::evaluate(l, view, 1.0f / static_cast<float>(global_n * label_positions), grad) /
-                   static_cast<double>(label_positions);
-        }
-        return tpudsl::evaluate(l, view, 1.0f / static_cast<float>(global_n), grad);
+        return detail::batch_mean_loss<label_positions, classes>(loss.as<L>(), view, global_n, scored, 1.0f, grad);
     }
 
     /// Head H's loss by its compiled loss `L`, its gradient times the head's weight (Keras' loss_weights),
-    /// scaled as score_with.
+    /// scaled as detail::batch_mean_loss.
     template <class L, std::size_t H>
     static double
-    score_head_with(const compiled_loss& loss, loss_view& view, std::size_t global_n, float weight, float* grad) noexcept
+    score_head_with(const compiled_loss& loss, loss_view& view, std::size_t global_n, std::size_t scored, float weight,
+                    float* grad) noexcept
     {
-        using h = head<H>;
-        const L& l = loss.as<L>();
-        if constexpr (h::positions > 1 && detail::loss_over_last_axis<L>) {
-            view.n *= h::positions;
-            view.width = h::classes;
-            view.rows_per_sample = h::positions;
-            return tpudsl::evaluate(l, view, weight / static_cast<float>(global_n * h::positions), grad) /
-                   static_cast<double>(h::positions);
+        return detail::batch_mean_loss<head<H>::positions, head<H>::classes>(loss.as<L>(), view, global_n, scored, weight, grad);
+    }
+
+    /// For each loss that ignores a class, the label positions of this step's batch that it scores (scored_,
+    /// Keras' divisor): in `data`, or in the micro-batches' own buffers (train_step) when it is null.
+    void
+    count_scored(const batch_view* data) noexcept
+    {
+        const auto count = [&](const compiled_loss& loss, std::size_t at, std::size_t positions) {
+            std::size_t scored = data ? data->ids_other_than(*loss.ignore_class, at, positions) : 0;
+            for (std::size_t c = first_here(); !data && c < last_here(); ++c) {
+                const micro_batch& k = micro_batches_[c];
+                const batch_view own{k.inputs.data(), heads > 1 ? nullptr : k.sparse_labels.data(),
+                                     k.dense_labels.data(), nullptr, k.n, nullptr};
+                scored += own.ids_other_than(*loss.ignore_class, at, positions);
+            }
+            return scored;
+        };
+        if constexpr (heads > 1) {
+            [&]<std::size_t... H>(std::index_sequence<H...>) {
+                ((head_losses_[H].ignore_class ? void(scored_[H] = count(head_losses_[H], head<H>::at, head<H>::positions))
+                                               : void()),
+                 ...);
+            }(std::make_index_sequence<heads>{});
+        } else if (loss_.ignore_class) {
+            scored_[0] = count(loss_, 0, label_positions);
         }
-        return tpudsl::evaluate(l, view, weight / static_cast<float>(global_n), grad);
     }
 
     /// The micro-batches of the replicas that thread t runs, each through run_micro_batch (or the replica's
@@ -711,6 +719,7 @@ protected:
     step(const batch_view* data, std::size_t n, bool training) noexcept
     {
         split(n);
+        count_scored(data);
         if (!training) {
             runner_.run([&](std::size_t t) { run_thread(t, data, n, false); });
         } else {
@@ -767,13 +776,15 @@ protected:
     norm_clipping clipping_;        // the optimizer's options clip by norm
     compiled_loss loss_;
     void (replica_steps::*train_)(const batch_view*, std::size_t) noexcept = nullptr;   // set by compile
-    double (*score_)(const compiled_loss&, loss_view&, std::size_t, float*) noexcept = nullptr;
+    double (*score_)(const compiled_loss&, loss_view&, std::size_t, std::size_t, float*) noexcept = nullptr;
     std::vector<compiled_metric> metrics_;
     /// Several heads (compiled with PerOutput): each one's loss, weight, kind of labels and scoring.
     std::array<compiled_loss, heads> head_losses_{};
     std::array<float, heads> head_weights_{};
     std::array<bool, heads> head_sparse_{};
-    std::array<double (*)(const compiled_loss&, loss_view&, std::size_t, float, float*) noexcept, heads> head_score_{};
+    using head_scoring = double (*)(const compiled_loss&, loss_view&, std::size_t, std::size_t, float, float*) noexcept;
+    std::array<head_scoring, heads> head_score_{};
+    std::array<std::size_t, heads> scored_{};   // this step's positions scored by a loss ignoring a class
     /// Each head's losses (unweighted, as Keras logs them) summed over the steps since the last reset.
     std::array<double, heads> head_loss_totals_{};
     /// The metrics' states (compiled_metric::state_at), summed over the steps since the last reset.

@@ -36,6 +36,7 @@
 #include <cstdint>
 #include <iostream>
 #include <map>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <type_traits>
@@ -142,16 +143,26 @@ public:
     {
         require_compiled("pack");
         check_parts<X, Y>();
-        return detail::packer<Seq, std::array<bool, heads>>::pack(x, y, this->head_sparse_);
+        std::array<std::optional<std::int32_t>, heads> ignored;
+        for (std::size_t h = 0; h < heads; ++h)
+            ignored[h] = this->head_losses_[h].ignore_class;
+        return detail::packer<Seq>::pack(x, y, this->head_sparse_, ignored);
     }
 
     /// One training step on a global batch of n samples already in the micro-batch buffers (as
     /// split(n) lays them out): forward, loss, backward, the fused reduce-and-update. Returns the
-    /// sum of the per-sample losses. Allocates nothing. The model must be compiled.
+    /// sum of the per-sample losses. Allocates nothing. The model must be compiled. A loss with an
+    /// ignore_class counts its positions in the buffers: every worker's, so not under MultiWorkerStrategy.
     double
     train_step(std::size_t n)
     {
         require_compiled("train_step");
+        if (this->chained() && (this->loss_.ignore_class || std::ranges::any_of(this->head_losses_, [](const auto& l) {
+                                    return l.ignore_class.has_value();
+                                })))
+            throw std::logic_error("tpudsl::Trainable::train_step: a loss with an ignore_class divides by the "
+                                   "positions it scores in the whole global batch, which one worker of a "
+                                   "MultiWorkerStrategy does not hold; use fit");
         return step(nullptr, n, true);
     }
 
@@ -399,7 +410,8 @@ protected:
                                                   " labels, but the loss reads ", (reads ? "sparse" : "one-hot"),
                                                   " ones"}));
         }
-        detail::check_labels(d.y, yname, d.x.samples(), sparse, sparse ? classes : output_size, values, label_positions);
+        detail::check_labels(d.y, yname, d.x.samples(), sparse, sparse ? classes : output_size, values, label_positions,
+                             this->loss_.ignore_class);
         if (values)
             check_packed(d, xname, yname);
     }
@@ -424,7 +436,7 @@ protected:
                     using h = typename steps::template head<H>;
                     if (this->head_sparse_[H])
                         check_packed_ids(y, n, output_size, h::at, h::positions, h::classes, yname, "label",
-                                         "the output's classes", H);
+                                         "the output's classes", H, this->head_losses_[H].ignore_class);
                 }(),
                  ...);
             }(std::make_index_sequence<heads>{});
@@ -433,11 +445,14 @@ protected:
 
     static void
     check_packed_ids(const float* rows, std::size_t n, std::size_t width, std::size_t at, std::size_t count,
-                     std::size_t bound, const char* name, const char* what, const char* range, std::size_t part)
+                     std::size_t bound, const char* name, const char* what, const char* range, std::size_t part,
+                     std::optional<std::int32_t> ignored = std::nullopt)
     {
         for (std::size_t s = 0; s < n; ++s)
             for (std::size_t j = 0; j < count; ++j) {
                 const float v = rows[s * width + at + j];
+                if (ignored && v == static_cast<float>(*ignored))
+                    continue;
                 if (!(std::trunc(v) == v && v >= 0.0f && static_cast<double>(v) < static_cast<double>(bound)))
                     detail::bad_input(detail::concat({what, " ", detail::number_text(v), " at sample ",
                                                       std::to_string(s), ", position ", std::to_string(j), " of ",

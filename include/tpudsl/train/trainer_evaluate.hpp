@@ -146,7 +146,8 @@ protected:
         quiet_unless_chief(options);
         if (options.batch_size == 0u)
             detail::bad_input("evaluate: batch_size must be at least 1");
-        const detail::model_arrays<input_type> data(arrays, "x", "y", sparse_labels(), classes, vocabulary(), label_positions);
+        const detail::model_arrays<input_type> data(arrays, "x", "y", sparse_labels(), classes, vocabulary(), label_positions,
+                                                    this->loss_.ignore_class);
         check_data(data.ref(), "x", "y");
         const std::size_t samples = arrays.x.samples();
         if (samples == 0)
@@ -188,7 +189,7 @@ public:
         std::vector<input_type> converted;   // x of another numeric type, as the model reads it
         array_ref given;
         if constexpr (detail::is_tuple<X>)   // packed rows, already in the model's types
-            given = detail::packer<Seq, std::array<bool, core::heads>>::inputs(x, converted);
+            given = detail::packer<Seq>::inputs(x, converted);
         else
             given = make_array_ref(x);
         const array_ref xr = detail::converted_inputs(given, "x", vocabulary(), converted);

@@ -55,7 +55,7 @@ public:
             detail::bad_input(detail::concat({"fit: ", (options.batch_size == 0u ? "" : "validation_"),
                                               "batch_size must be at least 1"}));
         const detail::model_arrays<input_type> data(arrays, "x", "y", this->sparse_labels(), this->classes,
-                                                    this->vocabulary(), this->label_positions);
+                                                    this->vocabulary(), this->label_positions, this->loss_.ignore_class);
         this->check_data(data.ref(), "x", "y");
         dataset_ref train = data.ref();
         if (train.x.samples() == 0)
@@ -163,7 +163,7 @@ protected:
             return;
         if (const dataset_ref* v = options.validation_data->arrays()) {
             validation.emplace(*v, "validation x", "validation y", this->sparse_labels(), this->classes,
-                               this->vocabulary(), this->label_positions);
+                               this->vocabulary(), this->label_positions, this->loss_.ignore_class);
             this->check_data(validation->ref(), "validation x", "validation y");
             if (v->x.samples() == 0)
                 detail::bad_input("fit: validation x holds no samples; pass validation data with at least one "
