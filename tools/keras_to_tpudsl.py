@@ -74,7 +74,7 @@ MERGES = ELEMENTWISE + ("Concatenate", "Dot")
 SUPPORTED = ("InputLayer", "Dense", "Conv1D", "Conv2D", "MaxPooling1D", "MaxPooling2D", "AveragePooling1D",
              "AveragePooling2D", "GlobalAveragePooling1D", "GlobalAveragePooling2D", "GlobalMaxPooling1D",
              "GlobalMaxPooling2D", "Embedding", "Flatten", "Dropout", "Activation", "BatchNormalization",
-             "TimeDistributed", "LSTM", "GRU", "Reshape", "Permute", "RepeatVector", "Identity") + MERGES
+             "LayerNormalization", "TimeDistributed", "LSTM", "GRU", "Reshape", "Permute", "RepeatVector", "Identity") + MERGES
 # Keras' pooling classes and tpudsl's names for them.
 POOLINGS = {"MaxPooling1D": "MaxPool1D", "MaxPooling2D": "MaxPool2D", "AveragePooling1D": "AveragePooling1D",
             "AveragePooling2D": "AveragePooling2D"}
@@ -865,6 +865,8 @@ def convert_layer(layer, shape, first):
         return f"Activation<{layer.activation()}>", shape, 0
     if cls == "BatchNormalization":
         return batch_normalization(layer, shape)
+    if cls == "LayerNormalization":
+        return layer_normalization(layer, shape)
     if cls in ("Reshape", "Permute", "RepeatVector", "Identity"):
         return reshaping(layer, shape)
     if cls == "InputLayer":
@@ -878,7 +880,8 @@ def convert_layer(layer, shape, first):
     layer.refuse(f"tpudsl has no {cls} layer{hint}; it has Dense, Conv1D, Conv2D, MaxPooling1D, "
                  "MaxPooling2D, AveragePooling1D, AveragePooling2D, GlobalAveragePooling1D, "
                  "GlobalAveragePooling2D, GlobalMaxPooling1D, GlobalMaxPooling2D, Embedding, LSTM, GRU, "
-                 "Flatten, Dropout, Activation, BatchNormalization, TimeDistributed(Dense), Reshape, Permute, "
+                 "Flatten, Dropout, Activation, BatchNormalization, LayerNormalization, TimeDistributed(Dense), "
+                 "Reshape, Permute, "
                  "RepeatVector, Identity and the merges Add, Subtract, Multiply, Average, Maximum, Minimum, "
                  "Concatenate and Dot")
 
@@ -1012,6 +1015,36 @@ def batch_normalization(layer, shape):
     args = trim_defaults([float_literal(momentum, "momentum", layer), float_literal(epsilon, "epsilon", layer)],
                          ["0.99f", "0.001f"])
     return f"BatchNormalization<{', '.join(args)}>" if args else "BatchNormalization<>", shape, 4 * shape[-1]
+
+
+def initializer_is(layer, key, want):
+    """True when the layer's initializer `key` is Keras' `want` (or not given)."""
+    init = layer.get(key)
+    cls = init if isinstance(init, str) or init is None else init.get("class_name") if isinstance(init, dict) else ""
+    return cls is None or re.sub(r"[^a-z]", "", str(cls).lower()) in (want, want[:-1])
+
+
+def layer_normalization(layer, shape):
+    """LayerNormalization over the last axis, centred and scaled, with Keras' initializers."""
+    axis = layer.get("axis", -1)
+    if isinstance(axis, list) and len(axis) == 1:
+        axis = axis[0]
+    if not is_int(axis) or axis not in (-1, len(shape)):
+        layer.refuse(f"axis={shown(axis)} is not supported: tpudsl normalises the last axis")
+    epsilon = layer.real("epsilon", 1e-3)
+    if not epsilon > 0:
+        layer.refuse(f"epsilon={shown(epsilon)} is not positive")
+    for key in ("center", "scale"):
+        if layer.get(key, True) is not True:
+            layer.refuse(f"{key}=false is not supported: tpudsl's LayerNormalization has gamma and beta")
+    if layer.get("rms_scaling"):
+        layer.refuse("rms_scaling=true is not supported by tpudsl")
+    for key, want in (("beta_initializer", "zeros"), ("gamma_initializer", "ones")):
+        if not initializer_is(layer, key, want):
+            layer.refuse(f"{key}={shown(layer.get(key))} is not supported: tpudsl starts it with Keras' default, {want}")
+    layer.no_extras("beta_regularizer", "gamma_regularizer", "beta_constraint", "gamma_constraint")
+    args = trim_defaults([float_literal(epsilon, "epsilon", layer)], ["0.001f"])
+    return f"LayerNormalization<{', '.join(args)}>" if args else "LayerNormalization<>", shape, 2 * shape[-1]
 
 
 def time_distributed(layer, shape):
@@ -1252,7 +1285,8 @@ def qualify(spec, q):
     """A spec's tpudsl names with `q` before them (tpudsl:: outside a namespace)."""
     return re.sub(r"\b(Input|Shape|Dense|Conv1D|Conv2D|MaxPool1D|MaxPool2D|AveragePooling1D|AveragePooling2D|"
                   r"GlobalAveragePooling1D|GlobalAveragePooling2D|GlobalMaxPooling1D|GlobalMaxPooling2D|"
-                  r"Embedding|LSTM|GRU|Flatten|Dropout|Activation|BatchNormalization|TimeDistributed|Linear|Relu|"
+                  r"Embedding|LSTM|GRU|Flatten|Dropout|Activation|BatchNormalization|LayerNormalization|TimeDistributed|"
+                  r"Linear|Relu|"
                   r"Softmax|Sigmoid|Tanh|Same|Valid|Size2|Reshape|Permute|RepeatVector|Identity|Add|Subtract|"
                   r"Multiply|Average|Maximum|Minimum|Concatenate|Dot)\b",
                   q + r"\1", spec)

@@ -6,6 +6,8 @@
 
 #include <tpudsl/layers/merge.hpp>
 #include <tpudsl/layers/merge_ops.hpp>
+#include <tpudsl/layers/multi_head_attention.hpp>
+#include <tpudsl/layers/multi_head_attention_ops.hpp>
 #include <tpudsl/model.hpp>
 #include <tpudsl/model/graph_model.hpp>
 #include <tpudsl/model/graph_summary.hpp>

@@ -27,6 +27,7 @@
 #include <tpudsl/layers/gru.hpp>
 #include <tpudsl/layers/layer_base.hpp>
 #include <tpudsl/layers/layer_concepts.hpp>
+#include <tpudsl/layers/layer_normalization.hpp>
 #include <tpudsl/layers/lstm.hpp>
 #include <tpudsl/layers/max_pool1d.hpp>
 #include <tpudsl/layers/max_pool2d.hpp>

@@ -133,6 +133,17 @@ using Graph = tpudsl::Functional<
     Node<"cat", tpudsl::Concatenate<>, "add", "side">, Node<"pool", tpudsl::MaxPool2D<2>>, Node<"flat", tpudsl::Flatten>,
     Node<"head", tpudsl::Dense<10, tpudsl::Softmax>>>;
 
+/// A Transformer block's attention half: self-attention (dropout on its probabilities), its residual
+/// and LayerNormalization; and cross-attention of a query over a value of another length.
+using Attention = tpudsl::Functional<
+    Node<"x", tpudsl::Input<tpudsl::Shape<12, 16>>>,
+    Node<"att", tpudsl::MultiHeadAttention<2, 8, 8, tpudsl::attention_options{.dropout = 0.1f}>, "x", "x">,
+    Node<"add", tpudsl::Add, "att", "x">, Node<"norm", tpudsl::LayerNormalization<>>,
+    Node<"mean", tpudsl::GlobalAveragePooling1D, "x">, Node<"repeat", tpudsl::RepeatVector<3>>,
+    Node<"cross", tpudsl::MultiHeadAttention<4, 4, 6, tpudsl::attention_options{.use_causal_mask = true}>, "repeat",
+         "norm">,
+    Node<"flat", tpudsl::Flatten>, Node<"head", tpudsl::Dense<10, tpudsl::Softmax>>>;
+
 } // namespace
 
 TEST_CASE("a training step allocates nothing, the first one included, the plan sized every kernel's scratch",
@@ -159,6 +170,8 @@ TEST_CASE("a training step allocates nothing, the first one included, the plan s
     CHECK(allocations_in_steps<Recurrent, tpudsl::TpuStrategy<2>>(tpudsl::optimizers::Adam{}, 256, 3) == 0);
     CHECK(allocations_in_steps<Graph>(tpudsl::optimizers::Adam{}, 16, 4) == 0);
     CHECK(allocations_in_steps<Graph, tpudsl::TpuStrategy<2>>(tpudsl::optimizers::Nadam{}, 64, 3) == 0);
+    CHECK(allocations_in_steps<Attention>(tpudsl::optimizers::Adam{}, 16, 4) == 0);
+    CHECK(allocations_in_steps<Attention, tpudsl::TpuStrategy<2>>(tpudsl::optimizers::Adam{}, 32, 3) == 0);
     // Two inputs unpacked from their rows, two outputs each scored by its own loss.
     CHECK(allocations_in_steps<seeds::TextAndMetadata>(tpudsl::optimizers::Adam{}, 16, 4) == 0);
     CHECK(allocations_in_steps<seeds::TextAndMetadata, tpudsl::TpuStrategy<2>>(tpudsl::optimizers::Adam{}, 64, 3) == 0);

@@ -162,8 +162,8 @@ def graphs():
         dense("a", 4, "x"), dense("b", 4, "x"), merge=("Concatenate", {"axis": 0})), "refused", [
         "layer 'merge' (Concatenate)", "axis=0 is not a per-sample axis"]
     yield "a layer tpudsl lacks in a branch", branches(
-        dense("a", 8, "x"), ("LayerNormalization", "norm", {}, ["x"])), "refused", [
-        "layer 'norm' (LayerNormalization)", "tpudsl has no LayerNormalization layer"]
+        dense("a", 8, "x"), ("UnitNormalization", "norm", {}, ["x"])), "refused", [
+        "layer 'norm' (UnitNormalization)", "tpudsl has no UnitNormalization layer"]
     yield "a shared BatchNormalization", graph([
         inp("x", 8), ("BatchNormalization", "bn", {}, ["x", "a"]), dense("a", 8, "bn"),
         ("Add", "sum", {}, [["a", ("bn", 1, 0)]])], ["x"], ["sum"]), "refused", [

@@ -117,6 +117,9 @@ MODELS = {
     "batch_norm_dense": (keras_models.batch_norm_dense, "BatchNormDense", (".keras",)),
     # ... and time_distributed_models.hpp's.
     "time_distributed_dense": (keras_models.time_distributed_dense, "TimeDistributedDense", (".keras",)),
+    # ... and transformer_models.hpp's.
+    "layer_norm_dense": (keras_models.layer_norm_dense, "LayerNormDense", (".keras", ".h5")),
+    "layer_norm_sequence": (keras_models.layer_norm_sequence, "LayerNormSequence", (".keras",)),
     # ... and recurrent_models.hpp's.
     "lstm": (keras_models.lstm, "Lstm", (".keras",)),
     "lstm_sequences": (keras_models.lstm_sequences, "LstmSequences", (".keras",)),

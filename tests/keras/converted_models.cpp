@@ -6,7 +6,7 @@
 // output shapes, parameter counts and weight shapes (in Keras' order) Keras gave
 // (<dir>/<model>.layers.txt), so that Keras' weights files fit them. The layer models of the one-step
 // checks written by the tool are the very types of pooling_models.hpp, batch_norm_models.hpp,
-// time_distributed_models.hpp and recurrent_models.hpp.
+// time_distributed_models.hpp, recurrent_models.hpp and transformer_models.hpp.
 // The graphs (Functional): the model of two inputs and two outputs (examples/text_and_metadata),
 // DotScores and TwoTexts (below: an Embedding per text, one of them Shared on a third input) are the
 // very types of the hand-written ones. ResNet-20 and SharedConv cannot be: the
@@ -21,6 +21,7 @@
 #include "pooling_models.hpp"
 #include "recurrent_models.hpp"
 #include "time_distributed_models.hpp"
+#include "transformer_models.hpp"
 #include "../unit/summary_text.hpp"
 
 #include <cifar10_cnn/model.hpp>
@@ -43,6 +44,9 @@
 #include <generated/global_max2d.hpp>
 #include <generated/gru.hpp>
 #include <generated/gru_sequences.hpp>
+#include <generated/layer_norm_dense.hpp>
+#include <generated/layer_norm_dense_h5.hpp>
+#include <generated/layer_norm_sequence.hpp>
 #include <generated/lstm.hpp>
 #include <generated/lstm_sequences.hpp>
 #include <generated/mixed_image.hpp>
@@ -92,6 +96,9 @@ static_assert(std::is_same_v<generated::GlobalMax1D, pooling_models::GlobalMax1D
 static_assert(std::is_same_v<generated::BatchNormConv, batch_norm_models::BatchNormConv>);
 static_assert(std::is_same_v<generated::BatchNormDense, batch_norm_models::BatchNormDense>);
 static_assert(std::is_same_v<generated::TimeDistributedDense, time_distributed_models::TimeDistributedDense>);
+static_assert(std::is_same_v<generated::LayerNormDense, transformer_models::LayerNormDense>);
+static_assert(std::is_same_v<generated::LayerNormDenseH5, transformer_models::LayerNormDense>);
+static_assert(std::is_same_v<generated::LayerNormSequence, transformer_models::LayerNormSequence>);
 static_assert(std::is_same_v<generated::Lstm, recurrent_models::Lstm>);
 static_assert(std::is_same_v<generated::LstmSequences, recurrent_models::LstmSequences>);
 static_assert(std::is_same_v<generated::Gru, recurrent_models::Gru>);

@@ -8,7 +8,7 @@
 //                                      <model>.tpudsl.h5, and writes its predictions on <model>.x.bin
 //                                      to <model>.tpudsl_pred.bin for Keras to compare with.
 // For one layer model (pooling_models.hpp, batch_norm_models.hpp, time_distributed_models.hpp,
-// recurrent_models.hpp) or functional model (functional_models.hpp; ResNet-20 in keras_interop_direct,
+// recurrent_models.hpp, transformer_models.hpp) or functional model (functional_models.hpp; ResNet-20 in keras_interop_direct,
 // this file built with TPUDSL_WINOGRAD=0):
 //   keras_interop <model> step <dir>   reads Keras' initial weights <model>.weights.h5, predicts on the
 //                                      batch <model>.x.bin and compares with <model>.keras_pred.bin,
@@ -22,6 +22,7 @@
 #include "pooling_models.hpp"
 #include "recurrent_models.hpp"
 #include "time_distributed_models.hpp"
+#include "transformer_models.hpp"
 
 #include <tpudsl/tpudsl.hpp>
 
@@ -288,7 +289,8 @@ main(int argc, char** argv)
         std::cerr << "usage: keras_interop fashion_mnist_cnn|mnist_mlp|cifar10_cnn|reuters_conv1d load|save DIR\n"
                      "       keras_interop average_pool2d|average_pool1d|global_average2d|global_max2d|"
                      "global_average1d|global_max1d|batch_norm_conv|batch_norm_dense|"
-                     "time_distributed_dense|lstm|lstm_sequences|gru|gru_sequences|recurrent_tagger|"
+                     "time_distributed_dense|layer_norm_dense|layer_norm_sequence|attention_self|attention_causal|"
+                     "attention_cross|lstm|lstm_sequences|gru|gru_sequences|recurrent_tagger|"
                      "recurrent_stacked|functional_shared|functional_dot|text_and_metadata step DIR\n"
                      "       keras_interop_direct resnet20 step DIR\n";
         return 2;
@@ -322,6 +324,16 @@ main(int argc, char** argv)
             return run_step<batch_norm_models::BatchNormDense, tpudsl::TpuStrategy<1, 1>>(name, mode, dir);
         if (name == "time_distributed_dense")
             return run_step<time_distributed_models::TimeDistributedDense>(name, mode, dir);
+        if (name == "layer_norm_dense")
+            return run_step<transformer_models::LayerNormDense>(name, mode, dir);
+        if (name == "layer_norm_sequence")
+            return run_step<transformer_models::LayerNormSequence>(name, mode, dir);
+        if (name == "attention_self")
+            return run_step<transformer_models::AttentionSelf>(name, mode, dir);
+        if (name == "attention_causal")
+            return run_step<transformer_models::AttentionCausal>(name, mode, dir);
+        if (name == "attention_cross")
+            return run_step<transformer_models::AttentionCross>(name, mode, dir);
         if (name == "lstm")
             return run_step<recurrent_models::Lstm>(name, mode, dir);
         if (name == "lstm_sequences")

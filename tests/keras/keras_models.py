@@ -121,6 +121,58 @@ def batch_norm_dense():
     ])
 
 
+def layer_norm_dense():
+    """After a Dense: each sample's six features normalised on their own."""
+    return keras.Sequential([
+        keras.Input((8,)),
+        layers.Dense(6, activation="tanh"),
+        layers.LayerNormalization(),
+        layers.Dense(3, activation="softmax"),
+    ])
+
+
+def layer_norm_sequence():
+    """Over the features of each timestep, epsilon of its own, a class per timestep."""
+    return keras.Sequential([
+        keras.Input((5, 4)),
+        layers.Conv1D(6, 3, padding="same", activation="relu"),
+        layers.LayerNormalization(epsilon=0.01),
+        layers.TimeDistributed(layers.Dense(3, activation="softmax")),
+    ])
+
+
+def attention_self():
+    """Self-attention with a residual and LayerNormalization (a Transformer block's first half)."""
+    inputs = keras.Input((6, 8), name="x")
+    # (Keras 3 on JAX computes through jax.nn.dot_product_attention, which refuses a value_dim other than
+    # key_dim, unless the scores are asked for: its own einsums then run, and the scores go unused)
+    att, _ = layers.MultiHeadAttention(num_heads=2, key_dim=3, value_dim=4, name="att")(
+        inputs, inputs, return_attention_scores=True)
+    x = layers.LayerNormalization(name="norm")(layers.Add(name="sum")([att, inputs]))
+    x = layers.GlobalAveragePooling1D(name="pool")(x)
+    return keras.Model(inputs, layers.Dense(3, activation="softmax", name="classes")(x))
+
+
+def attention_causal():
+    """Causal self-attention over a projected sequence, one input read as query and value."""
+    inputs = keras.Input((5, 4), name="x")
+    h = layers.TimeDistributed(layers.Dense(6, activation="tanh"), name="proj")(inputs)
+    att = layers.MultiHeadAttention(num_heads=3, key_dim=2, name="att")(h, h, use_causal_mask=True)
+    return keras.Model(inputs, layers.Dense(3, activation="softmax", name="classes")(layers.Flatten(name="flat")(att)))
+
+
+def attention_cross():
+    """Cross-attention: a query of 3 positions (from the sequence's mean) over a value of 7, a key of
+    its own features."""
+    inputs = keras.Input((7, 5), name="x")
+    q = layers.RepeatVector(3, name="repeat")(layers.Dense(6, activation="tanh", name="summary")(
+        layers.GlobalAveragePooling1D(name="mean")(inputs)))
+    k = layers.TimeDistributed(layers.Dense(2), name="keys")(inputs)
+    att, _ = layers.MultiHeadAttention(num_heads=2, key_dim=3, value_dim=2, name="att")(
+        q, inputs, key=k, return_attention_scores=True)
+    return keras.Model(inputs, layers.Dense(3, activation="softmax", name="classes")(layers.Flatten(name="flat")(att)))
+
+
 def time_distributed_dense():
     """A per-timestep classifier: labels (samples, timesteps), the loss their mean."""
     return keras.Sequential([
@@ -250,11 +302,16 @@ LAYER_MODELS = {"average_pool2d": average_pool2d, "average_pool1d": average_pool
                 "global_average1d": global_average1d, "global_max1d": global_max1d,
                 "batch_norm_conv": batch_norm_conv, "batch_norm_dense": batch_norm_dense}
 LAYER_MODELS["time_distributed_dense"] = time_distributed_dense
+LAYER_MODELS.update({"layer_norm_dense": layer_norm_dense, "layer_norm_sequence": layer_norm_sequence,
+                     "attention_self": attention_self, "attention_causal": attention_causal,
+                     "attention_cross": attention_cross})
 LAYER_MODELS.update({f.__name__: f for f in (lstm, lstm_sequences, gru, gru_sequences, recurrent_tagger,
                                                 recurrent_stacked, resnet20, functional_shared, functional_dot,
                                                 text_and_metadata)})
 MODELS.update(LAYER_MODELS)
 PARAMS["time_distributed_dense"] = 55
+PARAMS.update({"layer_norm_dense": 87, "layer_norm_sequence": 111, "attention_self": 295, "attention_causal": 291,
+               "attention_cross": 219})
 PARAMS.update({"average_pool2d": 127, "average_pool1d": 67, "global_average2d": 91, "global_max2d": 91,
                "global_average1d": 55, "global_max1d": 55, "batch_norm_conv": 107, "batch_norm_dense": 99})
 PARAMS.update({"lstm": 261, "lstm_sequences": 288, "gru": 219, "gru_sequences": 168, "recurrent_tagger": 168,

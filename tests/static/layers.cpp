@@ -162,3 +162,13 @@ static_assert(verdict<Dropout<0.0f>, F> == rule<Dropout<0.0f>>::ok);
 static_assert(detail::verdict<Flatten, tensor<Shape<4>, std::int32_t>, 1>() == detail::model_rule::needs_float_input);
 static_assert(detail::verdict<Dense<0>, tensor<Shape<4>, std::int32_t>, 1>() == detail::model_rule::needs_float_input);
 static_assert(detail::verdict<Embedding<10, 3>, tensor<Shape<4>, std::int32_t>, 0>() == rule<Embedding<10, 3>>::ok);
+
+// LayerNormalization: over the last axis, gamma and beta (last axis,), the shape kept
+using LN = LayerNormalization<>;
+static_assert(std::is_same_v<out_t<LN, tensor<Shape<7, 12>>>, Shape<7, 12>>);
+static_assert(params<LN, tensor<Shape<7, 12>>> == 2 * 12);
+static_assert(LN::scratch_size<tensor<Shape<7, 12>>> == 7 * 12 + 7);   // x^ and a row's 1 / std
+static_assert(LN::class_name == "LayerNormalization" && LN::base_name == "layer_normalization" && LN::epsilon == 1e-3f);
+static_assert(verdict<LN, tensor<Shape<12>>> == rule<LN>::ok);
+static_assert(verdict<LayerNormalization<0.0f>, tensor<Shape<12>>> == rule<LN>::epsilon);
+static_assert(std::is_same_v<Sequential<Input<Shape<7, 12>>, LN>::layer<0>::weight<1>::shape, Shape<12>>);

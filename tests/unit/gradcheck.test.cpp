@@ -404,6 +404,12 @@ TEST_CASE("gradients: BatchNormalization in training, through the micro-batch's 
     check_model<Sequential<Input<Shape<3, 2, 3>>, BatchNormalization<>, Conv2D<2, 2, Tanh>, Flatten, Dense<2>>, 3>();
 }
 
+TEST_CASE("gradients: LayerNormalization over each row (a sample's features, a timestep's)", "[gradcheck]")
+{
+    check_model<Sequential<Input<Shape<6>>, Dense<5, Tanh>, LayerNormalization<>, Dense<3, Softmax>>>();
+    check_model<Sequential<Input<Shape<4, 3>>, LayerNormalization<1e-2f>, Conv1D<2, 2, Tanh>, Flatten, Dense<2>>>();
+}
+
 TEST_CASE("gradients: Dropout in training (a fixed mask)", "[gradcheck]")
 {
     check_model<Sequential<Input<Shape<8>>, Dense<6, Tanh>, Dropout<0.5f>, Dense<2>>>();

@@ -94,6 +94,9 @@ struct weight_ref {
     std::vector<std::size_t> shape;     // Keras' shape
     std::size_t offset;                 // floats into the flat parameter buffer
     std::size_t size;                   // floats
+    /// A weight of a layer's sublayer (MultiHeadAttention's "query/kernel"): where Keras 3 keeps it
+    /// under the layer's group ("query_dense/vars/0"); empty for a layer's own weights.
+    std::string keras3_path = {};
 };
 
 /// One layer of a model: its Keras names and weights.
@@ -142,6 +145,25 @@ weights_of()
     }(std::make_index_sequence<L::weight_count>{});
 }
 
+/// The weights of a bound layer whose spec keeps some in sublayers (`keras_sublayers`: a weight named
+/// "<sublayer>/<role>" lies in Keras 3's group of that sublayer, as its J-th): with their Keras 3 paths.
+template <class L>
+[[nodiscard]] std::vector<weight_ref>
+keras_weights_of()
+{
+    std::vector<weight_ref> weights = weights_of<L>();
+    if constexpr (requires { L::spec::keras_sublayers; })
+        for (auto& w : weights)
+            for (const auto& [name, group] : L::spec::keras_sublayers)
+                if (w.role.starts_with(std::string(name) + "/")) {
+                    std::size_t before = 0;
+                    for (const auto& o : weights)
+                        before += &o < &w && o.role.starts_with(std::string(name) + "/");
+                    w.keras3_path = detail::concat({group, "/vars/", std::to_string(before)});
+                }
+    return weights;
+}
+
 /// The cell that holds a layer's weights in Keras' files (layer_base::keras_cell), or empty.
 template <class Spec>
 [[nodiscard]] std::string
@@ -183,7 +205,7 @@ functional_layers_of()
         ((by_node[Model::layer_node[L]] =
               layer_ref{std::string(Model::node_names[Model::layer_node[L]]),
                         std::string(Model::template layer<L>::spec::class_name), {},
-                        weights_of<typename Model::template layer<L>>(),
+                        keras_weights_of<typename Model::template layer<L>>(),
                         std::string(tpudsl::detail::wrapped_base_name<typename Model::template layer<L>::spec>()),
                         keras_cell_of<typename Model::template layer<L>::spec>()}),
          ...);
@@ -281,8 +303,12 @@ write_keras3(const context& ctx, hid_t file, const std::vector<layer_ref>& layer
         if (!inner_group.empty())
             write_string_attribute(ctx, inner_vars.get(), "name", l.cell.empty() ? l.wrapped : l.cell);
         const hid_t vars = inner_group.empty() ? own_vars.get() : inner_vars.get();
-        for (std::size_t j = 0; j < l.weights.size(); ++j)
-            write_weight(ctx, vars, std::to_string(j), l.weights[j], params);
+        std::size_t own = 0;
+        for (const weight_ref& w : l.weights)
+            if (w.keras3_path.empty())
+                write_weight(ctx, vars, std::to_string(own++), w, params);
+            else
+                write_weight(ctx, lg.get(), w.keras3_path, w, params);
     }
 }
 
@@ -341,22 +367,28 @@ read_keras3(const context& ctx, hid_t file, const std::vector<layer_ref>& layers
     for (std::size_t i = 0; i < layers.size(); ++i) {
         const auto& l = layers[i];
         const std::string vars_path = l.vars_path();
+        const auto own = static_cast<std::size_t>(
+            std::count_if(l.weights.begin(), l.weights.end(), [](const weight_ref& w) { return w.keras3_path.empty(); }));
         std::vector<std::string> datasets;
         handle vars;
         if (is_group(ctx, all.get(), vars_path)) {
             vars = open_group(ctx, all.get(), vars_path);
             datasets = link_names(vars.get());
-        } else if (!l.weights.empty()) {
+        } else if (own > 0) {
             ctx.fail(detail::concat({"has no group 'layers/", vars_path, "' for ", describe(l, i), ", which has ",
-                                     std::to_string(l.weights.size()), " weights"}));
+                                     std::to_string(own), " weights"}));
         }
-        if (datasets.size() != l.weights.size())
+        if (datasets.size() != own)
             ctx.fail(detail::concat({"holds ", std::to_string(datasets.size()), " weights in 'layers/", vars_path,
-                                     "' for ", describe(l, i), ", which has ", std::to_string(l.weights.size())}));
-        for (std::size_t j = 0; j < l.weights.size(); ++j)
-            read_weight(ctx, vars.get(), std::to_string(j), l.weights[j].shape, params + l.weights[j].offset,
-                        detail::concat({"'layers/", vars_path, "/", std::to_string(j), "', the ", l.weights[j].role,
-                                        " of ", describe(l, i)}));
+                                     "' for ", describe(l, i), ", which has ", std::to_string(own)}));
+        std::size_t j = 0;
+        for (const weight_ref& w : l.weights) {
+            const bool in_sublayer = !w.keras3_path.empty();
+            const std::string name = in_sublayer ? w.keras3_path : std::to_string(j++);
+            const std::string path = in_sublayer ? detail::concat({l.group, "/", name}) : detail::concat({vars_path, "/", name});
+            read_weight(ctx, in_sublayer ? all.get() : vars.get(), in_sublayer ? path : name, w.shape,
+                        params + w.offset, detail::concat({"'layers/", path, "', the ", w.role, " of ", describe(l, i)}));
+        }
     }
 }
 

@@ -19,6 +19,7 @@
 #include <tpudsl/layers/global_max_pooling1d_ops.hpp>
 #include <tpudsl/layers/global_max_pooling2d_ops.hpp>
 #include <tpudsl/layers/gru_ops.hpp>
+#include <tpudsl/layers/layer_normalization_ops.hpp>
 #include <tpudsl/layers/lstm_ops.hpp>
 #include <tpudsl/layers/max_pool1d_ops.hpp>
 #include <tpudsl/layers/max_pool2d_ops.hpp>

@@ -27,7 +27,11 @@ enum class merge_rule {
     shapes_differ,       ///< element-wise merges: every input has the first one's shape
     axis_out_of_range,   ///< Concatenate: Axis is not one of the per-sample axes
     concat_shapes_differ, ///< Concatenate: the shapes differ on an axis other than Axis (or in rank)
-    dot_axes              ///< Dot: an axis that is not one of its input's (rank 1 or 2), or extents that differ
+    dot_axes,             ///< Dot: an axis that is not one of its input's (rank 1 or 2), or extents that differ
+    attention_inputs,     ///< MultiHeadAttention: not 1 to 3 inputs (query, value, key)
+    attention_rank,       ///< MultiHeadAttention: an input that is not a sequence (timesteps, features)
+    attention_lengths,    ///< MultiHeadAttention: value and key of different lengths
+    attention_config      ///< MultiHeadAttention: a zero head count or dimension, or a dropout outside [0, 1)
 };
 
 /// A merge's verdict: the first rule broken, and the input that breaks it (compared with input 0).
@@ -67,6 +71,11 @@ struct merge_base : layer_base {
     /// A graph gives it several inputs (its ops take arrays of input and gradient pointers).
     static constexpr bool merges = true;
     static constexpr bool row_wise = true;
+    /// Its weights and its per-sample scratch, on its inputs (none: the merges proper).
+    template <class... In>
+    using merge_weights = weight_list<>;
+    template <class... In>
+    static constexpr std::size_t merge_scratch_size = 0;
 };
 
 /// The element-wise merges: every input has the first one's shape, which the output keeps.

@@ -32,11 +32,25 @@ struct no_weights_at {
     using weight = type_at_t<J, weights>;
 };
 
-/// A merge bound to the tensors it reads: what a bound_layer gives (no weights), and its inputs.
+/// A merge bound to the tensors it reads: what a bound_layer gives (its weights, none for the merges
+/// proper, bound from ParamOffset), and its inputs.
 template <std::size_t Index, class Spec, class Ins, std::size_t ParamOffset>
 struct bound_merge;
 template <std::size_t Index, class Spec, class First, class... Rest, std::size_t ParamOffset>
-struct bound_merge<Index, Spec, type_list<First, Rest...>, ParamOffset> : no_weights_at<ParamOffset> {
+struct bound_merge<Index, Spec, type_list<First, Rest...>, ParamOffset> {
+private:
+    using declared = typename Spec::template merge_weights<First, Rest...>;
+    using weight_binding = bind_weights<ParamOffset, declared>;
+
+public:
+    using weights = typename weight_binding::type;
+    static constexpr std::size_t weight_count = weights::size;
+    static constexpr std::size_t param_count = declared::param_count;
+    static constexpr std::size_t trainable_param_count = declared::trainable_param_count;
+    static constexpr std::size_t param_offset = ParamOffset;
+    static constexpr std::size_t param_end = weight_binding::end;
+    template <std::size_t J>
+    using weight = type_at_t<J, weights>;
     using spec = Spec;
     static constexpr std::size_t index = Index;
     using inputs = type_list<First, Rest...>;
@@ -46,7 +60,7 @@ struct bound_merge<Index, Spec, type_list<First, Rest...>, ParamOffset> : no_wei
     using input_shape = typename First::shape;
     using input_type = float;
     using output_shape = typename Spec::template merge_output<First, Rest...>::shape;
-    static constexpr std::size_t scratch_size = 0;
+    static constexpr std::size_t scratch_size = Spec::template merge_scratch_size<First, Rest...>;
 };
 
 /// A Shared node's layer: its own input and output, no weights of its own (they are its target's, layer

@@ -731,7 +731,7 @@ private:
         } else if constexpr (merges<I>) {
             [&]<std::size_t... K>(std::index_sequence<K...>) {
                 const float* const xs[] = {source<e0 + K>(x, ws, cap)...};
-                ops<I>::template forward<bound<I>>(params, xs, y, scratch(ws, cap, I), n, ctx);
+                ops<I>::template forward<bound<I>>(weights<I>(params), xs, y, scratch(ws, cap, I), n, ctx);
             }(std::make_index_sequence<layer<I>::input_count>{});
         } else {
             ops<I>::template forward<bound<I>>(weights<I>(params), source<e0>(x, ws, cap), y, scratch(ws, cap, I), n,
@@ -761,8 +761,8 @@ private:
             [&]<std::size_t... K>(std::index_sequence<K...>) {
                 const float* const xs[] = {source<e0 + K>(x, ws, cap)...};
                 float* const dxs[] = {target<e0 + K>(ws, cap, input_grad)...};
-                ops<I>::template backward<bound<I>>(params, xs, activation(ws, cap, I), dy, dxs, grads,
-                                                    scratch(ws, cap, I), n);
+                ops<I>::template backward<bound<I>>(weights<I>(params), xs, activation(ws, cap, I), dy, dxs,
+                                                    grads + (from_place<I> ? layer<I>::param_offset : 0), scratch(ws, cap, I), n);
             }(std::make_index_sequence<layer<I>::input_count>{});
         } else {
             bool fused = false;

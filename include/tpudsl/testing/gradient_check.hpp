@@ -157,12 +157,14 @@ struct model_harness {
         return l;
     }
 
-    /// The analytic gradients: the parameters', and the input's (float inputs only).
+    /// The analytic gradients: the parameters', and the input's (one input of floats only: a graph of
+    /// several inputs reads them packed into one row, whose gradient the step never needs).
     std::pair<std::vector<float>, std::vector<float>>
     gradients()
     {
         std::vector<float> grads(M::param_buffer_size, 0.0f);
-        std::vector<float> dx(std::is_integral_v<input_type> ? 0 : x.size(), 0.0f);
+        constexpr bool packed = requires { requires M::packed_inputs; };
+        std::vector<float> dx(std::is_integral_v<input_type> || packed ? 0 : x.size(), 0.0f);
         loss();
         std::copy(r.begin(), r.end(), graph::loss_gradient(ws.data(), N));
         graph::backward(params.data(), x.data(), ws.data(), N, N, grads.data(), false, dx.empty() ? nullptr : dx.data());
@@ -173,7 +175,7 @@ struct model_harness {
 } // namespace detail
 
 /// Every weight's gradient (a non-trainable one's: that the training loss does not read it) and the
-/// input's (float inputs) of model M over a batch of N, against central differences of the forward
+/// input's (one input of floats) of model M over a batch of N, against central differences of the forward
 /// pass. Put a layer of your own in a small model to check it: its gradients reach the input only
 /// through its backward.
 template <class M, std::size_t N = 3>

@@ -1,0 +1,163 @@
+// MultiHeadAttention in graphs: gradients against finite differences (self-attention read as query and
+// value, one input, three inputs of their own, the causal mask, dropout in training), the causal mask's
+// promise (no position sees a later one), dropout's (inference is the attention without it; the same
+// bits on one core and two replicas), and Keras' summary and weights. Against Keras 3 itself:
+// tests/keras (keras.attention_*).
+#include <tpudsl/functional.hpp>
+#include <tpudsl/testing/gradient_check.hpp>
+#include <tpudsl/tpudsl.hpp>
+
+#include <catch2/catch.hpp>
+
+#include <xtensor/xtensor.hpp>
+
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+#include <random>
+#include <sstream>
+#include <string>
+#include <type_traits>
+#include <vector>
+
+using namespace tpudsl;
+
+namespace {
+
+// [self_attention]
+// att = MultiHeadAttention(num_heads=2, key_dim=3, value_dim=4)(x, x); Add()([att, x])
+using SelfAttention = Functional<Node<"x", Input<Shape<5, 6>>>,
+                                 Node<"att", MultiHeadAttention<2, 3, 4>, "x", "x">,
+                                 Node<"sum", Add, "att", "x">,
+                                 Node<"flat", Flatten>,
+                                 Node<"classes", Dense<3, Softmax>>>;
+// [self_attention]
+
+// One source: the query is the value and the key; positions see only those before them.
+using Causal = Functional<Node<"x", Input<Shape<5, 6>>>,
+                          Node<"att", MultiHeadAttention<2, 3, 3, attention_options{.use_causal_mask = true}>, "x">,
+                          Node<"flat", Flatten>,
+                          Node<"classes", Dense<3, Softmax>>>;
+
+// Query, value and key from layers of their own, of three widths: the input's gradient sums three paths.
+using ThreeSources = Functional<Node<"x", Input<Shape<4, 5>>>,
+                                Node<"q", TimeDistributed<Dense<6, Tanh>>, "x">,
+                                Node<"k", TimeDistributed<Dense<2>>, "x">,
+                                Node<"att", MultiHeadAttention<3, 2, 4>, "q", "x", "k">,
+                                Node<"flat", Flatten>,
+                                Node<"classes", Dense<3, Softmax>>>;
+
+using Dropped = Functional<Node<"x", Input<Shape<6, 4>>>,
+                           Node<"att", MultiHeadAttention<2, 4, 4, attention_options{.dropout = 0.3f}>, "x", "x">,
+                           Node<"flat", Flatten>,
+                           Node<"classes", Dense<3, Softmax>>>;
+using Undropped = Functional<Node<"x", Input<Shape<6, 4>>>,
+                             Node<"att", MultiHeadAttention<2, 4, 4>, "x", "x">,
+                             Node<"flat", Flatten>,
+                             Node<"classes", Dense<3, Softmax>>>;
+
+// The attention itself as the output, to read each position.
+using CausalOnly = Functional<Node<"x", Input<Shape<5, 6>>>,
+                              Node<"att", MultiHeadAttention<2, 3, 3, attention_options{.use_causal_mask = true}>, "x">>;
+
+template <class M>
+void
+check()
+{
+    const testing::gradient_report report = testing::check_gradients<M, 3>({});
+    INFO(report.describe());
+    CHECK(report.checked > 0);
+    CHECK(report.ok());
+}
+
+xt::xtensor<float, 3>
+sequences(std::size_t n, std::size_t t, std::size_t f, std::uint32_t seed)
+{
+    xt::xtensor<float, 3> x = xt::xtensor<float, 3>::from_shape({n, t, f});
+    std::mt19937 gen(seed);
+    std::uniform_real_distribution<float> u(-1.0f, 1.0f);
+    for (float& v : x)
+        v = u(gen);
+    return x;
+}
+
+} // namespace
+
+// Keras: 2 heads of key_dim 3 and value_dim 4 on (5, 6): query and key kernels (6, 2, 3) and biases
+// (2, 3), value kernel (6, 2, 4) and bias (2, 4), output kernel (2, 4, 6) and bias (6).
+static_assert(SelfAttention::layer<0>::param_count == 2 * (6 * 6 + 6) + (6 * 8 + 8) + (8 * 6 + 6));
+static_assert(std::is_same_v<SelfAttention::layer<0>::weight<0>::shape, Shape<6, 2, 3>>);
+static_assert(std::is_same_v<SelfAttention::layer<0>::weight<5>::shape, Shape<2, 4>>);
+static_assert(std::is_same_v<SelfAttention::layer<0>::weight<6>::shape, Shape<2, 4, 6>>);
+static_assert(SelfAttention::layer<0>::weight<6>::name == "attention_output/kernel");
+static_assert(std::is_same_v<SelfAttention::layer<0>::output_shape, Shape<5, 6>>);
+static_assert(std::is_same_v<ThreeSources::layer<2>::weight<2>::shape, Shape<2, 3, 2>>);   // key kernel (2, heads, key_dim)
+static_assert(std::is_same_v<ThreeSources::layer<2>::weight<4>::shape, Shape<5, 3, 4>>);   // value kernel
+static_assert(std::is_same_v<ThreeSources::layer<2>::output_shape, Shape<4, 6>>);           // the query's shape
+
+TEST_CASE("MultiHeadAttention: gradients of every weight and of the input, through every path", "[attention][gradcheck]")
+{
+    check<SelfAttention>();
+    check<Causal>();
+    check<ThreeSources>();
+    check<Dropped>();   // training: a fixed mask on the probabilities
+}
+
+TEST_CASE("MultiHeadAttention: Keras' summary row and parameter count", "[attention][summary]")
+{
+    Trainable<SelfAttention> model(1);
+    std::ostringstream out;
+    model.summary(out);
+    const std::string text = out.str();
+    CHECK(text.find("att (MultiHeadAttention)        (None, 5, 6)         194         x[0][0]") != std::string::npos);
+    CHECK(text.find("Total params: 287") != std::string::npos);
+}
+
+TEST_CASE("MultiHeadAttention: with the causal mask, no position reads a later one", "[attention]")
+{
+    Trainable<CausalOnly> model(4);
+    model.compile(optimizers::SGD{}, losses::MeanSquaredError{});
+    auto x = sequences(3, 5, 6, 2);
+    const auto before = model.predict(x, {.batch_size = 3});
+    for (std::size_t s = 0; s < 3; ++s)
+        for (std::size_t f = 0; f < 6; ++f)
+            x(s, 3, f) += 0.5f;   // position 3 changes: positions 0-2 must not
+    const auto after = model.predict(x, {.batch_size = 3});
+    for (std::size_t s = 0; s < 3; ++s)
+        for (std::size_t t = 0; t < 5; ++t) {
+            bool same = true;
+            for (std::size_t f = 0; f < 6; ++f)
+                same = same && before(s, t, f) == after(s, t, f);
+            INFO("sample " << s << ", position " << t);
+            CHECK(same == (t < 3));
+        }
+}
+
+TEST_CASE("MultiHeadAttention: dropout acts in training only, the same bits on one core and two replicas",
+          "[attention][strategy]")
+{
+    const auto x = sequences(32, 6, 4, 5);
+    xt::xtensor<std::int32_t, 1> y = xt::xtensor<std::int32_t, 1>::from_shape({32});
+    for (std::size_t i = 0; i < 32; ++i)
+        y(i) = static_cast<std::int32_t>(i % 3);
+    // inference: the attention without dropout, on the same weights
+    Trainable<Dropped> dropped(7);
+    Trainable<Undropped> plain(8);
+    plain.set_weights(dropped.get_weights());
+    const auto a = dropped.predict(x, {.batch_size = 32}), b = plain.predict(x, {.batch_size = 32});
+    CHECK(std::memcmp(a.data(), b.data(), a.size() * sizeof(float)) == 0);
+    // training: the masks change the step, and are the same whatever the strategy
+    auto train = [&](auto strategy) {
+        auto m = strategy.template scope<Dropped>(7);
+        m.compile(optimizers::Adam{}, losses::SparseCategoricalCrossentropy{});
+        m.fit(x, y, {.batch_size = 16, .epochs = 2, .verbose = 0});
+        return m.get_weights();
+    };
+    const auto one = train(OneDeviceStrategy{}), two = train(TpuStrategy<2>{});
+    CHECK(one == two);
+    Trainable<Undropped> undropped(7);
+    undropped.compile(optimizers::Adam{}, losses::SparseCategoricalCrossentropy{});
+    undropped.fit(x, y, {.batch_size = 16, .epochs = 2, .verbose = 0});
+    CHECK(undropped.get_weights() != one);
+}
