@@ -74,7 +74,12 @@ MERGES = ELEMENTWISE + ("Concatenate", "Dot")
 SUPPORTED = ("InputLayer", "Dense", "Conv1D", "Conv2D", "MaxPooling1D", "MaxPooling2D", "AveragePooling1D",
              "AveragePooling2D", "GlobalAveragePooling1D", "GlobalAveragePooling2D", "GlobalMaxPooling1D",
              "GlobalMaxPooling2D", "Embedding", "Flatten", "Dropout", "Activation", "BatchNormalization",
-             "LayerNormalization", "TimeDistributed", "LSTM", "GRU", "Reshape", "Permute", "RepeatVector", "Identity") + MERGES
+             "LayerNormalization", "TimeDistributed", "LSTM", "GRU", "Reshape", "Permute", "RepeatVector", "Identity",
+             "MultiHeadAttention", "PositionEmbedding") + MERGES
+# MultiHeadAttention's call arguments besides the query and value: the key (a tensor), the causal mask,
+# and those tpudsl takes only unset (masks) or that change nothing it computes.
+ATTENTION_KEYWORDS = ("key", "use_causal_mask", "return_attention_scores", "query_mask", "value_mask", "key_mask",
+                      "attention_mask", "training")
 # Keras' pooling classes and tpudsl's names for them.
 POOLINGS = {"MaxPooling1D": "MaxPool1D", "MaxPooling2D": "MaxPool2D", "AveragePooling1D": "AveragePooling1D",
             "AveragePooling2D": "AveragePooling2D"}
@@ -397,8 +402,9 @@ class GraphLayer:
     """One layer of a functional model's config: its name, class, config, place in the config's list,
     and its calls (Keras' inbound nodes), each a list of the tensors it reads as (layer, call, output)."""
 
-    def __init__(self, name, cls, cfg, index, calls):
+    def __init__(self, name, cls, cfg, index, calls, options=None):
         self.name, self.cls, self.cfg, self.index, self.calls = name, cls, cfg, index, calls
+        self.options = options or [{} for _ in calls]   # per call: a MultiHeadAttention's use_causal_mask
 
     def label(self):
         return f"layer '{name_of(self.name)}' ({name_of(self.cls)})"
@@ -417,10 +423,11 @@ class GraphNode:
         return self.layer.label() + (f" (its call #{self.call + 1})" if self.call else "")
 
 
-def tensor_refs(node, label):
+def tensor_refs(node, label, cls=None):
     """The tensors one call reads, as (layer, call, output), in Keras 3's spelling ({"args": [...],
     "kwargs": {...}}, each tensor a __keras_tensor__ with its keras_history) or tf-keras 2's ([[layer,
-    call, output, kwargs], ...]). Refuses keyword arguments that are set (training=True, a mask)."""
+    call, output, kwargs], ...]). Refuses keyword arguments that are set (training=True, a mask), but
+    a MultiHeadAttention's key (read after the query and the value) and use_causal_mask."""
     refs = []
 
     def reference(hist, where):
@@ -435,6 +442,8 @@ def tensor_refs(node, label):
             raise Refused(f"{label} is called with keyword arguments {shown(kwargs)}, not a JSON object: not a "
                           "Keras model config")
         for key, value in kwargs.items():
+            if cls == "MultiHeadAttention" and key in ATTENTION_KEYWORDS:
+                continue   # attention_call reads them
             if value is not None:
                 raise Refused(f"{label} is called with {name_of(key)}={shown(value)} ({where}): tpudsl calls its "
                               "layers on their inputs alone")
@@ -444,6 +453,8 @@ def tensor_refs(node, label):
         if not isinstance(args, list):
             raise Refused(f"{label} has arguments {shown(args)}, not a list: not a Keras model config")
         keywords(kwargs, "a keyword argument")
+        if cls == "MultiHeadAttention" and isinstance(kwargs, dict) and kwargs.get("key") is not None:
+            args = args + [kwargs["key"]]
         stack = [args]
         while stack:   # the tensors in order, through the lists that hold them (a merge's)
             x = stack.pop()
@@ -503,7 +514,8 @@ def read_graph(cfg):
             raise Refused(f"{label}: the layer has no class_name: this is not a Keras model config")
         if cls in ("Sequential", "Functional", "Model"):
             raise Refused(f"{label}: a nested model is not supported: write its layers into the outer model")
-        by_name[name] = GraphLayer(name, cls, lcfg, i, [tensor_refs(n, label) for n in nodes])
+        by_name[name] = GraphLayer(name, cls, lcfg, i, [tensor_refs(n, label, cls) for n in nodes],
+                                   [attention_call(n, label) if cls == "MultiHeadAttention" else {} for n in nodes])
     nodes = {}
     for layer in by_name.values():
         for k, refs in enumerate(layer.calls or ([[]] if layer.cls == "InputLayer" else [])):
@@ -867,6 +879,10 @@ def convert_layer(layer, shape, first):
         return batch_normalization(layer, shape)
     if cls == "LayerNormalization":
         return layer_normalization(layer, shape)
+    if cls == "PositionEmbedding":
+        return position_embedding(layer, shape)
+    if cls == "MultiHeadAttention":
+        layer.refuse("a MultiHeadAttention reads a query and a value: it is written in a graph (Functional)")
     if cls in ("Reshape", "Permute", "RepeatVector", "Identity"):
         return reshaping(layer, shape)
     if cls == "InputLayer":
@@ -880,10 +896,10 @@ def convert_layer(layer, shape, first):
     layer.refuse(f"tpudsl has no {cls} layer{hint}; it has Dense, Conv1D, Conv2D, MaxPooling1D, "
                  "MaxPooling2D, AveragePooling1D, AveragePooling2D, GlobalAveragePooling1D, "
                  "GlobalAveragePooling2D, GlobalMaxPooling1D, GlobalMaxPooling2D, Embedding, LSTM, GRU, "
-                 "Flatten, Dropout, Activation, BatchNormalization, LayerNormalization, TimeDistributed(Dense), "
-                 "Reshape, Permute, "
+                 "Flatten, Dropout, Activation, BatchNormalization, LayerNormalization, PositionEmbedding, "
+                 "TimeDistributed(Dense), Reshape, Permute, "
                  "RepeatVector, Identity and the merges Add, Subtract, Multiply, Average, Maximum, Minimum, "
-                 "Concatenate and Dot")
+                 "Concatenate and Dot, and MultiHeadAttention")
 
 
 def reshaping(layer, shape):
@@ -1022,6 +1038,20 @@ def initializer_is(layer, key, want):
     init = layer.get(key)
     cls = init if isinstance(init, str) or init is None else init.get("class_name") if isinstance(init, dict) else ""
     return cls is None or re.sub(r"[^a-z]", "", str(cls).lower()) in (want, want[:-1])
+
+
+def position_embedding(layer, shape):
+    """keras-hub's PositionEmbedding: a learned table of sequence_length rows, glorot_uniform."""
+    length = layer.get("sequence_length")
+    if not is_int(length) or length < 1:
+        layer.refuse(f"sequence_length={shown(length)} is not a whole number of at least 1")
+    if len(shape) != 2 or shape[0] > length:
+        layer.refuse(f"it reads {fmt_shape(shape)}: tpudsl's PositionEmbedding reads a sequence (timesteps, "
+                     f"features) of at most sequence_length={length} timesteps")
+    if not initializer_is(layer, "initializer", "glorotuniform"):
+        layer.refuse(f"initializer={shown(layer.get('initializer'))} is not supported: tpudsl starts it with "
+                     "keras-hub's default, glorot_uniform")
+    return f"PositionEmbedding<{length}>", shape, length * shape[-1]
 
 
 def layer_normalization(layer, shape):
@@ -1209,6 +1239,72 @@ def convert(model, name, namespace, source, version):
     return header(name, namespace, entries, total, shape, source, version, model_name, cpp_type)
 
 
+def attention_call(node, label):
+    """A MultiHeadAttention call's options: {"use_causal_mask": bool}. Refuses masks it is given (tpudsl's
+    masking is Embedding's mask_zero), a mask or a training flag set, and an argument of another type."""
+    kwargs = node.get("kwargs", {}) if isinstance(node, dict) else {}
+    if not isinstance(kwargs, dict):
+        return {}
+    for key in ("query_mask", "value_mask", "key_mask", "attention_mask", "training"):
+        if kwargs.get(key) is not None:
+            raise Refused(f"{label} is called with {key}={shown(kwargs[key])}: tpudsl's MultiHeadAttention takes "
+                          "no mask at its call")
+    causal = kwargs.get("use_causal_mask", False)
+    scores = kwargs.get("return_attention_scores", False)
+    for key, value in (("use_causal_mask", causal), ("return_attention_scores", scores)):
+        if not isinstance(value, bool):
+            raise Refused(f"{label} is called with {key}={shown(value)}, not true or false")
+    return {"use_causal_mask": causal}
+
+
+def convert_attention(layer, shapes, options):
+    """MultiHeadAttention on (query, value[, key]) shapes: its spec, output shape and parameter count."""
+    if len(shapes) not in (2, 3):
+        layer.refuse(f"it reads {len(shapes)} tensors: a MultiHeadAttention reads a query, a value and maybe a key")
+    for what, shape in zip(("query", "value", "key"), shapes):
+        if len(shape) != 2:
+            layer.refuse(f"its {what} is {fmt_shape(shape)}: tpudsl attends over sequences (timesteps, features)")
+    if len(shapes) == 3 and shapes[2][0] != shapes[1][0]:
+        layer.refuse(f"its key {fmt_shape(shapes[2])} and value {fmt_shape(shapes[1])} have other lengths")
+    heads, key_dim = layer.get("num_heads"), layer.get("key_dim")
+    value_dim = layer.get("value_dim") if layer.get("value_dim") is not None else key_dim
+    for key, v in (("num_heads", heads), ("key_dim", key_dim), ("value_dim", value_dim)):
+        if not is_int(v) or v < 1:
+            layer.refuse(f"{key}={shown(v)} is not a whole number of at least 1")
+    dropout = layer.real("dropout", 0.0)
+    if not 0 <= dropout < 1 or float32(dropout) >= 1:
+        layer.refuse(f"dropout={shown(dropout)} is not in [0, 1) as a float")
+    if layer.get("use_bias", True) is not True:
+        layer.refuse("use_bias=false is not supported: tpudsl's MultiHeadAttention has its biases")
+    for key in ("output_shape", "sliding_window"):
+        if layer.get(key) is not None:
+            layer.refuse(f"{key}={shown(layer.get(key))} is not supported by tpudsl's MultiHeadAttention")
+    if layer.get("use_gate", False):
+        layer.refuse("use_gate=true is not supported by tpudsl's MultiHeadAttention")
+    axes = layer.get("attention_axes")
+    if axes is not None and axes not in ([1], [-2], 1, -2):
+        layer.refuse(f"attention_axes={shown(axes)} is not supported: tpudsl attends over the timesteps")
+    for key, want in (("kernel_initializer", "glorotuniform"), ("bias_initializer", "zeros")):
+        if not initializer_is(layer, key, want):
+            layer.refuse(f"{key}={shown(layer.get(key))} is not supported: tpudsl starts it with Keras' default")
+    layer.no_extras("kernel_regularizer", "bias_regularizer", "activity_regularizer", "kernel_constraint",
+                    "bias_constraint")
+    layer.get("flash_attention")   # how Keras computes it: the same results
+    layer.get("seed")              # dropout's seed: tpudsl draws its masks from the model's
+    q, v = shapes[0], shapes[1]
+    k = shapes[2] if len(shapes) == 3 else v
+    fields = ([f".dropout = {float_literal(dropout, 'dropout', layer)}"] if dropout else []) + \
+        ([".use_causal_mask = true"] if options.get("use_causal_mask") else [])
+    args = [str(heads), str(key_dim)]
+    if value_dim != key_dim or fields:
+        args.append(str(value_dim))
+    if fields:
+        args.append("attention_options{" + ", ".join(fields) + "}")
+    params = (q[1] * heads * key_dim + heads * key_dim) + (k[1] * heads * key_dim + heads * key_dim) + \
+        (v[1] * heads * value_dim + heads * value_dim) + (heads * value_dim * q[1] + q[1])
+    return f"MultiHeadAttention<{', '.join(args)}>", tuple(q), params
+
+
 def convert_graph(cfg, name, namespace, source, version, model_name):
     """A functional model that is not one chain, as a tpudsl Functional: a Node per layer call."""
     order, outputs = read_graph(cfg)
@@ -1239,13 +1335,16 @@ def convert_graph(cfg, name, namespace, source, version, model_name):
             node.spec = f"Input<Shape<{', '.join(map(str, node.shape))}>" + (f", {cpp_type}>" if cpp_type else ">")
             continue
         shapes = [source.shape for source in node.sources]
-        if node.call and cls in MERGES + ("BatchNormalization",):
-            why = {"BatchNormalization": "a BatchNormalization is not shared (its moving statistics are one call's)"}
+        if node.call and cls in MERGES + ("BatchNormalization", "MultiHeadAttention"):
+            why = {"BatchNormalization": "a BatchNormalization is not shared (its moving statistics are one call's)",
+                   "MultiHeadAttention": "a MultiHeadAttention is not shared; declare another"}
             layer.refuse(f"it is called {len(node.layer.calls)} times: in tpudsl " +
                          why.get(cls, "a merge is not shared (Shared calls a layer again); make a new merge"))
         if cls in MERGES:
             node.spec, node.shape = convert_merge(layer, shapes, [source.name for source in node.sources])
             params = 0
+        elif cls == "MultiHeadAttention":
+            node.spec, node.shape, params = convert_attention(layer, shapes, node.layer.options[node.call])
         else:
             if len(shapes) != 1:
                 layer.refuse(f"it reads {len(shapes)} inputs ({listed([s.name for s in node.sources])}): tpudsl's "
@@ -1288,7 +1387,8 @@ def qualify(spec, q):
                   r"Embedding|LSTM|GRU|Flatten|Dropout|Activation|BatchNormalization|LayerNormalization|TimeDistributed|"
                   r"Linear|Relu|"
                   r"Softmax|Sigmoid|Tanh|Same|Valid|Size2|Reshape|Permute|RepeatVector|Identity|Add|Subtract|"
-                  r"Multiply|Average|Maximum|Minimum|Concatenate|Dot)\b",
+                  r"Multiply|Average|Maximum|Minimum|Concatenate|Dot|MultiHeadAttention|attention_options|"
+                  r"PositionEmbedding)\b",
                   q + r"\1", spec)
 
 
@@ -1314,7 +1414,8 @@ def graph_header(name, namespace, order, outputs, total, source, version, model_
     # that node's only reader. A merge names them all.
     codes = []
     for i, node in enumerate(order):
-        implicit = len(node.sources) == 1 and node.layer.cls not in MERGES and order[i - 1] is node.sources[0] \
+        implicit = len(node.sources) == 1 and node.layer.cls not in MERGES + ("MultiHeadAttention",) and \
+            order[i - 1] is node.sources[0] \
             and len(node.sources[0].readers) == 1
         sources = "".join(f', "{s.name}"' for s in ([] if implicit else node.sources))
         spec = qualify(node.spec, q) if node.spec else f'{q}Shared<"{node.layer.name}">'

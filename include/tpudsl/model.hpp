@@ -31,6 +31,7 @@
 #include <tpudsl/layers/lstm.hpp>
 #include <tpudsl/layers/max_pool1d.hpp>
 #include <tpudsl/layers/max_pool2d.hpp>
+#include <tpudsl/layers/position_embedding.hpp>
 #include <tpudsl/layers/reshaping.hpp>
 #include <tpudsl/layers/time_distributed.hpp>
 #include <tpudsl/model/sequential.hpp>

@@ -164,6 +164,20 @@ def graphs():
     yield "a layer tpudsl lacks in a branch", branches(
         dense("a", 8, "x"), ("UnitNormalization", "norm", {}, ["x"])), "refused", [
         "layer 'norm' (UnitNormalization)", "tpudsl has no UnitNormalization layer"]
+    def attention(kwargs, **config):
+        c = graph([inp("x", 5, 4), ("MultiHeadAttention", "att", dict({"num_heads": 2, "key_dim": 3}, **config),
+                                    [["x", "x"]])], ["x"], ["att"])
+        node = c["config"]["layers"][1]["inbound_nodes"][0]
+        node["args"] = node["args"][0]   # called (query, value), not on a list
+        node["kwargs"] = kwargs
+        return c
+    yield "a causal MultiHeadAttention", attention({"use_causal_mask": True}, dropout=0.25), "converted", [
+        'Node<"att", MultiHeadAttention<2, 3, 3, attention_options{.dropout = 0.25f, .use_causal_mask = true}>, '
+        '"x", "x">>;']
+    yield "a MultiHeadAttention given a mask", attention({"attention_mask": tensor("x")}), "refused", [
+        "layer 'att' (MultiHeadAttention)", "attention_mask=", "takes no mask at its call"]
+    yield "a MultiHeadAttention of another output shape", attention({}, output_shape=[6]), "refused", [
+        "layer 'att' (MultiHeadAttention)", "output_shape=[6] is not supported"]
     yield "a shared BatchNormalization", graph([
         inp("x", 8), ("BatchNormalization", "bn", {}, ["x", "a"]), dense("a", 8, "bn"),
         ("Add", "sum", {}, [["a", ("bn", 1, 0)]])], ["x"], ["sum"]), "refused", [

@@ -120,6 +120,10 @@ MODELS = {
     # ... and transformer_models.hpp's.
     "layer_norm_dense": (keras_models.layer_norm_dense, "LayerNormDense", (".keras", ".h5")),
     "layer_norm_sequence": (keras_models.layer_norm_sequence, "LayerNormSequence", (".keras",)),
+    "attention_self": (keras_models.attention_self, "AttentionSelf", (".keras",)),
+    "attention_causal": (keras_models.attention_causal, "AttentionCausal", (".keras",)),
+    "attention_cross": (keras_models.attention_cross, "AttentionCross", (".keras",)),
+    "transformer_block": (keras_models.transformer_block, "TransformerBlock", (".keras",)),
     # ... and recurrent_models.hpp's.
     "lstm": (keras_models.lstm, "Lstm", (".keras",)),
     "lstm_sequences": (keras_models.lstm_sequences, "LstmSequences", (".keras",)),
@@ -136,7 +140,8 @@ MODELS = {
     # Two texts: an Embedding each, one of them shared with a third input of token ids (this file's).
     "two_texts": (two_texts, "TwoTexts", (".keras", ".h5")),
 }
-GRAPHS = {"resnet20", "text_and_metadata", "functional_shared", "functional_dot", "two_texts"}
+GRAPHS = {"resnet20", "text_and_metadata", "functional_shared", "functional_dot", "two_texts", "attention_self",
+          "attention_causal", "attention_cross", "transformer_block"}
 
 
 def keras_shape(shape):
@@ -160,7 +165,9 @@ def main(argv):
                         continue
                     weights = "".join(f" {tuple(w.shape)}" for w in layer.weights)
                     named = f"{layer.name} " if name in GRAPHS else ""   # a layer called again: its first call
-                    f.write(f"{named}{keras_shape(layer.output.shape)} {layer.count_params()}{weights}\n")
+                    # (a MultiHeadAttention asked for its scores gives them second: the graphs read the first)
+                    tensor = layer.output[0] if isinstance(layer.output, (list, tuple)) else layer.output
+                    f.write(f"{named}{keras_shape(tensor.shape)} {layer.count_params()}{weights}\n")
         for suffix in suffixes:
             path = os.path.join(out, name + suffix)
             model.save(path)

@@ -36,6 +36,9 @@
 #include <generated/cifar10_cnn.hpp>
 #include <generated/fashion_mnist_cnn.hpp>
 #include <generated/fashion_mnist_cnn_h5.hpp>
+#include <generated/attention_causal.hpp>
+#include <generated/attention_cross.hpp>
+#include <generated/attention_self.hpp>
 #include <generated/functional_dot.hpp>
 #include <generated/functional_shared.hpp>
 #include <generated/global_average1d.hpp>
@@ -62,6 +65,7 @@
 #include <generated/text_and_metadata.hpp>
 #include <generated/text_and_metadata_h5.hpp>
 #include <generated/time_distributed_dense.hpp>
+#include <generated/transformer_block.hpp>
 #include <generated/two_texts.hpp>
 #include <generated/two_texts_h5.hpp>
 
@@ -99,6 +103,10 @@ static_assert(std::is_same_v<generated::TimeDistributedDense, time_distributed_m
 static_assert(std::is_same_v<generated::LayerNormDense, transformer_models::LayerNormDense>);
 static_assert(std::is_same_v<generated::LayerNormDenseH5, transformer_models::LayerNormDense>);
 static_assert(std::is_same_v<generated::LayerNormSequence, transformer_models::LayerNormSequence>);
+static_assert(std::is_same_v<generated::AttentionSelf, transformer_models::AttentionSelf>);
+static_assert(std::is_same_v<generated::AttentionCausal, transformer_models::AttentionCausal>);
+static_assert(std::is_same_v<generated::AttentionCross, transformer_models::AttentionCross>);
+static_assert(std::is_same_v<generated::TransformerBlock, transformer_models::TransformerBlock>);
 static_assert(std::is_same_v<generated::Lstm, recurrent_models::Lstm>);
 static_assert(std::is_same_v<generated::LstmSequences, recurrent_models::LstmSequences>);
 static_assert(std::is_same_v<generated::Gru, recurrent_models::Gru>);
@@ -266,5 +274,9 @@ main(int argc, char** argv)
     failures += same_layers<generated::ResNet20>(argv[1], "resnet20");
     failures += same_layers<generated::SharedConv>(argv[1], "functional_shared");
     failures += same_layers<generated::TwoTexts>(argv[1], "two_texts");
+    failures += same_layers<generated::AttentionSelf>(argv[1], "attention_self");
+    failures += same_layers<generated::AttentionCausal>(argv[1], "attention_causal");
+    failures += same_layers<generated::AttentionCross>(argv[1], "attention_cross");
+    failures += same_layers<generated::TransformerBlock>(argv[1], "transformer_block");
     return failures == 0 ? 0 : 1;
 }

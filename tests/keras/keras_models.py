@@ -173,6 +173,50 @@ def attention_cross():
     return keras.Model(inputs, layers.Dense(3, activation="softmax", name="classes")(layers.Flatten(name="flat")(att)))
 
 
+@keras.saving.register_keras_serializable(package="keras_hub")
+class PositionEmbedding(layers.Layer):
+    """keras-hub's PositionEmbedding as it computes (keras_hub.layers.PositionEmbedding, without the
+    package): the first `timesteps` rows of a learned (sequence_length, features) table, broadcast to
+    the input's shape; the weight is named "embeddings"."""
+
+    def __init__(self, sequence_length, initializer="glorot_uniform", **kwargs):
+        super().__init__(**kwargs)
+        self.sequence_length = int(sequence_length)
+        self.initializer = keras.initializers.get(initializer)
+
+    def get_config(self):
+        return {**super().get_config(), "sequence_length": self.sequence_length,
+                "initializer": keras.initializers.serialize(self.initializer)}
+
+    def build(self, inputs_shape):
+        self.position_embeddings = self.add_weight(name="embeddings", shape=[self.sequence_length, inputs_shape[-1]],
+                                                   initializer=self.initializer, trainable=True)
+
+    def call(self, inputs, start_index=0):
+        shape = keras.ops.shape(inputs)
+        table = keras.ops.convert_to_tensor(self.position_embeddings)
+        table = keras.ops.slice(table, (start_index, 0), (shape[-2], shape[-1]))
+        return keras.ops.broadcast_to(table, shape)
+
+    def compute_output_shape(self, input_shape):
+        return input_shape
+
+
+def transformer_block():
+    """keras.io's Transformer text classifier in small: token and position embeddings added, a block of
+    self-attention and a feed-forward part, each under a residual and LayerNormalization."""
+    tokens = keras.Input((10,), dtype="int32", name="tokens")
+    x = layers.Embedding(50, 8, name="token_emb")(tokens)
+    x = layers.Add(name="embedded")([x, PositionEmbedding(12, name="pos_emb")(x)])
+    att = layers.MultiHeadAttention(num_heads=2, key_dim=8, name="att")(x, x)
+    x = layers.LayerNormalization(epsilon=1e-6, name="norm1")(layers.Add(name="res1")([x, att]))
+    ffn = layers.TimeDistributed(layers.Dense(16, activation="relu"), name="ffn1")(x)
+    ffn = layers.TimeDistributed(layers.Dense(8), name="ffn2")(ffn)
+    x = layers.LayerNormalization(epsilon=1e-6, name="norm2")(layers.Add(name="res2")([x, ffn]))
+    x = layers.GlobalAveragePooling1D(name="pool")(x)
+    return keras.Model(tokens, layers.Dense(3, activation="softmax", name="classes")(x))
+
+
 def time_distributed_dense():
     """A per-timestep classifier: labels (samples, timesteps), the loss their mean."""
     return keras.Sequential([
@@ -304,14 +348,14 @@ LAYER_MODELS = {"average_pool2d": average_pool2d, "average_pool1d": average_pool
 LAYER_MODELS["time_distributed_dense"] = time_distributed_dense
 LAYER_MODELS.update({"layer_norm_dense": layer_norm_dense, "layer_norm_sequence": layer_norm_sequence,
                      "attention_self": attention_self, "attention_causal": attention_causal,
-                     "attention_cross": attention_cross})
+                     "attention_cross": attention_cross, "transformer_block": transformer_block})
 LAYER_MODELS.update({f.__name__: f for f in (lstm, lstm_sequences, gru, gru_sequences, recurrent_tagger,
                                                 recurrent_stacked, resnet20, functional_shared, functional_dot,
                                                 text_and_metadata)})
 MODELS.update(LAYER_MODELS)
 PARAMS["time_distributed_dense"] = 55
 PARAMS.update({"layer_norm_dense": 87, "layer_norm_sequence": 111, "attention_self": 295, "attention_causal": 291,
-               "attention_cross": 219})
+               "attention_cross": 219, "transformer_block": 1403})
 PARAMS.update({"average_pool2d": 127, "average_pool1d": 67, "global_average2d": 91, "global_max2d": 91,
                "global_average1d": 55, "global_max1d": 55, "batch_norm_conv": 107, "batch_norm_dense": 99})
 PARAMS.update({"lstm": 261, "lstm_sequences": 288, "gru": 219, "gru_sequences": 168, "recurrent_tagger": 168,

@@ -98,7 +98,12 @@ def step(name, out):
     if len(model.inputs) > 1 or len(model.outputs) > 1:
         return step_parts(name, model, out)
     rng = np.random.RandomState(2024)
-    x = rng.uniform(-1.0, 1.0, size=(SAMPLES,) + tuple(model.input_shape[1:])).astype(np.float32)
+    shape = (SAMPLES,) + tuple(model.input_shape[1:])
+    if "int" in str(model.inputs[0].dtype):   # token ids, below the first Embedding's vocabulary
+        vocabulary = next(l.input_dim for l in model.layers if isinstance(l, keras.layers.Embedding))
+        x = rng.randint(0, vocabulary, size=shape).astype(np.int32)
+    else:
+        x = rng.uniform(-1.0, 1.0, size=shape).astype(np.float32)
     # A class id per sample, or per timestep of a (timesteps, classes) output.
     y_shape = (SAMPLES,) + tuple(model.output_shape[1:-1])
     y = (np.arange(int(np.prod(y_shape))) % model.output_shape[-1]).reshape(y_shape).astype(np.int32)

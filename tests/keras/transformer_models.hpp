@@ -1,7 +1,8 @@
 // The Transformer layers' models of the one-step checks against Keras (keras_models.py builds the same
 // layers in the same order, the graphs' layers named as the nodes): LayerNormalization after a Dense
 // and over each timestep of a sequence; MultiHeadAttention as self-attention under a residual and
-// LayerNormalization, causal, and across sequences of other lengths and features.
+// LayerNormalization, causal, and across sequences of other lengths and features; a Transformer block
+// behind token and position embeddings (PositionEmbedding).
 #ifndef TPUDSL_TESTS_KERAS_TRANSFORMER_MODELS_HPP
 #define TPUDSL_TESTS_KERAS_TRANSFORMER_MODELS_HPP
 
@@ -43,7 +44,24 @@ using AttentionCross = Functional<Node<"x", Input<Shape<7, 5>>>,
                                   Node<"flat", Flatten>,
                                   Node<"classes", Dense<3, Softmax>>>;
 
+// keras.io's Transformer text classifier in small: token and position embeddings, self-attention and a
+// feed-forward part, each under a residual and LayerNormalization(epsilon=1e-6).
+using TransformerBlock = Functional<Node<"tokens", Input<Shape<10>, std::int32_t>>,
+                                    Node<"token_emb", Embedding<50, 8>>,
+                                    Node<"pos_emb", PositionEmbedding<12>, "token_emb">,
+                                    Node<"embedded", Add, "token_emb", "pos_emb">,
+                                    Node<"att", MultiHeadAttention<2, 8>, "embedded", "embedded">,
+                                    Node<"res1", Add, "embedded", "att">,
+                                    Node<"norm1", LayerNormalization<1e-6f>>,
+                                    Node<"ffn1", TimeDistributed<Dense<16, Relu>>, "norm1">,
+                                    Node<"ffn2", TimeDistributed<Dense<8>>>,
+                                    Node<"res2", Add, "norm1", "ffn2">,
+                                    Node<"norm2", LayerNormalization<1e-6f>>,
+                                    Node<"pool", GlobalAveragePooling1D>,
+                                    Node<"classes", Dense<3, Softmax>>>;
+
 static_assert(LayerNormDense::param_count == 87);
+static_assert(TransformerBlock::param_count == 1403);
 static_assert(AttentionSelf::param_count == 295);
 static_assert(AttentionCausal::param_count == 291);
 static_assert(AttentionCross::param_count == 219);

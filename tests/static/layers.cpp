@@ -172,3 +172,13 @@ static_assert(LN::class_name == "LayerNormalization" && LN::base_name == "layer_
 static_assert(verdict<LN, tensor<Shape<12>>> == rule<LN>::ok);
 static_assert(verdict<LayerNormalization<0.0f>, tensor<Shape<12>>> == rule<LN>::epsilon);
 static_assert(std::is_same_v<Sequential<Input<Shape<7, 12>>, LN>::layer<0>::weight<1>::shape, Shape<12>>);
+
+// PositionEmbedding: (T, D) with T <= SequenceLength keeps its shape; embeddings (SequenceLength, D)
+using PE = PositionEmbedding<12>;
+static_assert(std::is_same_v<out_t<PE, tensor<Shape<10, 8>>>, Shape<10, 8>>);
+static_assert(params<PE, tensor<Shape<10, 8>>> == 12 * 8);
+static_assert(PE::class_name == "PositionEmbedding" && PE::base_name == "position_embedding");
+static_assert(verdict<PE, tensor<Shape<12, 8>>> == rule<PE>::ok);
+static_assert(verdict<PE, tensor<Shape<13, 8>>> == rule<PE>::too_long);
+static_assert(verdict<PE, tensor<Shape<96>>> == rule<PE>::needs_rank2);
+static_assert(verdict<PositionEmbedding<0>, tensor<Shape<4, 8>>> == rule<PE>::zero_length);

@@ -96,6 +96,26 @@ static_assert(std::is_same_v<ThreeSources::layer<2>::weight<2>::shape, Shape<2, 
 static_assert(std::is_same_v<ThreeSources::layer<2>::weight<4>::shape, Shape<5, 3, 4>>);   // value kernel
 static_assert(std::is_same_v<ThreeSources::layer<2>::output_shape, Shape<4, 6>>);           // the query's shape
 
+// A token-and-position embedding: the Embedding's output plus PositionEmbedding's rows.
+using TokenAndPosition = Functional<Node<"tokens", Input<Shape<5>, std::int32_t>>,
+                                    Node<"token_emb", Embedding<20, 4>>,
+                                    Node<"pos_emb", PositionEmbedding<8>>,
+                                    Node<"embedded", Add, "token_emb", "pos_emb">,
+                                    Node<"att", MultiHeadAttention<2, 2>, "embedded", "embedded">,
+                                    Node<"flat", Flatten>,
+                                    Node<"classes", Dense<3, Softmax>>>;
+// PositionEmbedding on a float sequence: its input's gradient is the Add's alone.
+using Positions = Functional<Node<"x", Input<Shape<4, 3>>>, Node<"pos", PositionEmbedding<6>>,
+                             Node<"sum", Add, "x", "pos">, Node<"flat", Flatten>, Node<"out", Dense<3, Softmax>>>;
+
+TEST_CASE("PositionEmbedding: gradients of its rows (those past the sequence: none) and of the input",
+          "[attention][gradcheck]")
+{
+    check<TokenAndPosition>();
+    check<Positions>();
+}
+static_assert(std::is_same_v<TokenAndPosition::layer<1>::weight<0>::shape, Shape<8, 4>>);   // (SequenceLength, features)
+
 TEST_CASE("MultiHeadAttention: gradients of every weight and of the input, through every path", "[attention][gradcheck]")
 {
     check<SelfAttention>();

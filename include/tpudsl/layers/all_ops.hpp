@@ -23,6 +23,7 @@
 #include <tpudsl/layers/lstm_ops.hpp>
 #include <tpudsl/layers/max_pool1d_ops.hpp>
 #include <tpudsl/layers/max_pool2d_ops.hpp>
+#include <tpudsl/layers/position_embedding_ops.hpp>
 #include <tpudsl/layers/reshaping_ops.hpp>
 #include <tpudsl/layers/time_distributed_ops.hpp>
 
