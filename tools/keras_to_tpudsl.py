@@ -998,46 +998,52 @@ def convert_merge(layer, shapes, sources):
     return spec, out or (1,)
 
 
-def batch_normalization(layer, shape):
-    """BatchNormalization over the last axis, with Keras' initializers, centred and scaled."""
-    axis = layer.get("axis", -1)
-    if isinstance(axis, list) and len(axis) == 1:
-        axis = axis[0]
-    if not is_int(axis) or axis not in (-1, len(shape)):
-        layer.refuse(f"axis={shown(axis)} is not supported: tpudsl normalises the last (channel) axis")
-    momentum, epsilon = layer.real("momentum", 0.99), layer.real("epsilon", 1e-3)
-    if not 0 <= momentum <= 1:
-        layer.refuse(f"momentum={shown(momentum)} is not in [0, 1]")
-    if not epsilon > 0:
-        layer.refuse(f"epsilon={shown(epsilon)} is not positive")
-    for key in ("center", "scale"):
-        if layer.get(key, True) is not True:
-            layer.refuse(f"{key}=false is not supported: tpudsl's BatchNormalization has gamma and beta")
-    for key, want in (("beta_initializer", "zeros"), ("gamma_initializer", "ones"),
-                      ("moving_mean_initializer", "zeros"), ("moving_variance_initializer", "ones")):
-        init = layer.get(key)
-        cls = init if isinstance(init, str) or init is None else init.get("class_name") if isinstance(init, dict) \
-            else ""
-        if cls is not None and re.sub(r"[^a-z]", "", str(cls).lower()) not in (want, want[:-1]):
-            layer.refuse(f"{key}={shown(init)} is not supported: tpudsl starts it with Keras' default, {want}")
-    if layer.get("synchronized"):
-        layer.refuse("synchronized=true is not supported: tpudsl normalises each fixed micro-batch on its own")
-    if layer.get("renorm"):
-        layer.refuse("renorm=true is not supported by tpudsl")
-    layer.no_extras("beta_regularizer", "gamma_regularizer", "beta_constraint", "gamma_constraint",
-                    "virtual_batch_size", "adjustment", "renorm_clipping")
-    layer.get("fused")            # an implementation choice of TensorFlow's: the same results
-    layer.get("renorm_momentum")  # read only with renorm
-    args = trim_defaults([float_literal(momentum, "momentum", layer), float_literal(epsilon, "epsilon", layer)],
-                         ["0.99f", "0.001f"])
-    return f"BatchNormalization<{', '.join(args)}>" if args else "BatchNormalization<>", shape, 4 * shape[-1]
-
-
 def initializer_is(layer, key, want):
     """True when the layer's initializer `key` is Keras' `want` (or not given)."""
     init = layer.get(key)
     cls = init if isinstance(init, str) or init is None else init.get("class_name") if isinstance(init, dict) else ""
     return cls is None or re.sub(r"[^a-z]", "", str(cls).lower()) in (want, want[:-1])
+
+
+def last_axis_normalization(layer, shape, initializers):
+    """What BatchNormalization and LayerNormalization share: the last axis, centred and scaled, the
+    given initializers Keras' defaults, a positive epsilon (returned)."""
+    axis = layer.get("axis", -1)
+    if isinstance(axis, list) and len(axis) == 1:
+        axis = axis[0]
+    if not is_int(axis) or axis not in (-1, len(shape)):
+        layer.refuse(f"axis={shown(axis)} is not supported: tpudsl normalises the last (channel) axis")
+    epsilon = layer.real("epsilon", 1e-3)
+    if not epsilon > 0:
+        layer.refuse(f"epsilon={shown(epsilon)} is not positive")
+    for key in ("center", "scale"):
+        if layer.get(key, True) is not True:
+            layer.refuse(f"{key}=false is not supported: tpudsl's {layer.cls} has gamma and beta")
+    for key, want in initializers:
+        if not initializer_is(layer, key, want):
+            layer.refuse(f"{key}={shown(layer.get(key))} is not supported: tpudsl starts it with Keras' default, {want}")
+    layer.no_extras("beta_regularizer", "gamma_regularizer", "beta_constraint", "gamma_constraint")
+    return epsilon
+
+
+def batch_normalization(layer, shape):
+    """BatchNormalization over the last axis, with Keras' initializers, centred and scaled."""
+    epsilon = last_axis_normalization(layer, shape, (("beta_initializer", "zeros"), ("gamma_initializer", "ones"),
+                                                     ("moving_mean_initializer", "zeros"),
+                                                     ("moving_variance_initializer", "ones")))
+    momentum = layer.real("momentum", 0.99)
+    if not 0 <= momentum <= 1:
+        layer.refuse(f"momentum={shown(momentum)} is not in [0, 1]")
+    if layer.get("synchronized"):
+        layer.refuse("synchronized=true is not supported: tpudsl normalises each fixed micro-batch on its own")
+    if layer.get("renorm"):
+        layer.refuse("renorm=true is not supported by tpudsl")
+    layer.no_extras("virtual_batch_size", "adjustment", "renorm_clipping")
+    layer.get("fused")            # an implementation choice of TensorFlow's: the same results
+    layer.get("renorm_momentum")  # read only with renorm
+    args = trim_defaults([float_literal(momentum, "momentum", layer), float_literal(epsilon, "epsilon", layer)],
+                         ["0.99f", "0.001f"])
+    return f"BatchNormalization<{', '.join(args)}>" if args else "BatchNormalization<>", shape, 4 * shape[-1]
 
 
 def position_embedding(layer, shape):
@@ -1056,23 +1062,9 @@ def position_embedding(layer, shape):
 
 def layer_normalization(layer, shape):
     """LayerNormalization over the last axis, centred and scaled, with Keras' initializers."""
-    axis = layer.get("axis", -1)
-    if isinstance(axis, list) and len(axis) == 1:
-        axis = axis[0]
-    if not is_int(axis) or axis not in (-1, len(shape)):
-        layer.refuse(f"axis={shown(axis)} is not supported: tpudsl normalises the last axis")
-    epsilon = layer.real("epsilon", 1e-3)
-    if not epsilon > 0:
-        layer.refuse(f"epsilon={shown(epsilon)} is not positive")
-    for key in ("center", "scale"):
-        if layer.get(key, True) is not True:
-            layer.refuse(f"{key}=false is not supported: tpudsl's LayerNormalization has gamma and beta")
+    epsilon = last_axis_normalization(layer, shape, (("beta_initializer", "zeros"), ("gamma_initializer", "ones")))
     if layer.get("rms_scaling"):
         layer.refuse("rms_scaling=true is not supported by tpudsl")
-    for key, want in (("beta_initializer", "zeros"), ("gamma_initializer", "ones")):
-        if not initializer_is(layer, key, want):
-            layer.refuse(f"{key}={shown(layer.get(key))} is not supported: tpudsl starts it with Keras' default, {want}")
-    layer.no_extras("beta_regularizer", "gamma_regularizer", "beta_constraint", "gamma_constraint")
     args = trim_defaults([float_literal(epsilon, "epsilon", layer)], ["0.001f"])
     return f"LayerNormalization<{', '.join(args)}>" if args else "LayerNormalization<>", shape, 2 * shape[-1]
 
