@@ -75,7 +75,9 @@ SUPPORTED = ("InputLayer", "Dense", "Conv1D", "Conv2D", "MaxPooling1D", "MaxPool
              "AveragePooling2D", "GlobalAveragePooling1D", "GlobalAveragePooling2D", "GlobalMaxPooling1D",
              "GlobalMaxPooling2D", "Embedding", "Flatten", "Dropout", "Activation", "BatchNormalization",
              "LayerNormalization", "TimeDistributed", "LSTM", "GRU", "Reshape", "Permute", "RepeatVector", "Identity",
-             "MultiHeadAttention", "PositionEmbedding") + MERGES
+             "MultiHeadAttention", "Attention", "AdditiveAttention", "PositionEmbedding") + MERGES
+# The attention layers: read several sequences, and take use_causal_mask at their call.
+ATTENTIONS = ("MultiHeadAttention", "Attention", "AdditiveAttention")
 # MultiHeadAttention's call arguments besides the query and value: the key (a tensor), the causal mask,
 # and those tpudsl takes only unset (masks) or that change nothing it computes.
 ATTENTION_KEYWORDS = ("key", "use_causal_mask", "return_attention_scores", "query_mask", "value_mask", "key_mask",
@@ -442,7 +444,7 @@ def tensor_refs(node, label, cls=None):
             raise Refused(f"{label} is called with keyword arguments {shown(kwargs)}, not a JSON object: not a "
                           "Keras model config")
         for key, value in kwargs.items():
-            if cls == "MultiHeadAttention" and key in ATTENTION_KEYWORDS:
+            if cls in ATTENTIONS and key in ATTENTION_KEYWORDS:
                 continue   # attention_call reads them
             if value is not None:
                 raise Refused(f"{label} is called with {name_of(key)}={shown(value)} ({where}): tpudsl calls its "
@@ -515,7 +517,7 @@ def read_graph(cfg):
         if cls in ("Sequential", "Functional", "Model"):
             raise Refused(f"{label}: a nested model is not supported: write its layers into the outer model")
         by_name[name] = GraphLayer(name, cls, lcfg, i, [tensor_refs(n, label, cls) for n in nodes],
-                                   [attention_call(n, label) if cls == "MultiHeadAttention" else {} for n in nodes])
+                                   [attention_call(n, label) if cls in ATTENTIONS else {} for n in nodes])
     nodes = {}
     for layer in by_name.values():
         for k, refs in enumerate(layer.calls or ([[]] if layer.cls == "InputLayer" else [])):
@@ -881,8 +883,8 @@ def convert_layer(layer, shape, first):
         return layer_normalization(layer, shape)
     if cls == "PositionEmbedding":
         return position_embedding(layer, shape)
-    if cls == "MultiHeadAttention":
-        layer.refuse("a MultiHeadAttention reads a query and a value: it is written in a graph (Functional)")
+    if cls in ATTENTIONS:
+        layer.refuse(f"a {cls} reads a query and a value: it is written in a graph (Functional)")
     if cls in ("Reshape", "Permute", "RepeatVector", "Identity"):
         return reshaping(layer, shape)
     if cls == "InputLayer":
@@ -1297,6 +1299,37 @@ def convert_attention(layer, shapes, options):
     return f"MultiHeadAttention<{', '.join(args)}>", tuple(q), params
 
 
+def convert_scored_attention(layer, shapes, options):
+    """Attention (dot scores) or AdditiveAttention on [query, value(, key)]: spec, output shape, parameters."""
+    cls = layer.cls
+    if len(shapes) not in (2, 3):
+        layer.refuse(f"it reads {len(shapes)} tensors: an {cls} reads [query, value] or [query, value, key]")
+    for what, shape in zip(("query", "value", "key"), shapes):
+        if len(shape) != 2:
+            layer.refuse(f"its {what} is {fmt_shape(shape)}: tpudsl attends over sequences (timesteps, features)")
+    key = shapes[2] if len(shapes) == 3 else shapes[1]
+    if key[0] != shapes[1][0] or key[1] != shapes[0][1]:
+        layer.refuse(f"its key {fmt_shape(key)} needs the value's length and the query's features {fmt_shape(shapes[0])}")
+    additive = cls == "AdditiveAttention"
+    use_scale = layer.get("use_scale", additive)
+    if not isinstance(use_scale, bool):
+        layer.refuse(f"use_scale={shown(use_scale)} is not true or false")
+    if not additive and layer.get("score_mode", "dot") != "dot":
+        layer.refuse(f"score_mode={shown(layer.get('score_mode'))} is not supported: tpudsl's Attention scores by dot "
+                     "products")
+    dropout = layer.real("dropout", 0.0)
+    if not 0 <= dropout < 1 or float32(dropout) >= 1:
+        layer.refuse(f"dropout={shown(dropout)} is not in [0, 1) as a float")
+    layer.get("seed")   # dropout's seed: tpudsl draws its masks from the model's
+    fields = ([f".dropout = {float_literal(dropout, 'dropout', layer)}"] if dropout else []) + \
+        ([".use_causal_mask = true"] if options.get("use_causal_mask") else [])
+    args = [("true" if use_scale else "false")] if use_scale != additive or fields else []
+    if fields:
+        args.append("attention_options{" + ", ".join(fields) + "}")
+    params = (shapes[0][1] if additive else 1) if use_scale else 0
+    return f"{cls}<{', '.join(args)}>", (shapes[0][0], shapes[1][1]), params
+
+
 def convert_graph(cfg, name, namespace, source, version, model_name):
     """A functional model that is not one chain, as a tpudsl Functional: a Node per layer call."""
     order, outputs = read_graph(cfg)
@@ -1327,9 +1360,9 @@ def convert_graph(cfg, name, namespace, source, version, model_name):
             node.spec = f"Input<Shape<{', '.join(map(str, node.shape))}>" + (f", {cpp_type}>" if cpp_type else ">")
             continue
         shapes = [source.shape for source in node.sources]
-        if node.call and cls in MERGES + ("BatchNormalization", "MultiHeadAttention"):
+        if node.call and cls in MERGES + ("BatchNormalization",) + ATTENTIONS:
             why = {"BatchNormalization": "a BatchNormalization is not shared (its moving statistics are one call's)",
-                   "MultiHeadAttention": "a MultiHeadAttention is not shared; declare another"}
+                   **{a: f"a {a} is not shared; declare another" for a in ATTENTIONS}}
             layer.refuse(f"it is called {len(node.layer.calls)} times: in tpudsl " +
                          why.get(cls, "a merge is not shared (Shared calls a layer again); make a new merge"))
         if cls in MERGES:
@@ -1337,6 +1370,8 @@ def convert_graph(cfg, name, namespace, source, version, model_name):
             params = 0
         elif cls == "MultiHeadAttention":
             node.spec, node.shape, params = convert_attention(layer, shapes, node.layer.options[node.call])
+        elif cls in ("Attention", "AdditiveAttention"):
+            node.spec, node.shape, params = convert_scored_attention(layer, shapes, node.layer.options[node.call])
         else:
             if len(shapes) != 1:
                 layer.refuse(f"it reads {len(shapes)} inputs ({listed([s.name for s in node.sources])}): tpudsl's "
@@ -1380,6 +1415,7 @@ def qualify(spec, q):
                   r"Linear|Relu|"
                   r"Softmax|Sigmoid|Tanh|Same|Valid|Size2|Reshape|Permute|RepeatVector|Identity|Add|Subtract|"
                   r"Multiply|Average|Maximum|Minimum|Concatenate|Dot|MultiHeadAttention|attention_options|"
+                  r"Attention|AdditiveAttention|"
                   r"PositionEmbedding)\b",
                   q + r"\1", spec)
 
@@ -1406,7 +1442,7 @@ def graph_header(name, namespace, order, outputs, total, source, version, model_
     # that node's only reader. A merge names them all.
     codes = []
     for i, node in enumerate(order):
-        implicit = len(node.sources) == 1 and node.layer.cls not in MERGES + ("MultiHeadAttention",) and \
+        implicit = len(node.sources) == 1 and node.layer.cls not in MERGES + ATTENTIONS and \
             order[i - 1] is node.sources[0] \
             and len(node.sources[0].readers) == 1
         sources = "".join(f', "{s.name}"' for s in ([] if implicit else node.sources))

@@ -4,6 +4,8 @@
 #ifndef TPUDSL_FUNCTIONAL_HPP
 #define TPUDSL_FUNCTIONAL_HPP
 
+#include <tpudsl/layers/dot_attention.hpp>
+#include <tpudsl/layers/dot_attention_ops.hpp>
 #include <tpudsl/layers/merge.hpp>
 #include <tpudsl/layers/merge_ops.hpp>
 #include <tpudsl/layers/multi_head_attention.hpp>

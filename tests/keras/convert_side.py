@@ -124,6 +124,8 @@ MODELS = {
     "attention_causal": (keras_models.attention_causal, "AttentionCausal", (".keras",)),
     "attention_cross": (keras_models.attention_cross, "AttentionCross", (".keras",)),
     "transformer_block": (keras_models.transformer_block, "TransformerBlock", (".keras",)),
+    "attention_luong": (keras_models.attention_luong, "AttentionLuong", (".keras",)),
+    "attention_bahdanau": (keras_models.attention_bahdanau, "AttentionBahdanau", (".keras",)),
     # ... and recurrent_models.hpp's.
     "lstm": (keras_models.lstm, "Lstm", (".keras",)),
     "lstm_sequences": (keras_models.lstm_sequences, "LstmSequences", (".keras",)),
@@ -141,7 +143,7 @@ MODELS = {
     "two_texts": (two_texts, "TwoTexts", (".keras", ".h5")),
 }
 GRAPHS = {"resnet20", "text_and_metadata", "functional_shared", "functional_dot", "two_texts", "attention_self",
-          "attention_causal", "attention_cross", "transformer_block"}
+          "attention_causal", "attention_cross", "transformer_block", "attention_luong", "attention_bahdanau"}
 
 
 def keras_shape(shape):

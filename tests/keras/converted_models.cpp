@@ -36,8 +36,10 @@
 #include <generated/cifar10_cnn.hpp>
 #include <generated/fashion_mnist_cnn.hpp>
 #include <generated/fashion_mnist_cnn_h5.hpp>
+#include <generated/attention_bahdanau.hpp>
 #include <generated/attention_causal.hpp>
 #include <generated/attention_cross.hpp>
+#include <generated/attention_luong.hpp>
 #include <generated/attention_self.hpp>
 #include <generated/functional_dot.hpp>
 #include <generated/functional_shared.hpp>
@@ -107,6 +109,8 @@ static_assert(std::is_same_v<generated::AttentionSelf, transformer_models::Atten
 static_assert(std::is_same_v<generated::AttentionCausal, transformer_models::AttentionCausal>);
 static_assert(std::is_same_v<generated::AttentionCross, transformer_models::AttentionCross>);
 static_assert(std::is_same_v<generated::TransformerBlock, transformer_models::TransformerBlock>);
+static_assert(std::is_same_v<generated::AttentionLuong, transformer_models::AttentionLuong>);
+static_assert(std::is_same_v<generated::AttentionBahdanau, transformer_models::AttentionBahdanau>);
 static_assert(std::is_same_v<generated::Lstm, recurrent_models::Lstm>);
 static_assert(std::is_same_v<generated::LstmSequences, recurrent_models::LstmSequences>);
 static_assert(std::is_same_v<generated::Gru, recurrent_models::Gru>);
@@ -278,5 +282,7 @@ main(int argc, char** argv)
     failures += same_layers<generated::AttentionCausal>(argv[1], "attention_causal");
     failures += same_layers<generated::AttentionCross>(argv[1], "attention_cross");
     failures += same_layers<generated::TransformerBlock>(argv[1], "transformer_block");
+    failures += same_layers<generated::AttentionLuong>(argv[1], "attention_luong");
+    failures += same_layers<generated::AttentionBahdanau>(argv[1], "attention_bahdanau");
     return failures == 0 ? 0 : 1;
 }

@@ -290,7 +290,7 @@ main(int argc, char** argv)
                      "       keras_interop average_pool2d|average_pool1d|global_average2d|global_max2d|"
                      "global_average1d|global_max1d|batch_norm_conv|batch_norm_dense|"
                      "time_distributed_dense|layer_norm_dense|layer_norm_sequence|attention_self|attention_causal|"
-                     "attention_cross|transformer_block|lstm|lstm_sequences|gru|gru_sequences|recurrent_tagger|"
+                     "attention_cross|transformer_block|attention_luong|attention_bahdanau|lstm|lstm_sequences|gru|gru_sequences|recurrent_tagger|"
                      "recurrent_stacked|functional_shared|functional_dot|text_and_metadata step DIR\n"
                      "       keras_interop_direct resnet20 step DIR\n";
         return 2;
@@ -336,6 +336,10 @@ main(int argc, char** argv)
             return run_step<transformer_models::AttentionCross>(name, mode, dir);
         if (name == "transformer_block")
             return run_step<transformer_models::TransformerBlock>(name, mode, dir);
+        if (name == "attention_luong")
+            return run_step<transformer_models::AttentionLuong>(name, mode, dir);
+        if (name == "attention_bahdanau")
+            return run_step<transformer_models::AttentionBahdanau>(name, mode, dir);
         if (name == "lstm")
             return run_step<recurrent_models::Lstm>(name, mode, dir);
         if (name == "lstm_sequences")

@@ -173,6 +173,23 @@ def attention_cross():
     return keras.Model(inputs, layers.Dense(3, activation="softmax", name="classes")(layers.Flatten(name="flat")(att)))
 
 
+def attention_luong():
+    """Luong's attention: a projected query over the sequence, Attention() on [query, value]."""
+    inputs = keras.Input((5, 4), name="x")
+    q = layers.TimeDistributed(layers.Dense(4, activation="tanh"), name="q")(inputs)
+    att = layers.Attention(name="att")([q, inputs])
+    return keras.Model(inputs, layers.Dense(3, activation="softmax", name="classes")(layers.Flatten(name="flat")(att)))
+
+
+def attention_bahdanau():
+    """Bahdanau's: AdditiveAttention (its scale learned) on [query, value, key], causal."""
+    inputs = keras.Input((5, 4), name="x")
+    q = layers.TimeDistributed(layers.Dense(3, activation="tanh"), name="q")(inputs)
+    k = layers.TimeDistributed(layers.Dense(3), name="k")(inputs)
+    att = layers.AdditiveAttention(name="att")([q, inputs, k], use_causal_mask=True)
+    return keras.Model(inputs, layers.Dense(3, activation="softmax", name="classes")(layers.Flatten(name="flat")(att)))
+
+
 @keras.saving.register_keras_serializable(package="keras_hub")
 class PositionEmbedding(layers.Layer):
     """keras-hub's PositionEmbedding as it computes (keras_hub.layers.PositionEmbedding, without the
@@ -348,14 +365,15 @@ LAYER_MODELS = {"average_pool2d": average_pool2d, "average_pool1d": average_pool
 LAYER_MODELS["time_distributed_dense"] = time_distributed_dense
 LAYER_MODELS.update({"layer_norm_dense": layer_norm_dense, "layer_norm_sequence": layer_norm_sequence,
                      "attention_self": attention_self, "attention_causal": attention_causal,
-                     "attention_cross": attention_cross, "transformer_block": transformer_block})
+                     "attention_cross": attention_cross, "transformer_block": transformer_block,
+                     "attention_luong": attention_luong, "attention_bahdanau": attention_bahdanau})
 LAYER_MODELS.update({f.__name__: f for f in (lstm, lstm_sequences, gru, gru_sequences, recurrent_tagger,
                                                 recurrent_stacked, resnet20, functional_shared, functional_dot,
                                                 text_and_metadata)})
 MODELS.update(LAYER_MODELS)
 PARAMS["time_distributed_dense"] = 55
 PARAMS.update({"layer_norm_dense": 87, "layer_norm_sequence": 111, "attention_self": 295, "attention_causal": 291,
-               "attention_cross": 219, "transformer_block": 1403})
+               "attention_cross": 219, "transformer_block": 1403, "attention_luong": 83, "attention_bahdanau": 96})
 PARAMS.update({"average_pool2d": 127, "average_pool1d": 67, "global_average2d": 91, "global_max2d": 91,
                "global_average1d": 55, "global_max1d": 55, "batch_norm_conv": 107, "batch_norm_dense": 99})
 PARAMS.update({"lstm": 261, "lstm_sequences": 288, "gru": 219, "gru_sequences": 168, "recurrent_tagger": 168,

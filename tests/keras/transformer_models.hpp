@@ -60,7 +60,24 @@ using TransformerBlock = Functional<Node<"tokens", Input<Shape<10>, std::int32_t
                                     Node<"pool", GlobalAveragePooling1D>,
                                     Node<"classes", Dense<3, Softmax>>>;
 
+// Attention()([q, x]): Luong's dot-product attention of a projected query over the sequence.
+using AttentionLuong = Functional<Node<"x", Input<Shape<5, 4>>>,
+                                  Node<"q", TimeDistributed<Dense<4, Tanh>>, "x">,
+                                  Node<"att", Attention<>, "q", "x">,
+                                  Node<"flat", Flatten>,
+                                  Node<"classes", Dense<3, Softmax>>>;
+
+// AdditiveAttention()([q, x, k], use_causal_mask=True): Bahdanau's, its scale learned.
+using AttentionBahdanau = Functional<Node<"x", Input<Shape<5, 4>>>,
+                                     Node<"q", TimeDistributed<Dense<3, Tanh>>, "x">,
+                                     Node<"k", TimeDistributed<Dense<3>>, "x">,
+                                     Node<"att", AdditiveAttention<true, attention_options{.use_causal_mask = true}>, "q", "x",
+                                          "k">,
+                                     Node<"flat", Flatten>,
+                                     Node<"classes", Dense<3, Softmax>>>;
+
 static_assert(LayerNormDense::param_count == 87);
+static_assert(AttentionLuong::param_count == 83 && AttentionBahdanau::param_count == 96);
 static_assert(TransformerBlock::param_count == 1403);
 static_assert(AttentionSelf::param_count == 295);
 static_assert(AttentionCausal::param_count == 291);

@@ -1,4 +1,4 @@
-// MultiHeadAttention in graphs: gradients against finite differences (self-attention read as query and
+// MultiHeadAttention, Attention and AdditiveAttention in graphs: gradients against finite differences (self-attention read as query and
 // value, one input, three inputs of their own, the causal mask, dropout in training), the causal mask's
 // promise (no position sees a later one), dropout's (inference is the attention without it; the same
 // bits on one core and two replicas), and Keras' summary and weights. Against Keras 3 itself:
@@ -12,6 +12,7 @@
 #include <xtensor/xtensor.hpp>
 
 #include <array>
+#include <cmath>
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
@@ -123,6 +124,42 @@ TEST_CASE("MultiHeadAttention: gradients of every weight and of the input, throu
     check<ThreeSources>();
     check<Dropped>();   // training: a fixed mask on the probabilities
 }
+
+// Attention and AdditiveAttention of a projected query over the sequence (the key the value, or its
+// own projection), scaled or not, causal, with dropout.
+template <class Att>
+using QueryOverValue = Functional<Node<"x", Input<Shape<5, 4>>>, Node<"q", TimeDistributed<Dense<4, Tanh>>, "x">,
+                                  Node<"att", Att, "q", "x">, Node<"flat", Flatten>, Node<"out", Dense<3, Softmax>>>;
+template <class Att>
+using WithKey = Functional<Node<"x", Input<Shape<5, 4>>>, Node<"q", TimeDistributed<Dense<3, Tanh>>, "x">,
+                           Node<"k", TimeDistributed<Dense<3>>, "x">, Node<"att", Att, "q", "x", "k">,
+                           Node<"flat", Flatten>, Node<"out", Dense<3, Softmax>>>;
+
+TEST_CASE("Attention and AdditiveAttention: gradients of the scale and of every input path", "[attention][gradcheck]")
+{
+    check<QueryOverValue<Attention<>>>();
+    check<QueryOverValue<Attention<true, attention_options{.use_causal_mask = true}>>>();
+    check<QueryOverValue<AdditiveAttention<>>>();
+    check<QueryOverValue<AdditiveAttention<false>>>();
+    check<WithKey<Attention<true, attention_options{.dropout = 0.3f}>>>();
+    check<WithKey<AdditiveAttention<true, attention_options{.use_causal_mask = true}>>>();
+}
+TEST_CASE("GlorotUniform on a vector (AdditiveAttention's scale): both fans its length, as Keras' _compute_fans",
+          "[attention][initializers]")
+{
+    CHECK(initializers::GlorotUniform::limit<Shape<3>>() == Approx(std::sqrt(6.0 / 6.0)));
+    CHECK(initializers::GlorotUniform::limit<Shape<24>>() == Approx(std::sqrt(6.0 / 48.0)));
+    CHECK(initializers::GlorotUniform::limit<Shape<4, 6>>() == Approx(std::sqrt(6.0 / 10.0)));
+    std::vector<float> scale(24);
+    initializers::GlorotUniform::fill<Shape<24>>(scale.data(), initializers::draw{7, 1, 1});
+    for (const float v : scale)
+        CHECK(std::abs(v) <= 0.354f);
+}
+
+// Keras' output: (query length, value features); AdditiveAttention's scale one weight per feature.
+static_assert(std::is_same_v<WithKey<Attention<>>::layer<2>::output_shape, Shape<5, 4>>);
+static_assert(WithKey<AdditiveAttention<>>::layer<2>::param_count == 3);
+static_assert(QueryOverValue<Attention<>>::layer<1>::param_count == 0 && QueryOverValue<Attention<true>>::layer<1>::param_count == 1);
 
 TEST_CASE("MultiHeadAttention: Keras' summary row and parameter count", "[attention][summary]")
 {

@@ -60,26 +60,30 @@ struct Ones {
 };
 
 /// `glorot_uniform`: uniform in [-l, l), l = sqrt(6 / (fan_in + fan_out)) for a kernel of shape
-/// (..., in, out), whose receptive field is the product of the leading dimensions (Keras'
-/// `_compute_fans`). Keras' default for kernels.
+/// (..., in, out), whose receptive field is the product of the leading dimensions, or of shape (n),
+/// whose fans are both n (Keras' `_compute_fans`). Keras' default for kernels.
 struct GlorotUniform {
     template <class Shape>
     [[nodiscard]] static double
     limit() noexcept
     {
-        std::size_t receptive = 1;
-        for (std::size_t d = 0; d + 2 < Shape::rank; ++d)
-            receptive *= Shape::dims[d];
-        const double fan_in = static_cast<double>(receptive * Shape::dims[Shape::rank - 2]);
-        const double fan_out = static_cast<double>(receptive * Shape::dims[Shape::rank - 1]);
-        return std::sqrt(6.0 / (fan_in + fan_out));
+        if constexpr (Shape::rank == 1) {
+            return std::sqrt(6.0 / (2.0 * static_cast<double>(Shape::dims[0])));
+        } else {
+            std::size_t receptive = 1;
+            for (std::size_t d = 0; d + 2 < Shape::rank; ++d)
+                receptive *= Shape::dims[d];
+            const double fan_in = static_cast<double>(receptive * Shape::dims[Shape::rank - 2]);
+            const double fan_out = static_cast<double>(receptive * Shape::dims[Shape::rank - 1]);
+            return std::sqrt(6.0 / (fan_in + fan_out));
+        }
     }
 
     template <class Shape>
     static void
     fill(float* w, const draw& d) noexcept
     {
-        static_assert(Shape::rank >= 2, "tpudsl::initializers::GlorotUniform: requires a weight of rank 2 or more");
+        static_assert(Shape::rank >= 1, "tpudsl::initializers::GlorotUniform: requires a weight of rank 1 or more");
         const double l = limit<Shape>();
         for (std::size_t k = 0; k < Shape::size; ++k)
             w[k] = d.symmetric(l, k);

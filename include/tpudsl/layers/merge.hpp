@@ -31,6 +31,7 @@ enum class merge_rule {
     attention_inputs,     ///< MultiHeadAttention: not 1 to 3 inputs (query, value, key)
     attention_rank,       ///< MultiHeadAttention: an input that is not a sequence (timesteps, features)
     attention_lengths,    ///< MultiHeadAttention: value and key of different lengths
+    attention_features,   ///< Attention, AdditiveAttention: a key of other features than the query
     attention_config      ///< MultiHeadAttention: a zero head count or dimension, or a dropout outside [0, 1)
 };
 

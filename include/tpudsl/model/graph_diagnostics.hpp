@@ -143,9 +143,10 @@ struct merge_error {
                   "axes, counting the batch axis), and the two axes have one extent; the merge's node, the "
                   "producers and their shapes follow [TPUDSL_DOT_AXES]");
     static_assert(R != detail::merge_rule::attention_inputs,
-                  "tpudsl::MultiHeadAttention: reads its query, then its value and its key (1 to 3 inputs; one "
-                  "is self-attention, two take the key from the value): Node<\"att\", MultiHeadAttention<2, 16>, "
-                  "\"query\", \"value\"> [TPUDSL_ATTENTION_INPUTS]");
+                  "tpudsl::MultiHeadAttention, Attention, AdditiveAttention: read the query, then the value and "
+                  "the key (MultiHeadAttention: 1 to 3 inputs, one is self-attention; the others 2 or 3; two take "
+                  "the key from the value): Node<\"att\", MultiHeadAttention<2, 16>, \"query\", \"value\"> "
+                  "[TPUDSL_ATTENTION_INPUTS]");
     static_assert(R != detail::merge_rule::attention_rank,
                   "tpudsl::MultiHeadAttention: query, value and key are sequences (timesteps, features), rank 2 "
                   "each; the node, the query's producer and shape, and the input at fault follow "
@@ -153,6 +154,10 @@ struct merge_error {
     static_assert(R != detail::merge_rule::attention_lengths,
                   "tpudsl::MultiHeadAttention: the value and the key have one length (timesteps); the node, the "
                   "query's producer and shape, and the input at fault follow [TPUDSL_ATTENTION_LENGTHS]");
+    static_assert(R != detail::merge_rule::attention_features,
+                  "tpudsl::Attention, tpudsl::AdditiveAttention: the key (the value unless named third) has the "
+                  "query's features; the node, the query's producer and shape, and the key's follow "
+                  "[TPUDSL_ATTENTION_FEATURES]");
     static_assert(R != detail::merge_rule::attention_config,
                   "tpudsl::MultiHeadAttention<Heads, KeyDim, ValueDim, Options>: Heads, KeyDim and ValueDim are at "
                   "least 1 and Options.dropout is in [0, 1) [TPUDSL_ATTENTION_CONFIG]");
