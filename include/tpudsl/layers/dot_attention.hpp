@@ -7,6 +7,7 @@
 #include <tpudsl/core/initializers.hpp>
 #include <tpudsl/core/shape.hpp>
 #include <tpudsl/core/weight_spec.hpp>
+#include <tpudsl/layers/detail/attention_steps.hpp>
 #include <tpudsl/layers/merge.hpp>
 #include <tpudsl/layers/multi_head_attention.hpp>
 
@@ -38,14 +39,9 @@ struct scored_attention : merge_base {
         if constexpr (sizeof...(In) < 2 || sizeof...(In) > 3) {
             return {merge_rule::attention_inputs, sizeof...(In) > 3 ? 3 : 0};
         } else {
-            constexpr std::array<bool, sizeof...(In)> floats{std::is_floating_point_v<typename In::value_type>...};
-            constexpr std::array<std::size_t, sizeof...(In)> ranks{In::shape::rank...};
-            for (std::size_t k = 0; k < floats.size(); ++k)
-                if (!floats[k])
-                    return {merge_rule::needs_float_input, k};
-            for (std::size_t k = 0; k < ranks.size(); ++k)
-                if (ranks[k] != 2)
-                    return {merge_rule::attention_rank, k};
+            constexpr merge_verdict inputs = attention_input_verdict<In...>();
+            if (inputs.rule != merge_rule::ok)
+                return inputs;
             using in = attention_inputs<In...>;
             if (in::value::shape::dims[0] != in::key::shape::dims[0])
                 return {merge_rule::attention_lengths, sizeof...(In) - 1};

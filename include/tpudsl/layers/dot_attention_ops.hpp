@@ -2,7 +2,7 @@
 #ifndef TPUDSL_LAYERS_DOT_ATTENTION_OPS_HPP
 #define TPUDSL_LAYERS_DOT_ATTENTION_OPS_HPP
 
-#include <tpudsl/detail/random.hpp>
+#include <tpudsl/layers/detail/attention_steps.hpp>
 #include <tpudsl/layers/dot_attention.hpp>
 #include <tpudsl/layers/step_context.hpp>
 
@@ -20,6 +20,7 @@ namespace tpudsl::detail {
 template <bool Additive, bool UseScale, attention_options Options>
 struct dot_attention_ops {
     static constexpr bool dropout = Options.dropout > 0.0f;
+    using masks = attention_dropout<Options.dropout>;
 
     /// T query positions, S value positions, D query (and key) features, DV value features, and which
     /// input is the key.
@@ -42,17 +43,14 @@ struct dot_attention_ops {
             const float* q = xs[0] + b * d::T * d::D;
             const float* k = xs[d::key_input] + b * d::S * d::D;
             const float* v = xs[1] + b * d::S * d::DV;
-            const std::uint64_t hash = drop ? sample_hash<B>(ctx, b) : 0;
+            const std::uint64_t hash = drop ? masks::template sample_hash<B>(ctx, b) : 0;
             for (std::size_t t = 0; t < d::T; ++t) {
                 float* p = scratch + (b * d::T + t) * d::S;
                 probabilities<B>(params, q + t * d::D, k, t, p);
                 const float* used = p;
                 if constexpr (dropout) {
                     float* kept = scratch + n * d::T * d::S + (b * d::T + t) * d::S;
-                    for (std::size_t s = 0; s < d::S; ++s)
-                        kept[s] = drop && (mix64(hash ^ (t * d::S + s)) >> 40) < threshold ? 0.0f
-                                  : drop                                                   ? p[s] / (1.0f - Options.dropout)
-                                                                                           : p[s];
+                    masks::keep(p, hash, t * d::S, d::S, drop, kept);
                     used = kept;
                 }
                 float* out = y + (b * d::T + t) * d::DV;
@@ -156,23 +154,8 @@ private:
             return 1.0f;
     }
 
-    /// Dropout keeps an element when (hash >> 40) >= ceil(rate 2^24), as Dropout's masks.
-    static constexpr std::uint64_t threshold = [] {
-        constexpr float scaled = Options.dropout * 16777216.0f;
-        constexpr auto whole = static_cast<std::uint64_t>(scaled);
-        return whole + (static_cast<float>(whole) < scaled ? 1 : 0);
-    }();
-
-    template <class B>
-    [[nodiscard]] static std::uint64_t
-    sample_hash(const step_context& ctx, std::size_t s) noexcept
-    {
-        const std::uint64_t layer = ctx.seed ^ (0xd1b54a32d192ed03ULL * (B::index + 1));
-        return mix64(mix64(mix64(layer) ^ ctx.step) ^ (ctx.first_sample + s));
-    }
-
     /// p (S) = the softmax of query position t's scores over the key's positions (later ones masked
-    /// when causal: 0, as Keras' -1e9 gives them).
+    /// when causal).
     template <class B>
     static void
     probabilities(const float* params, const float* q, const float* k, std::size_t t, float* p) noexcept
@@ -194,15 +177,7 @@ private:
             p[s] = score;
             top = std::max(top, score);
         }
-        double sum = 0.0;
-        for (std::size_t s = 0; s < visible; ++s) {
-            p[s] = std::exp(p[s] - top);
-            sum += p[s];
-        }
-        const auto inv = static_cast<float>(1.0 / sum);
-        for (std::size_t s = 0; s < visible; ++s)
-            p[s] *= inv;
-        std::fill(p + visible, p + d::S, 0.0f);
+        masked_softmax(p, top, visible, d::S);
     }
 };
 

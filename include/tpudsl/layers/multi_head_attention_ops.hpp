@@ -3,8 +3,8 @@
 #define TPUDSL_LAYERS_MULTI_HEAD_ATTENTION_OPS_HPP
 
 #include <tpudsl/core/activation_tags.hpp>
-#include <tpudsl/detail/random.hpp>
 #include <tpudsl/kernels/gemm.hpp>
+#include <tpudsl/layers/detail/attention_steps.hpp>
 #include <tpudsl/layers/multi_head_attention.hpp>
 #include <tpudsl/layers/step_context.hpp>
 
@@ -26,6 +26,7 @@ template <std::size_t Heads, std::size_t KeyDim, std::size_t ValueDim, attention
 struct multi_head_attention_ops {
     static constexpr std::size_t HK = Heads * KeyDim, HV = Heads * ValueDim;
     static constexpr bool dropout = Options.dropout > 0.0f;
+    using masks = attention_dropout<Options.dropout>;
 
     /// The shapes of layer B: T query positions of DQ features, S value (and key) positions of DV
     /// (DK) features, and which of the layer's inputs is the value and the key.
@@ -81,16 +82,6 @@ struct multi_head_attention_ops {
         return base + B::template weight<J>::offset;
     }
 
-    /// The keep mask of dropout over sample s's probabilities: a function of the seed, the step, the
-    /// layer and the sample's index in the global batch, as Dropout's.
-    template <class B>
-    [[nodiscard]] static std::uint64_t
-    sample_hash(const step_context& ctx, std::size_t s) noexcept
-    {
-        const std::uint64_t layer = ctx.seed ^ (0xd1b54a32d192ed03ULL * (B::index + 1));
-        return mix64(mix64(mix64(layer) ^ ctx.step) ^ (ctx.first_sample + s));
-    }
-
     /// What the projections' GEMMs ask of a thread's kernel scratch, over the timesteps of a
     /// micro-batch: forward's four, backward's weight gradients and input gradients.
     template <class B>
@@ -125,7 +116,7 @@ struct multi_head_attention_ops {
                                                  at<B, 5>(params), r.v);
         const bool drop = dropout && ctx.training;
         for (std::size_t b = 0; b < n; ++b) {
-            const std::uint64_t hash = drop ? sample_hash<B>(ctx, b) : 0;
+            const std::uint64_t hash = drop ? masks::template sample_hash<B>(ctx, b) : 0;
             for (std::size_t h = 0; h < Heads; ++h)
                 for (std::size_t t = 0; t < T; ++t) {
                     const std::size_t row = (b * Heads + h) * T + t;
@@ -134,7 +125,7 @@ struct multi_head_attention_ops {
                     const float* used = p;
                     if constexpr (dropout) {
                         float* kept = r.kept + row * S;
-                        keep<B>(p, hash, (h * T + t) * S, drop, kept);
+                        masks::keep(p, hash, (h * T + t) * S, S, drop, kept);
                         used = kept;
                     }
                     float* o = r.o + (b * T + t) * HV + h * ValueDim;
@@ -223,7 +214,7 @@ struct multi_head_attention_ops {
 
 private:
     /// Sets p (S) to the softmax over the value's positions of the scores q . k_s (positions after t
-    /// masked when causal: they get 0, as Keras' -1e9 before its softmax gives them).
+    /// masked when causal).
     template <class B>
     static void
     softmax_scores(const float* q, const float* k, std::size_t t, float* p) noexcept
@@ -239,33 +230,7 @@ private:
             p[s] = score;
             top = std::max(top, score);
         }
-        double sum = 0.0;
-        for (std::size_t s = 0; s < visible; ++s) {
-            p[s] = std::exp(p[s] - top);
-            sum += p[s];
-        }
-        const auto inv = static_cast<float>(1.0 / sum);
-        for (std::size_t s = 0; s < visible; ++s)
-            p[s] *= inv;
-        std::fill(p + visible, p + S, 0.0f);
-    }
-
-    /// kept = p times the dropout mask of elements [first, first + S) of a sample (scaled by
-    /// 1 / (1 - rate)), or p itself outside training.
-    template <class B>
-    static void
-    keep(const float* p, std::uint64_t hash, std::size_t first, bool drop, float* kept) noexcept
-    {
-        constexpr std::size_t S = dims<B>::S;
-        if (!drop) {
-            std::copy_n(p, S, kept);
-            return;
-        }
-        constexpr float rate = Options.dropout, scaled = rate * 16777216.0f;
-        constexpr auto whole = static_cast<std::uint64_t>(scaled);
-        constexpr std::uint64_t threshold = whole + (static_cast<float>(whole) < scaled ? 1 : 0);
-        for (std::size_t s = 0; s < S; ++s)
-            kept[s] = (mix64(hash ^ (first + s)) >> 40) >= threshold ? p[s] / (1.0f - rate) : 0.0f;
+        masked_softmax(p, top, visible, S);
     }
 
     /// out[j] = the sum over the rows of m (rows, N), in double, in order.
