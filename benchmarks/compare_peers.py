@@ -11,7 +11,9 @@ Trains each seed model for --seconds on synthetic inputs of its shapes (throughp
 the values), Adam, sparse categorical cross-entropy, the same batch and the same thread count. The
 default --models are the seeds and the two Sequential models beside them; --models resnet20 adds
 examples/cifar10_resnet's ResNet-20 (a functional model: tpudsl on one or two threads only; --models
-resnet20 --threads 1,2 --rounds 3 takes about 5.5 minutes on 2 cores, 2.3 of them the peers' warm-up):
+resnet20 --threads 1,2 --rounds 3 takes about 5.5 minutes on 2 cores, 2.3 of them the peers' warm-up;
+--models reuters_transformer adds keras.io's Transformer classifier, examples/reuters_transformer, a
+functional model too):
 
   * tpudsl: build/release/benchmarks/tpudsl_bench (one thread: OneDeviceStrategy; two: TpuStrategy<2>);
   * pytorch: Debian's python3-torch (1.13) with torch.set_num_threads(t) and the OpenBLAS it calls
@@ -92,7 +94,7 @@ def run_tpudsl(build, model, batch, threads, seconds):
     for line in out.splitlines():
         if line.startswith("tpudsl_bench "):
             return float(parse_line(line)["samples_per_s"])
-        if line.startswith("tpudsl_bench: %s skipped" % model):   # resnet20 beyond two threads
+        if line.startswith("tpudsl_bench: %s skipped" % model):   # a Functional model beyond two threads
             return None
     raise RuntimeError("tpudsl_bench printed no result:\n" + out)
 
@@ -142,6 +144,35 @@ def torch_model(torch, name):
                 _, (h, _) = self.lstm(self.embed(x))
                 return self.out(h[-1])
         return ReutersLstm(), (200,)
+    if name == "reuters_transformer":
+        # examples/reuters_transformer (keras.io's Transformer classifier): Keras' MultiHeadAttention(2,
+        # key_dim=32) projects to 2 heads of 32 (nn.MultiheadAttention's heads would be 16 wide), so the
+        # projections are Linear layers and the attention is scaled_dot_product_attention (PyTorch 2) or
+        # its three operations (PyTorch 1.13); LayerNorm(eps=1e-6), dropout 0.1 where keras.io has it.
+        class ReutersTransformer(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.tokens, self.positions = nn.Embedding(30982, 32), nn.Parameter(torch.zeros(200, 32))
+                self.q, self.k, self.v, self.o = nn.Linear(32, 64), nn.Linear(32, 64), nn.Linear(32, 64), nn.Linear(64, 32)
+                self.norm1, self.norm2 = nn.LayerNorm(32, eps=1e-6), nn.LayerNorm(32, eps=1e-6)
+                self.ffn = nn.Sequential(nn.Linear(32, 32), nn.ReLU(), nn.Linear(32, 32))
+                self.drop = nn.Dropout(0.1)
+                self.head = nn.Sequential(nn.Dropout(0.1), nn.Linear(32, 20), nn.ReLU(), nn.Dropout(0.1), nn.Linear(20, 46))
+
+            def heads(self, x):   # (batch, 200, 64) -> (batch, 2, 200, 32)
+                return x.view(x.shape[0], 200, 2, 32).transpose(1, 2)
+
+            def forward(self, ids):
+                x = self.tokens(ids) + self.positions
+                q, k, v = self.heads(self.q(x)), self.heads(self.k(x)), self.heads(self.v(x))
+                if hasattr(torch.nn.functional, "scaled_dot_product_attention"):
+                    a = torch.nn.functional.scaled_dot_product_attention(q, k, v)
+                else:
+                    a = torch.softmax(q @ k.transpose(-2, -1) / 32 ** 0.5, dim=-1) @ v
+                x = self.norm1(x + self.drop(self.o(a.transpose(1, 2).reshape(x.shape[0], 200, 64))))
+                x = self.norm2(x + self.drop(self.ffn(x)))
+                return self.head(x.mean(dim=1))
+        return ReutersTransformer(), (200,)
     if name == "resnet20":
         # examples/cifar10_resnet (tests/keras/keras_side.py's resnet20()): every convolution "same" with
         # its bias, BatchNormalization after each 3x3 one, a 1x1 stride-2 projection shortcut without it.
@@ -475,7 +506,7 @@ def main():
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--threads", default="1,2")
     ap.add_argument("--models", default="fashion,reuters,mnist,cifar,cifar_bn,reuters_lstm",
-                    help="those, resnet20 too (not by default)")
+                    help="those, resnet20 and reuters_transformer too (not by default)")
     ap.add_argument("--frameworks", default="all", help="all, or some of " + ",".join(FRAMEWORKS))
     ap.add_argument("--peers-dir", default=os.environ.get("TPUDSL_PEERS_DIR") or str(
         pathlib.Path(os.environ.get("XDG_CACHE_HOME") or pathlib.Path.home() / ".cache") / "tpudsl-peers"))

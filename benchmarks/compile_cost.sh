@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # Compile time and peak compiler memory (GNU time's "Maximum resident set size") of each seed (and the
-# examples beyond them: reuters_lstm, cifar10_bn and the functional ResNet-20, cifar10_resnet) at -O2,
+# examples beyond them: reuters_lstm, cifar10_bn, and the functional ResNet-20 and Transformer classifier,
+# cifar10_resnet and reuters_transformer) at -O2,
 # best of three: the model declaration alone (its model.hpp, with the static_asserts on its shapes and
 # counts) and the whole training program (its main.cpp).
-# Usage: compile_cost.sh [compiler] [repository root]
+# Usage: [SEEDS="fashion_mnist_cnn reuters_transformer"] compile_cost.sh [compiler] [repository root]
 set -euo pipefail
 cxx=${1:-g++}
 root=${2:-$(cd "$(dirname "$0")/.." && pwd)}
@@ -30,7 +31,7 @@ measure() {   # measure <label> <seed> <compiler arguments...>
 }
 
 printf '%-20s %-12s %8s %12s\n' example part seconds peak_MiB
-for seed in reuters_conv1d mnist_mlp fashion_mnist_cnn cifar10_cnn reuters_lstm cifar10_bn cifar10_resnet; do
+for seed in ${SEEDS:-reuters_conv1d mnist_mlp fashion_mnist_cnn cifar10_cnn reuters_lstm cifar10_bn cifar10_resnet reuters_transformer}; do
     measure declaration "$seed" -x c++ -c "$root/examples/$seed/model.hpp"
     measure program "$seed" -c "$root/examples/$seed/main.cpp"
 done

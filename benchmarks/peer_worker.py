@@ -36,13 +36,15 @@ SHAPES = {
     "resnet20": ((32, 32, 3), 10, None),
     "reuters": ((300,), 46, 30982),
     "reuters_lstm": ((200,), 46, 30982),
+    "reuters_transformer": ((200,), 46, 30982),
     "lstm": ((300,), 46, 30982),
     "gru": ((300,), 46, 30982),
 }
 
 # the parameter counts that examples/*/model.hpp asserts: a check that both sides train one model
 PARAMS = {"fashion": 108810, "mnist": 669706, "cifar": 1250858, "cifar_bn": 66986, "reuters": 332856,
-          "reuters_lstm": 30982 * 32 + 4 * 64 * (32 + 64 + 1) + 46 * (64 + 1), "resnet20": 274442}
+          "reuters_lstm": 30982 * 32 + 4 * 64 * (32 + 64 + 1) + 46 * (64 + 1), "resnet20": 274442,
+          "reuters_transformer": 1010106}
 
 
 def say(line):
@@ -134,11 +136,45 @@ def keras_resnet20(keras):
     return keras.Model(inputs, L.Dense(10, activation="softmax")(x))
 
 
+def keras_transformer(keras):
+    """keras.io's "Text classification with Transformer" (examples/reuters_transformer): its
+    TokenAndPositionEmbedding and TransformerBlock layers, as that page writes them."""
+    L, ops = keras.layers, keras.ops
+
+    class TokenAndPositionEmbedding(L.Layer):
+        def __init__(self):
+            super().__init__()
+            self.token_emb, self.pos_emb = L.Embedding(30982, 32), L.Embedding(200, 32)
+
+        def call(self, x):
+            return self.token_emb(x) + self.pos_emb(ops.arange(0, 200, 1))
+
+    class TransformerBlock(L.Layer):
+        def __init__(self):
+            super().__init__()
+            self.att = L.MultiHeadAttention(num_heads=2, key_dim=32)
+            self.ffn = keras.Sequential([L.Dense(32, activation="relu"), L.Dense(32)])
+            self.norm1, self.norm2 = L.LayerNormalization(epsilon=1e-6), L.LayerNormalization(epsilon=1e-6)
+            self.drop1, self.drop2 = L.Dropout(0.1), L.Dropout(0.1)
+
+        def call(self, x):
+            out1 = self.norm1(x + self.drop1(self.att(x, x)))
+            return self.norm2(out1 + self.drop2(self.ffn(out1)))
+
+    inputs = keras.Input((200,), dtype="int32")
+    x = TransformerBlock()(TokenAndPositionEmbedding()(inputs))
+    x = L.Dropout(0.1)(L.GlobalAveragePooling1D()(x))
+    x = L.Dropout(0.1)(L.Dense(20, activation="relu")(x))
+    return keras.Model(inputs, L.Dense(46, activation="softmax")(x))
+
+
 def keras_model(keras, name):
     L = keras.layers
     shape = SHAPES[name][0]
     if name == "resnet20":
         return keras_resnet20(keras)
+    if name == "reuters_transformer":
+        return keras_transformer(keras)
     if name == "fashion":
         body = [L.Conv2D(64, 3), L.MaxPooling2D(2), L.Activation("relu"), L.Flatten(), L.Dense(10),
                 L.Activation("softmax")]

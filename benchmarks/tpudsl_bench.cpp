@@ -1,13 +1,14 @@
 // How close each seed model trains to the machine's FMA peak, and how its GEMMs compare with
 // OpenBLAS at the same shapes. Figures, never assertions.
 //
-//   tpudsl_bench [--model all|fashion|reuters|mnist|cifar|cifar_bn|reuters_lstm|resnet20] [--batch 32,128,512] [--strategy one,tpu2,tpu4,tpu8]
+//   tpudsl_bench [--model all|fashion|reuters|mnist|cifar|cifar_bn|reuters_lstm|reuters_transformer|resnet20] [--batch 32,128,512] [--strategy one,tpu2,tpu4,tpu8]
 //                [--seconds 2] [--rounds 2] [--kernels on|off] [--phases on|off] [--csv F] [--json F] [--svg F]
 //
 // The FMA peak is measured here, with a loop of independent vector FMAs on one core and on every
 // thread a strategy uses at once. A model's FLOPs are counted from its type: per sample, 2 x the
-// multiply-adds of every Dense and convolution for the forward pass, as many again for the kernel's
-// gradient, and as many again for the input's gradient (all but the first layer). The GFLOP/s of a
+// multiply-adds of every Dense (over each timestep too), convolution and MultiHeadAttention (its
+// projections, scores and weighted sums) for the forward pass, as many again for the kernel's gradient,
+// and as many again for the input's gradient (all but the first layer). The GFLOP/s of a
 // configuration are those FLOPs times its samples/s; peak_pct divides them by the peak of its threads.
 //
 // Each configuration prints one line that scripts read:
@@ -28,6 +29,7 @@
 #include "mnist_mlp/model.hpp"
 #include "reuters_conv1d/model.hpp"
 #include "reuters_lstm/model.hpp"
+#include "reuters_transformer/model.hpp"
 
 #include <tpudsl/detail/simd.hpp>
 #include <tpudsl/kernels/gemm.hpp>
@@ -122,6 +124,29 @@ template <std::size_t F, std::size_t K, class A, class P, std::size_t S>
 struct is_gemm_layer<tpudsl::Conv1D<F, K, A, P, S>> : std::true_type {};
 template <std::size_t F, auto K, class A, class P, auto S>
 struct is_gemm_layer<tpudsl::Conv2D<F, K, A, P, S>> : std::true_type {};
+template <std::size_t U, class A>
+struct is_gemm_layer<tpudsl::TimeDistributed<tpudsl::Dense<U, A>>> : std::true_type {};
+
+template <class Spec>
+struct is_attention : std::false_type {};
+template <std::size_t H, std::size_t K, std::size_t V, tpudsl::attention_options O>
+struct is_attention<tpudsl::MultiHeadAttention<H, K, V, O>> : std::true_type {
+    static constexpr std::size_t heads = H, key_dim = K, value_dim = V;
+};
+
+/// MultiHeadAttention's multiply-adds per sample: the query, key, value and output projections and
+/// the scores and weighted sums of every head (T x S x (key_dim + value_dim)).
+template <class B>
+constexpr double
+attention_macs()
+{
+    using A = is_attention<typename B::spec>;
+    using d = typename tpudsl::detail::multi_head_attention_ops<A::heads, A::key_dim, A::value_dim,
+                                                                 tpudsl::attention_options{}>::template dims<B>;
+    const double hk = A::heads * A::key_dim, hv = A::heads * A::value_dim;
+    return d::T * d::DQ * hk + d::S * d::DK * hk + d::S * d::DV * hv + d::T * hv * d::DQ +
+           static_cast<double>(A::heads * d::T * d::S * (A::key_dim + A::value_dim));
+}
 
 /// A Dense or convolution as the GEMM it runs per sample: (positions x patch) . (patch x filters).
 template <class B>
@@ -142,6 +167,8 @@ train_flops_per_sample()
             using B = typename M::template layer<J>;
             if constexpr (is_gemm_layer<typename B::spec>::value)
                 total += 2.0 * gemm_shape<B>::macs * (J == 0 ? 2.0 : 3.0);
+            else if constexpr (is_attention<typename B::spec>::value)
+                total += 2.0 * attention_macs<B>() * 3.0;
         };
         (add(std::integral_constant<std::size_t, I>{}), ...);
         return total;
@@ -273,7 +300,7 @@ train_with(const std::string& strategy, std::size_t batch, double seconds)
 {
     if (strategy == "tpu2")
         return train<M, tpudsl::TpuStrategy<2>>(batch, seconds);
-    if constexpr (!requires { M::node_names; }) {   // ResNet-20: one and two threads only (fewer instances to build)
+    if constexpr (!requires { M::node_names; }) {   // Functional models: one and two threads only (fewer instances)
         if (strategy == "tpu4")
             return train<M, tpudsl::TpuStrategy<4>>(batch, seconds);
         if (strategy == "tpu8")
@@ -718,8 +745,17 @@ main(int argc, char** argv)
         bench_model<seeds::Cifar10Bn>("cifar_bn", a, peak1, peak2, rows, kernels);
     if (a.model == "all" || a.model == "reuters_lstm")
         bench_model<seeds::ReutersLstm>("reuters_lstm", a, peak1, peak2, rows, kernels);
+    // the Functional models: one and two threads only
+    const bool one_or_two =
+        std::all_of(a.strategies.begin(), a.strategies.end(), [](const std::string& s) { return s == "one" || s == "tpu2"; });
+    if (a.model == "all" || a.model == "reuters_transformer") {
+        if (one_or_two)
+            bench_model<seeds::ReutersTransformer>("reuters_transformer", a, peak1, peak2, rows, kernels);
+        else
+            std::printf("tpudsl_bench: reuters_transformer skipped: it runs with --strategy one,tpu2 only\n");
+    }
     if (a.model == "all" || a.model == "resnet20") {
-        if (std::all_of(a.strategies.begin(), a.strategies.end(), [](const std::string& s) { return s == "one" || s == "tpu2"; }))
+        if (one_or_two)
             bench_model<seeds::ResNet20>("resnet20", a, peak1, peak2, rows, kernels);
         else
             std::printf("tpudsl_bench: resnet20 skipped: it runs with --strategy one,tpu2 only\n");

@@ -1,15 +1,23 @@
 /// @file Synthetic stand-ins for the seed data sets, used when the real data is not on the machine:
 /// the same shapes, and a learnable signal (each class brightens its own band of rows, or draws its
-/// tokens from its own range). The examples announce them on their first line.
+/// tokens from its own range). The examples announce them on their first line. And the Reuters
+/// examples' data and labels, loaded or stood in.
 #ifndef TPUDSL_EXAMPLES_COMMON_SYNTHETIC_HPP
 #define TPUDSL_EXAMPLES_COMMON_SYNTHETIC_HPP
+
+#include "common/data.hpp"
 
 #include <tpudsl/data/fashion_mnist.hpp>
 #include <tpudsl/data/sequences.hpp>
 
+#include <xtensor/xtensor.hpp>
+
+#include <algorithm>
+#include <array>
 #include <cstddef>
 #include <cstdint>
 #include <random>
+#include <string>
 
 namespace seeds {
 
@@ -53,6 +61,27 @@ synthetic_sequences(std::size_t n, std::size_t classes, std::int32_t vocab, std:
         s.x.push_back(std::move(tokens));
     }
     return s;
+}
+
+/// Keras' Reuters newswires from `dir` (tools/export_keras_dataset.py's files), or, where they are
+/// absent, the stand-in of the same sizes (8,982 training and 2,246 test sequences over 46 topics and
+/// 30,982 token ids); the first line printed says which.
+inline tpudsl::data::sequence_dataset
+reuters_or_stand_in(const std::string& dir)
+{
+    return load_or_stand_in(
+        "Keras' Reuters newswires", [&] { return tpudsl::data::reuters::load_data(dir); },
+        [] { return tpudsl::data::sequence_dataset{synthetic_sequences(8982, 46, 30982, 1),
+                                                   synthetic_sequences(2246, 46, 30982, 2)}; });
+}
+
+/// A split's topics as the (n) array fit takes.
+inline xt::xtensor<std::int32_t, 1>
+topic_labels(const tpudsl::data::sequence_split& s)
+{
+    xt::xtensor<std::int32_t, 1> y(std::array<std::size_t, 1>{s.y.size()});
+    std::copy(s.y.begin(), s.y.end(), y.begin());
+    return y;
 }
 
 } // namespace seeds

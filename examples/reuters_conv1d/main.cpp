@@ -41,14 +41,6 @@ namespace {
 
 using Ex = tpudsl::Example<tpudsl::Shape<300>, std::int32_t, std::int32_t>;
 
-xt::xtensor<std::int32_t, 1>
-labels(const tpudsl::data::sequence_split& s)
-{
-    xt::xtensor<std::int32_t, 1> y(std::array<std::size_t, 1>{s.y.size()});
-    std::copy(s.y.begin(), s.y.end(), y.begin());
-    return y;
-}
-
 int
 train(const seeds::Args& args, const tpudsl::data::sequence_dataset& data)
 {
@@ -56,9 +48,9 @@ train(const seeds::Args& args, const tpudsl::data::sequence_dataset& data)
     // [reuters_pipeline]
     auto x_train = pad_sequences<300>(data.train.x);
     auto x_test = pad_sequences<300>(data.test.x);
-    auto ds_train = Dataset<Ex>::from_tensor_slices(x_train, labels(data.train))
+    auto ds_train = Dataset<Ex>::from_tensor_slices(x_train, seeds::topic_labels(data.train))
                         .shuffle(1000, args.seed).batch(args.batch).prefetch().cache();
-    auto ds_test = Dataset<Ex>::from_tensor_slices(x_test, labels(data.test))
+    auto ds_test = Dataset<Ex>::from_tensor_slices(x_test, seeds::topic_labels(data.test))
                        .shuffle(1000, args.seed).batch(args.batch).prefetch().cache();
 
     return seeds::with_strategy(args, [&](auto& strategy) {   // --strategy one|tpu8|multiworker
@@ -84,10 +76,7 @@ int
 main(int argc, char** argv)
 try {
     const auto args = seeds::parse_args(argc, argv, {.epochs = 10, .batch = 32, .data = tpudsl::data::reuters::default_directory()});
-    const auto data = seeds::load_or_stand_in(
-        "Keras' Reuters newswires", [&] { return tpudsl::data::reuters::load_data(args.data); },
-        [] { return tpudsl::data::sequence_dataset{seeds::synthetic_sequences(8982, 46, 30982, 1),
-                                                   seeds::synthetic_sequences(2246, 46, 30982, 2)}; });
+    const auto data = seeds::reuters_or_stand_in(args.data);
     return train(args, data);
 } catch (const std::exception& e) {
     std::cerr << "reuters_conv1d: " << e.what() << '\n';

@@ -19,37 +19,20 @@
 
 #include <tpudsl/tpudsl.hpp>
 
-#include <algorithm>
-#include <array>
 #include <cstdio>
 #include <exception>
 #include <iostream>
-
-namespace {
-
-xt::xtensor<std::int32_t, 1>
-labels(const tpudsl::data::sequence_split& s)
-{
-    xt::xtensor<std::int32_t, 1> y(std::array<std::size_t, 1>{s.y.size()});
-    std::copy(s.y.begin(), s.y.end(), y.begin());
-    return y;
-}
-
-} // namespace
 
 int
 main(int argc, char** argv)
 try {
     const auto args = seeds::parse_args(argc, argv, {.epochs = 10, .batch = 64, .data = tpudsl::data::reuters::default_directory()});
-    const auto data = seeds::load_or_stand_in(
-        "Keras' Reuters newswires", [&] { return tpudsl::data::reuters::load_data(args.data); },
-        [] { return tpudsl::data::sequence_dataset{seeds::synthetic_sequences(8982, 46, 30982, 1),
-                                                   seeds::synthetic_sequences(2246, 46, 30982, 2)}; });
+    const auto data = seeds::reuters_or_stand_in(args.data);
     // [reuters_lstm_training]
     using namespace tpudsl;
     const auto x_train = pad_sequences<200>(data.train.x);
     const auto x_test = pad_sequences<200>(data.test.x);
-    const auto y_train = labels(data.train), y_test = labels(data.test);
+    const auto y_train = seeds::topic_labels(data.train), y_test = seeds::topic_labels(data.test);
 
     return seeds::with_strategy(args, [&](auto& strategy) {   // --strategy one|tpu8|multiworker
         auto model = strategy.template scope<seeds::ReutersLstm>(args.seed);

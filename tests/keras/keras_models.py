@@ -142,8 +142,9 @@ def layer_norm_sequence():
 
 
 def attention_self():
-    """Self-attention with a residual and LayerNormalization (a Transformer block's first half)."""
-    inputs = keras.Input((6, 8), name="x")
+    """Self-attention with a residual and LayerNormalization (a Transformer block's first half), over 37
+    positions: two blocks of query positions (32 and 5)."""
+    inputs = keras.Input((37, 8), name="x")
     # (Keras 3 on JAX computes through jax.nn.dot_product_attention, which refuses a value_dim other than
     # key_dim, unless the scores are asked for: its own einsums then run, and the scores go unused)
     att, _ = layers.MultiHeadAttention(num_heads=2, key_dim=3, value_dim=4, name="att")(
@@ -154,8 +155,9 @@ def attention_self():
 
 
 def attention_causal():
-    """Causal self-attention over a projected sequence, one input read as query and value."""
-    inputs = keras.Input((5, 4), name="x")
+    """Causal self-attention over a projected sequence of 34 positions (two blocks of query positions),
+    one input read as query and value."""
+    inputs = keras.Input((34, 4), name="x")
     h = layers.TimeDistributed(layers.Dense(6, activation="tanh"), name="proj")(inputs)
     att = layers.MultiHeadAttention(num_heads=3, key_dim=2, name="att")(h, h, use_causal_mask=True)
     return keras.Model(inputs, layers.Dense(3, activation="softmax", name="classes")(layers.Flatten(name="flat")(att)))
@@ -372,7 +374,7 @@ LAYER_MODELS.update({f.__name__: f for f in (lstm, lstm_sequences, gru, gru_sequ
                                                 text_and_metadata)})
 MODELS.update(LAYER_MODELS)
 PARAMS["time_distributed_dense"] = 55
-PARAMS.update({"layer_norm_dense": 87, "layer_norm_sequence": 111, "attention_self": 295, "attention_causal": 291,
+PARAMS.update({"layer_norm_dense": 87, "layer_norm_sequence": 111, "attention_self": 295, "attention_causal": 813,
                "attention_cross": 219, "transformer_block": 1403, "attention_luong": 83, "attention_bahdanau": 96})
 PARAMS.update({"average_pool2d": 127, "average_pool1d": 67, "global_average2d": 91, "global_max2d": 91,
                "global_average1d": 55, "global_max1d": 55, "batch_norm_conv": 107, "batch_norm_dense": 99})

@@ -18,16 +18,17 @@ using LayerNormDense = Sequential<Input<Shape<8>>, Dense<6, Tanh>, LayerNormaliz
 using LayerNormSequence = Sequential<Input<Shape<5, 4>>, Conv1D<6, 3, Relu, Same>, LayerNormalization<0.01f>,
                                      TimeDistributed<Dense<3, Softmax>>>;
 
-// att = MultiHeadAttention(2, key_dim=3, value_dim=4)(x, x); LayerNormalization(Add([att, x]))
-using AttentionSelf = Functional<Node<"x", Input<Shape<6, 8>>>,
+// att = MultiHeadAttention(2, key_dim=3, value_dim=4)(x, x); LayerNormalization(Add([att, x])), over 37
+// positions: two blocks of query positions (32 and 5)
+using AttentionSelf = Functional<Node<"x", Input<Shape<37, 8>>>,
                                  Node<"att", MultiHeadAttention<2, 3, 4>, "x", "x">,
                                  Node<"sum", Add, "att", "x">,
                                  Node<"norm", LayerNormalization<>>,
                                  Node<"pool", GlobalAveragePooling1D>,
                                  Node<"classes", Dense<3, Softmax>>>;
 
-// MultiHeadAttention(3, key_dim=2)(h, h, use_causal_mask=True)
-using AttentionCausal = Functional<Node<"x", Input<Shape<5, 4>>>,
+// MultiHeadAttention(3, key_dim=2)(h, h, use_causal_mask=True) over 34 positions
+using AttentionCausal = Functional<Node<"x", Input<Shape<34, 4>>>,
                                    Node<"proj", TimeDistributed<Dense<6, Tanh>>>,
                                    Node<"att", MultiHeadAttention<3, 2, 2, attention_options{.use_causal_mask = true}>,
                                         "proj", "proj">,
@@ -80,7 +81,7 @@ static_assert(LayerNormDense::param_count == 87);
 static_assert(AttentionLuong::param_count == 83 && AttentionBahdanau::param_count == 96);
 static_assert(TransformerBlock::param_count == 1403);
 static_assert(AttentionSelf::param_count == 295);
-static_assert(AttentionCausal::param_count == 291);
+static_assert(AttentionCausal::param_count == 813);
 static_assert(AttentionCross::param_count == 219);
 static_assert(LayerNormSequence::param_count == 111);
 

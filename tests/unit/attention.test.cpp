@@ -58,6 +58,15 @@ using Undropped = Functional<Node<"x", Input<Shape<6, 4>>>,
                              Node<"flat", Flatten>,
                              Node<"classes", Dense<3, Softmax>>>;
 
+// A query of 35 positions (two blocks: 32 and 3) over a value of 11, causal, with dropout: every path of
+// the blocked attention at once.
+using LongQuery = Functional<Node<"x", Input<Shape<35, 3>>>,
+                             Node<"pool", AveragePooling1D<3>, "x">,
+                             Node<"att", MultiHeadAttention<2, 3, 2, attention_options{.dropout = 0.2f, .use_causal_mask = true}>,
+                                  "x", "pool">,
+                             Node<"flat", Flatten>,
+                             Node<"classes", Dense<3, Softmax>>>;
+
 // The attention itself as the output, to read each position.
 using CausalOnly = Functional<Node<"x", Input<Shape<5, 6>>>,
                               Node<"att", MultiHeadAttention<2, 3, 3, attention_options{.use_causal_mask = true}>, "x">>;
@@ -123,6 +132,7 @@ TEST_CASE("MultiHeadAttention: gradients of every weight and of the input, throu
     check<Causal>();
     check<ThreeSources>();
     check<Dropped>();   // training: a fixed mask on the probabilities
+    check<LongQuery>();
 }
 
 // Attention and AdditiveAttention of a projected query over the sequence (the key the value, or its

@@ -55,6 +55,10 @@ enum class scratch {
     /// sums and a block of tiles' transforms, winograd_plan::floats. One user: a convolution's pass
     /// fills it and reads it through its samples, calling no other kernel that asks for it.
     winograd,
+    /// A layer's own workspace across the kernels it calls (layer_workspace below: multi-head attention's
+    /// head of key and value and its blocks of scores). One user at a time, a layer's forward or
+    /// backward pass; no kernel asks for it.
+    layer_workspace,
     count   ///< not a buffer: how many there are
 };
 
@@ -307,6 +311,28 @@ scratch_buffer(std::size_t n, scratch which)
     const auto offset = reinterpret_cast<std::uintptr_t>(buffer.data()) % 64;
     return buffer.data() + (offset ? (64 - offset) / sizeof(float) : 0);
 }
+
+} // namespace tpudsl::kernels::detail
+
+namespace tpudsl::kernels {
+
+/// What a layer asks for its own workspace of n floats in its thread's scratch (its scratch() declares
+/// it beside its kernels' needs), and that workspace: valid through the layer's pass, which calls only
+/// kernels that never ask for it.
+[[nodiscard]] constexpr scratch_sizes
+layer_workspace_sizes(std::size_t n) noexcept
+{
+    return scratch_sizes::of(detail::scratch::layer_workspace, n);
+}
+[[nodiscard]] inline float*
+layer_workspace(std::size_t n)
+{
+    return detail::scratch_buffer(n, detail::scratch::layer_workspace);
+}
+
+} // namespace tpudsl::kernels
+
+namespace tpudsl::kernels::detail {
 
 /// A list of at least n row_refs: the bound arena's, else this thread's fallback.
 inline row_ref*

@@ -10,7 +10,6 @@
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
-#include <limits>
 
 namespace tpudsl::detail {
 
@@ -162,7 +161,6 @@ private:
     {
         using d = dims<B>;
         const std::size_t visible = Options.use_causal_mask ? std::min(t + 1, d::S) : d::S;
-        float top = -std::numeric_limits<float>::infinity();
         for (std::size_t s = 0; s < visible; ++s) {
             const float* ks = k + s * d::D;
             float score = 0.0f;
@@ -175,9 +173,8 @@ private:
                 score *= scale_of<B>(params, 0);
             }
             p[s] = score;
-            top = std::max(top, score);
         }
-        masked_softmax(p, top, visible, d::S);
+        masked_softmax(p, visible, d::S);
     }
 };
 

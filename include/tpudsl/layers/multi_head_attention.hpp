@@ -111,15 +111,16 @@ struct MultiHeadAttention : detail::merge_base {
     }())::type;
 
     /// Per sample, from forward to backward: the projected (and scaled) query, key and value, the
-    /// probabilities (and, with dropout, those dropped out), the heads' outputs; then room for backward's
-    /// gradients of the projections and an input's gradient.
+    /// heads' outputs and the dropout hash; then room for backward's gradients of the projections and an
+    /// input's gradient (layers/multi_head_attention_ops.hpp's parts_of; one head's workspace is in the
+    /// thread's scratch).
     template <class... In>
     static constexpr std::size_t merge_scratch_size = [] {
         using in = detail::attention_inputs<In...>;
         constexpr std::size_t t = in::query::shape::dims[0], s = in::value::shape::dims[0];
         constexpr std::size_t hk = Heads * KeyDim, hv = Heads * ValueDim;
         constexpr std::size_t widest = std::max({in::query::shape::size, in::key::shape::size, in::value::shape::size});
-        const std::size_t kept = t * hk + s * hk + s * hv + (Options.dropout > 0.0f ? 2 : 1) * Heads * t * s + t * hv;
+        constexpr std::size_t kept = t * hk + s * hk + s * hv + t * hv + 3;
         return kept + t * hk + s * hk + s * hv + widest;
     }();
 };

@@ -4,6 +4,7 @@
 
 #include <tpudsl/core/activation_tags.hpp>
 #include <tpudsl/kernels/gemm.hpp>
+#include <tpudsl/kernels/scratch.hpp>
 #include <tpudsl/layers/detail/attention_steps.hpp>
 #include <tpudsl/layers/multi_head_attention.hpp>
 #include <tpudsl/layers/step_context.hpp>
@@ -12,16 +13,20 @@
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
-#include <limits>
+#include <cstring>
 
 namespace tpudsl::detail {
 
 /// MultiHeadAttention's forward and backward (see layers/multi_head_attention.hpp). The projections
-/// and the output are GEMMs over every timestep of the micro-batch; the attention itself runs per
-/// sample, head and query position over the value's positions. The layer's scratch holds, over the
-/// micro-batch, the scaled query, the key and value projections (n, steps, heads, dim), the
-/// probabilities (n, heads, T, S) (and those kept by dropout), the heads' outputs (n, T, heads,
-/// ValueDim), then backward's gradients of the projections and an input's gradient.
+/// and the output are GEMMs over every timestep of the micro-batch. The attention itself runs per
+/// sample and head in blocks of `block` query positions, each block two GEMMs over the value's
+/// positions (the scores, then the weighted sum) with the softmax between them, so that no (heads, T,
+/// S) tensor is kept: backward computes each block's probabilities again, bit for bit, and the dropout
+/// masks from the hash kept per sample. The layer's scratch holds, over the micro-batch, the scaled
+/// query, the key and value projections (n, steps, heads, dim), the heads' outputs (n, T, heads,
+/// ValueDim) and the dropout hashes, then backward's gradients of the projections and an input's
+/// gradient; one head's workspace (its key and value, contiguous and transposed, a query block, blocks
+/// of scores) is the thread's layer_workspace.
 template <std::size_t Heads, std::size_t KeyDim, std::size_t ValueDim, attention_options Options>
 struct multi_head_attention_ops {
     static constexpr std::size_t HK = Heads * KeyDim, HV = Heads * ValueDim;
@@ -40,29 +45,52 @@ struct multi_head_attention_ops {
                                          type_at_t<value_input, typename B::inputs>::shape::dims[1];
         static constexpr std::size_t DV = type_at_t<value_input, typename B::inputs>::shape::dims[1];
         static constexpr std::size_t DK = type_at_t<key_input, typename B::inputs>::shape::dims[1];
-        static constexpr std::size_t widest = std::max({T * DQ, S * DV, S * DK});
+        /// query positions per block: a block of scores (block, S) stays in the first-level cache
+        static constexpr std::size_t block = std::min<std::size_t>(T, 32);
     };
 
-    /// Where each part of the scratch begins, for n samples.
+    /// Where each part of the scratch begins, for n samples, and of the head's workspace.
     struct parts {
-        float *q, *k, *v, *p, *kept, *o, *dq, *dk, *dv, *dx;
+        float *q, *k, *v, *o, *hashes, *dq, *dk, *dv, *dx;
+        // one head's workspace: its key (S, KeyDim) and transposed key, value and transposed value, a
+        // query block, a block of scores and of the probabilities kept by dropout, a block of the
+        // output's (or of its gradient), the gradients of the block's query, of the key and the value
+        float *kh, *kt, *vh, *vt, *qb, *sb, *ub, *ob, *dsb, *dqb, *dkh, *dvh;
     };
+    template <class B>
+    static constexpr std::size_t workspace_floats = [] {
+        using d = dims<B>;
+        constexpr std::size_t S = d::S, Q = d::block;
+        return 3 * S * KeyDim + 3 * S * ValueDim + 2 * Q * KeyDim + (dropout ? 3 : 2) * Q * S + Q * ValueDim;
+    }();
     template <class B>
     [[nodiscard]] static parts
     parts_of(float* scratch, std::size_t n) noexcept
     {
         using d = dims<B>;
+        constexpr std::size_t T = d::T, S = d::S, Q = d::block;
         parts r{};
         r.q = scratch;
-        r.k = r.q + n * d::T * HK;
-        r.v = r.k + n * d::S * HK;
-        r.p = r.v + n * d::S * HV;
-        r.kept = r.p + (dropout ? n * Heads * d::T * d::S : 0);
-        r.o = r.kept + n * Heads * d::T * d::S;
-        r.dq = r.o + n * d::T * HV;
-        r.dk = r.dq + n * d::T * HK;
-        r.dv = r.dk + n * d::S * HK;
-        r.dx = r.dv + n * d::S * HV;
+        r.k = r.q + n * T * HK;
+        r.v = r.k + n * S * HK;
+        r.o = r.v + n * S * HV;
+        r.hashes = r.o + n * T * HV;
+        r.dq = r.hashes + n * 3;
+        r.dk = r.dq + n * T * HK;
+        r.dv = r.dk + n * S * HK;
+        r.dx = r.dv + n * S * HV;
+        r.kh = kernels::layer_workspace(workspace_floats<B>);
+        r.kt = r.kh + S * KeyDim;
+        r.vh = r.kt + S * KeyDim;
+        r.vt = r.vh + S * ValueDim;
+        r.qb = r.vt + S * ValueDim;
+        r.sb = r.qb + Q * KeyDim;
+        r.ub = r.sb + Q * S;
+        r.ob = r.ub + (dropout ? Q * S : 0);
+        r.dsb = r.ob + Q * ValueDim;
+        r.dqb = r.dsb + Q * S;
+        r.dkh = r.dqb + Q * KeyDim;
+        r.dvh = r.dkh + S * KeyDim;
         return r;
     }
 
@@ -82,20 +110,26 @@ struct multi_head_attention_ops {
         return base + B::template weight<J>::offset;
     }
 
-    /// What the projections' GEMMs ask of a thread's kernel scratch, over the timesteps of a
-    /// micro-batch: forward's four, backward's weight gradients and input gradients.
+    /// What the layer asks of a thread's kernel scratch: its GEMMs' needs (the projections over the
+    /// timesteps of a micro-batch, forward's four and backward's weight and input gradients, and a head's
+    /// blocks) and the head's workspace.
     template <class B>
     static constexpr kernels::scratch_sizes
     scratch(const kernels::scratch_rows& rows) noexcept
     {
         using d = dims<B>;
+        constexpr std::size_t S = d::S, Q = d::block;
         const std::size_t t = rows.micro_batch * d::T, s = rows.micro_batch * d::S;
         return kernels::gemm_nn_scratch<d::DQ, HK>(t) | kernels::gemm_nn_scratch<d::DK, HK>(s) |
                kernels::gemm_nn_scratch<d::DV, HV>(s) | kernels::gemm_nn_scratch<HV, d::DQ>(t) |
                kernels::gemm_tn_scratch<HV, d::DQ>() | kernels::gemm_tn_scratch<d::DQ, HK>() |
                kernels::gemm_tn_scratch<d::DK, HK>() | kernels::gemm_tn_scratch<d::DV, HV>() |
                kernels::gemm_nt_scratch<d::DQ, HV>(t, false) | kernels::gemm_nt_scratch<HK, d::DQ>(t, false) |
-               kernels::gemm_nt_scratch<HK, d::DK>(s, false) | kernels::gemm_nt_scratch<HV, d::DV>(s, false);
+               kernels::gemm_nt_scratch<HK, d::DK>(s, false) | kernels::gemm_nt_scratch<HV, d::DV>(s, false) |
+               kernels::gemm_nn_scratch<KeyDim, S>(Q) | kernels::gemm_nn_scratch<S, ValueDim>(Q) |
+               kernels::gemm_nn_scratch<ValueDim, S>(Q) | kernels::gemm_nn_scratch<S, KeyDim>(Q) |
+               kernels::gemm_tn_scratch<S, ValueDim>() | kernels::gemm_tn_scratch<S, KeyDim>() |
+               kernels::layer_workspace_sizes(workspace_floats<B>);
     }
 
     template <class B>
@@ -117,26 +151,16 @@ struct multi_head_attention_ops {
         const bool drop = dropout && ctx.training;
         for (std::size_t b = 0; b < n; ++b) {
             const std::uint64_t hash = drop ? masks::template sample_hash<B>(ctx, b) : 0;
-            for (std::size_t h = 0; h < Heads; ++h)
-                for (std::size_t t = 0; t < T; ++t) {
-                    const std::size_t row = (b * Heads + h) * T + t;
-                    float* p = r.p + row * S;
-                    softmax_scores<B>(r.q + (b * T + t) * HK + h * KeyDim, r.k + b * S * HK + h * KeyDim, t, p);
-                    const float* used = p;
-                    if constexpr (dropout) {
-                        float* kept = r.kept + row * S;
-                        masks::keep(p, hash, (h * T + t) * S, S, drop, kept);
-                        used = kept;
-                    }
-                    float* o = r.o + (b * T + t) * HV + h * ValueDim;
-                    std::fill_n(o, ValueDim, 0.0f);
-                    for (std::size_t s = 0; s < S; ++s) {
-                        const float ps = used[s];
-                        const float* v = r.v + (b * S + s) * HV + h * ValueDim;
-                        for (std::size_t j = 0; j < ValueDim; ++j)
-                            o[j] += ps * v[j];
-                    }
+            keep_hash(r.hashes + 3 * b, hash, drop);
+            for (std::size_t h = 0; h < Heads; ++h) {
+                head_operands<B>(r, b, h, false);
+                for (std::size_t t0 = 0; t0 < T; t0 += d::block) {
+                    const std::size_t rows = std::min(d::block, T - t0);
+                    const float* used = probabilities<B>(r, b, h, t0, rows, hash, drop);
+                    kernels::gemm_nn<S, ValueDim>(rows, used, r.vh, r.ob);   // (rows, ValueDim)
+                    strided_copy<ValueDim>(r.ob, ValueDim, rows, r.o + (b * T + t0) * HV + h * ValueDim, HV);
                 }
+            }
         }
         kernels::gemm_nn_bias<HV, d::DQ, Linear>(n * T, r.o, at<B, 6>(params), at<B, 7>(params), y);
     }
@@ -154,49 +178,43 @@ struct multi_head_attention_ops {
         column_sums<d::DQ>(dy, n * T, at<B, 7>(grads));
         float* d_o = r.o;
         kernels::gemm_nt<d::DQ, HV>(n * T, dy, at<B, 6>(params), d_o);
-        std::fill_n(r.dk, n * S * HK, 0.0f);
-        std::fill_n(r.dv, n * S * HV, 0.0f);
-        float dp[S];
         const float scale = query_scale();
-        for (std::size_t b = 0; b < n; ++b)
-            for (std::size_t h = 0; h < Heads; ++h)
-                for (std::size_t t = 0; t < T; ++t) {
-                    const std::size_t row = (b * Heads + h) * T + t;
-                    const float* p = r.p + row * S;
-                    const float* used = dropout ? r.kept + row * S : p;
-                    const float* go = d_o + (b * T + t) * HV + h * ValueDim;
-                    // d(used)_s = go . v_s; through dropout, d(p)_s = d(used)_s times the mask's scale
-                    double p_dot = 0.0;
-                    for (std::size_t s = 0; s < S; ++s) {
-                        float* dv = r.dv + (b * S + s) * HV + h * ValueDim;
-                        const float* v = r.v + (b * S + s) * HV + h * ValueDim;
-                        float sum = 0.0f;
-                        for (std::size_t j = 0; j < ValueDim; ++j) {
-                            sum += go[j] * v[j];
-                            dv[j] += used[s] * go[j];
+        for (std::size_t b = 0; b < n; ++b) {
+            bool drop = false;
+            const std::uint64_t hash = kept_hash(r.hashes + 3 * b, drop);
+            for (std::size_t h = 0; h < Heads; ++h) {
+                head_operands<B>(r, b, h, true);
+                for (std::size_t t0 = 0; t0 < T; t0 += d::block) {
+                    const std::size_t rows = std::min(d::block, T - t0);
+                    const float* used = probabilities<B>(r, b, h, t0, rows, hash, drop);
+                    strided_copy<ValueDim>(d_o + (b * T + t0) * HV + h * ValueDim, HV, rows, r.ob, ValueDim);
+                    // the value's gradient: used^T . d(out), summed over the blocks in order
+                    kernels::gemm_tn<S, ValueDim>(rows, used, r.ob, r.dvh, t0 > 0);
+                    // d(used) = d(out) . value^T; through dropout, d(p)_s = d(used)_s times the mask's
+                    // scale; through the softmax, d(score)_s = p_s (d(p)_s - sum_s' p_s' d(p)_s')
+                    kernels::gemm_nn<ValueDim, S>(rows, r.ob, r.vt, r.dsb);
+                    for (std::size_t i = 0; i < rows; ++i) {
+                        const float* p = r.sb + i * S;
+                        float* ds = r.dsb + i * S;
+                        if (dropout && drop) {
+                            const float* u = used + i * S;
+                            for (std::size_t s = 0; s < S; ++s)
+                                ds[s] = u[s] != 0.0f ? ds[s] / (1.0f - Options.dropout) : 0.0f;
                         }
-                        if constexpr (dropout)
-                            sum = used[s] != 0.0f ? sum / (1.0f - Options.dropout) : 0.0f;
-                        dp[s] = sum;
-                        p_dot += static_cast<double>(p[s]) * sum;
+                        softmax_backward(p, ds, S);
                     }
-                    // the softmax: d(score)_s = p_s (dp_s - sum_s' p_s' dp_s'); score = q' . k_s
-                    const auto mean = static_cast<float>(p_dot);
-                    const float* qt = r.q + (b * T + t) * HK + h * KeyDim;
-                    float* dqt = r.dq + (b * T + t) * HK + h * KeyDim;
-                    std::fill_n(dqt, KeyDim, 0.0f);
-                    for (std::size_t s = 0; s < S; ++s) {
-                        const float ds = p[s] * (dp[s] - mean);
-                        const float* ks = r.k + (b * S + s) * HK + h * KeyDim;
-                        float* dks = r.dk + (b * S + s) * HK + h * KeyDim;
-                        for (std::size_t j = 0; j < KeyDim; ++j) {
-                            dqt[j] += ds * ks[j];
-                            dks[j] += ds * qt[j];
-                        }
-                    }
-                    for (std::size_t j = 0; j < KeyDim; ++j)
-                        dqt[j] *= scale;   // q' = scale q
+                    // score = q' . k_s with q' = scale q: the query's gradient d(score) . key, scaled;
+                    // the key's d(score)^T . q', summed over the blocks in order
+                    kernels::gemm_nn<S, KeyDim>(rows, r.dsb, r.kh, r.dqb);
+                    for (std::size_t i = 0; i < rows * KeyDim; ++i)
+                        r.dqb[i] *= scale;
+                    strided_copy<KeyDim>(r.dqb, KeyDim, rows, r.dq + (b * T + t0) * HK + h * KeyDim, HK);
+                    kernels::gemm_tn<S, KeyDim>(rows, r.dsb, r.qb, r.dkh, t0 > 0);
                 }
+                strided_copy<KeyDim>(r.dkh, KeyDim, S, r.dk + b * S * HK + h * KeyDim, HK);
+                strided_copy<ValueDim>(r.dvh, ValueDim, S, r.dv + b * S * HV + h * ValueDim, HV);
+            }
+        }
         // The three projections: their weights' gradients, then the inputs' (a tensor read as two of
         // them gets the sum: the first writes, the others add).
         kernels::gemm_tn<d::DQ, HK>(n * T, xs[0], r.dq, at<B, 0>(grads), false);
@@ -213,24 +231,71 @@ struct multi_head_attention_ops {
     }
 
 private:
-    /// Sets p (S) to the softmax over the value's positions of the scores q . k_s (positions after t
-    /// masked when causal).
+    /// rows x Cols floats from `from` (rows `from_stride` apart) to `to` (rows `to_stride` apart): a
+    /// head's slice of the projections (a copy of a size the compiler knows: moves in registers).
+    template <std::size_t Cols>
+    static void
+    strided_copy(const float* from, std::size_t from_stride, std::size_t rows, float* to, std::size_t to_stride) noexcept
+    {
+        for (std::size_t i = 0; i < rows; ++i)
+            std::memcpy(to + i * to_stride, from + i * from_stride, Cols * sizeof(float));
+    }
+
+    /// Head h of sample b's key and value, contiguous (kh, vh) and transposed (kt, vt): forward reads
+    /// kt and vh, backward all four.
     template <class B>
     static void
-    softmax_scores(const float* q, const float* k, std::size_t t, float* p) noexcept
+    head_operands(const parts& r, std::size_t b, std::size_t h, bool for_backward) noexcept
     {
         constexpr std::size_t S = dims<B>::S;
-        const std::size_t visible = Options.use_causal_mask ? std::min(t + 1, S) : S;
-        float top = -std::numeric_limits<float>::infinity();
-        for (std::size_t s = 0; s < visible; ++s) {
-            const float* ks = k + s * HK;
-            float score = 0.0f;
-            for (std::size_t j = 0; j < KeyDim; ++j)
-                score += q[j] * ks[j];
-            p[s] = score;
-            top = std::max(top, score);
+        const float* k = r.k + b * S * HK + h * KeyDim;
+        const float* v = r.v + b * S * HV + h * ValueDim;
+        kernels::transpose(k, S, KeyDim, HK, r.kt, S);
+        strided_copy<ValueDim>(v, HV, S, r.vh, ValueDim);
+        if (for_backward) {
+            strided_copy<KeyDim>(k, HK, S, r.kh, KeyDim);
+            kernels::transpose(v, S, ValueDim, HV, r.vt, S);
         }
-        masked_softmax(p, top, visible, S);
+    }
+
+    /// The probabilities of query rows [t0, t0 + rows) of head h of sample b over the value's
+    /// positions, in the block of scores (sb; causal: positions after the row's get 0, as Keras' -1e9
+    /// before its softmax leaves them), and those dropout keeps (ub; the scores' block itself without
+    /// dropout): what both passes read, the same bits in both. Leaves the scaled query block in qb.
+    template <class B>
+    static const float*
+    probabilities(const parts& r, std::size_t b, std::size_t h, std::size_t t0, std::size_t rows,
+                  std::uint64_t hash, bool drop) noexcept
+    {
+        constexpr std::size_t T = dims<B>::T, S = dims<B>::S;
+        strided_copy<KeyDim>(r.q + (b * T + t0) * HK + h * KeyDim, HK, rows, r.qb, KeyDim);
+        kernels::gemm_nn<KeyDim, S>(rows, r.qb, r.kt, r.sb);   // (rows, S) scores
+        for (std::size_t i = 0; i < rows; ++i) {
+            const std::size_t t = t0 + i;
+            float* p = r.sb + i * S;
+            const std::size_t visible = Options.use_causal_mask ? std::min(t + 1, S) : S;
+            masked_softmax(p, visible, S);
+            if constexpr (dropout)
+                masks::keep(p, hash, (h * T + t) * S, S, drop, r.ub + i * S);
+        }
+        return dropout ? r.ub : r.sb;
+    }
+
+    /// A sample's dropout hash and whether it drops, kept in three floats of the scratch for backward.
+    static void
+    keep_hash(float* at, std::uint64_t hash, bool drop) noexcept
+    {
+        static_assert(sizeof(std::uint64_t) == 2 * sizeof(float));
+        std::memcpy(at, &hash, sizeof hash);
+        at[2] = drop ? 1.0f : 0.0f;
+    }
+    static std::uint64_t
+    kept_hash(const float* at, bool& drop) noexcept
+    {
+        std::uint64_t hash = 0;
+        std::memcpy(&hash, at, sizeof hash);
+        drop = at[2] != 0.0f;
+        return hash;
     }
 
     /// out[j] = the sum over the rows of m (rows, N), in double, in order.

@@ -69,6 +69,14 @@ transpose(const float* in, std::size_t rows, std::size_t cols, float* out) noexc
     detail::transpose_strided(in, rows, cols, cols, out, rows);
 }
 
+/// The same of a matrix whose rows are `in_ld` floats apart, into rows `out_ld` apart (a head's slice of
+/// an attention's projections).
+inline void
+transpose(const float* in, std::size_t rows, std::size_t cols, std::size_t in_ld, float* out, std::size_t out_ld) noexcept
+{
+    detail::transpose_strided(in, rows, cols, in_ld, out, out_ld);
+}
+
 /// The part of out(cols, rows) = in(rows, cols)^T that copies in's elements [b, e) (in row-major
 /// order; the range may start and end inside a row): transposes of the ranges that cover `in` make
 /// the whole of `transpose(in, rows, cols, out)`.

@@ -1,10 +1,11 @@
 /// @file What the attention layers (MultiHeadAttention, Attention, AdditiveAttention) share: the check
-/// that their inputs are float sequences, the masked softmax of a row of scores, and the dropout masks
-/// on the probabilities.
+/// that their inputs are float sequences, the masked softmax of a row of scores and its backward, and
+/// the dropout masks on the probabilities.
 #ifndef TPUDSL_LAYERS_DETAIL_ATTENTION_STEPS_HPP
 #define TPUDSL_LAYERS_DETAIL_ATTENTION_STEPS_HPP
 
 #include <tpudsl/detail/random.hpp>
+#include <tpudsl/detail/simd.hpp>
 #include <tpudsl/layers/merge.hpp>
 #include <tpudsl/layers/step_context.hpp>
 
@@ -13,6 +14,7 @@
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
+#include <limits>
 #include <type_traits>
 
 namespace tpudsl::detail {
@@ -34,20 +36,64 @@ attention_input_verdict() noexcept
     return {};
 }
 
-/// Turns the scores p[0, visible) of a row of S (their maximum `top`) into their softmax, summed in
-/// double, and sets p[visible, S) to 0: the masked positions, as Keras' -1e9 before its softmax leaves them.
+/// Turns the scores p[0, visible) of a row of S into their softmax and sets p[visible, S) to 0: the
+/// masked positions, as Keras' -1e9 before its softmax leaves them. In SIMD lanes: the maximum, the
+/// exponentials and their sum in lanes (in an order fixed by `visible`), then one scale.
 inline void
-masked_softmax(float* p, float top, std::size_t visible, std::size_t S) noexcept
+masked_softmax(float* p, std::size_t visible, std::size_t S) noexcept
 {
-    double sum = 0.0;
-    for (std::size_t s = 0; s < visible; ++s) {
-        p[s] = std::exp(p[s] - top);
-        sum += p[s];
+    using simd::vfloat;
+    constexpr std::size_t W = vfloat::size;
+    const std::size_t whole = visible / W * W;
+    float top = -std::numeric_limits<float>::infinity();
+    if (whole > 0) {
+        vfloat m = vfloat::load(p);
+        for (std::size_t s = W; s < whole; s += W)
+            m = max(m, vfloat::load(p + s));
+        alignas(64) float lanes[W];
+        m.store(lanes);
+        top = *std::max_element(lanes, lanes + W);
     }
-    const auto inv = static_cast<float>(1.0 / sum);
-    for (std::size_t s = 0; s < visible; ++s)
-        p[s] *= inv;
+    for (std::size_t s = whole; s < visible; ++s)
+        top = std::max(top, p[s]);
+    const vfloat shift = vfloat::broadcast(top);
+    vfloat sums = vfloat::broadcast(0.0f);
+    for (std::size_t s = 0; s < whole; s += W) {
+        const vfloat e = exp(vfloat::load(p + s) - shift);
+        e.store(p + s);
+        sums = sums + e;
+    }
+    if (whole < visible) {
+        const vfloat e = exp(vfloat::load_n(p + whole, visible - whole) - shift);
+        e.store_n(p + whole, visible - whole);
+        sums = sums + vfloat::load_n(p + whole, visible - whole);
+    }
+    const vfloat inv = vfloat::broadcast(1.0f / reduce_add(sums));
+    for (std::size_t s = 0; s < whole; s += W)
+        (vfloat::load(p + s) * inv).store(p + s);
+    if (whole < visible)
+        (vfloat::load_n(p + whole, visible - whole) * inv).store_n(p + whole, visible - whole);
     std::fill(p + visible, p + S, 0.0f);
+}
+
+/// The softmax's backward over a row of S: ds = p (ds - sum_s p_s ds_s), ds the gradient of the
+/// probabilities p on entry, of the scores on return; the sum in SIMD lanes.
+inline void
+softmax_backward(const float* p, float* ds, std::size_t S) noexcept
+{
+    using simd::vfloat;
+    constexpr std::size_t W = vfloat::size;
+    const std::size_t whole = S / W * W;
+    vfloat dots = vfloat::broadcast(0.0f);
+    for (std::size_t s = 0; s < whole; s += W)
+        dots = fma(vfloat::load(p + s), vfloat::load(ds + s), dots);
+    if (whole < S)
+        dots = fma(vfloat::load_n(p + whole, S - whole), vfloat::load_n(ds + whole, S - whole), dots);
+    const vfloat mean = vfloat::broadcast(reduce_add(dots));
+    for (std::size_t s = 0; s < whole; s += W)
+        (vfloat::load(p + s) * (vfloat::load(ds + s) - mean)).store(ds + s);
+    if (whole < S)
+        (vfloat::load_n(p + whole, S - whole) * (vfloat::load_n(ds + whole, S - whole) - mean)).store_n(ds + whole, S - whole);
 }
 
 /// Dropout of rate Rate on attention probabilities, its masks drawn as Dropout's: element e of sample s
