@@ -10,7 +10,8 @@ if [ ${#packages[@]} -eq 0 ]; then
               libhdf5-dev python3-venv       # Keras' .h5 files; real Keras in a venv (tests/keras)
               pkgconf                        # the fuzzers find HDF5 through pkg-config
               libopenmpi-dev openmpi-bin     # MultiWorkerStrategy (optional: tpudsl::multi_worker, ctest -L mpi)
-              iproute2)                      # ip netns: ctest's mpi.two_hosts (two network namespaces, a veth pair)
+              iproute2                       # ip netns: ctest's mpi.two_hosts (two network namespaces, a veth pair)
+              dict-freedict-eng-spa)         # English-Spanish pairs: tpudsl::data::freedict's test
 fi
 
 missing=()

@@ -5,6 +5,7 @@
 #include <tpudsl/model.hpp>
 #include <tpudsl/data/cifar10.hpp>
 #include <tpudsl/data/fashion_mnist.hpp>
+#include <tpudsl/data/freedict.hpp>
 #include <tpudsl/data/preprocessing.hpp>
 #include <tpudsl/data/sequences.hpp>
 #include <tpudsl/distribute/strategy.hpp>

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """Writes the seed corpora of the data-loader fuzz harnesses: tests/fuzz/corpus/idx/, cifar10/,
-sequences/ and csv/ (the weights harness writes its own, see fuzz_weights.cpp). The same files every time:
+sequences/, csv/ and freedict/ (the weights harness writes its own, see fuzz_weights.cpp). The same files every time:
 gzip members carry mtime 0 and the pseudo-random bytes come from a fixed seed.
 
     python3 tests/fuzz/make_seeds.py [corpus-directory]     (default: tests/fuzz/corpus beside this file)
@@ -179,12 +179,56 @@ def csv_seeds(d):
     put(d, "empty", b"\x00")
 
 
+# ---- FreeDict --------------------------------------------------------------------------------------
+
+B64 = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/"
+
+
+def b64(v):
+    s = ""
+    while True:
+        s = B64[v % 64] + s
+        v //= 64
+        if v == 0:
+            return s
+
+
+def dictionary(entries):
+    """fuzz_freedict's input: a dictd index, a NUL byte, the text (as bytes)."""
+    index, text = "", b""
+    for headword, entry in entries:
+        data = entry.encode()
+        index += "%s\t%s\t%s\n" % (headword, b64(len(text)), b64(len(data)))
+        text += data
+    return index.encode(), text
+
+
+def freedict_seeds(d):
+    entries = [("00databaseshort", "00-database-short\n   English-Spanish FreeDict Dictionary\n"),
+               ("a", "a /\u0259/\n1. a, dentro de, en, por\n2. alguien, alguno, cierto\n3. un, una\n"),
+               ("abandon", "abandon /\u0259b\u00e6nd\u0259n/\nabandonar\n"),
+               ("abate", "abate /\u0259beit/\n1. calmarse, sosegarse\n2. amainar\n"),
+               ("abc", "ABC /eibi\u02d0si\u02d0/\nabec\u00e9, alfabeto\n")]
+    index, text = dictionary(entries)
+    put(d, "small", index + b"\0" + text)
+    put(d, "small_gz", index + b"\0" + gzip_member(text, flags=0x04))   # dictzip's extra field
+    put(d, "crlf_senses", dictionary([("x", "x\r\n1. uno, dos\r\n")])[0] + b"\0" + b"x\r\n1. uno, dos\r\n")
+    put(d, "two_fields", b"abandon\tA\n\0abandon\nabandonar\n")
+    put(d, "bad_digit", b"abandon\tA$\tB\n\0abandon\nabandonar\n")
+    put(d, "eleven_digits", b"abandon\tA\tBBBBBBBBBBB\n\0abandon\nabandonar\n")
+    put(d, "past_end", index + b"\0" + text[:-5])
+    put(d, "no_translation", b"abandon\tA\tI\n\0abandon\n")
+    put(d, "gz_truncated", index + b"\0" + gzip_member(text)[:-6])
+    put(d, "empty", b"")
+
+
 def main():
     root = sys.argv[1] if len(sys.argv) > 1 else os.path.join(os.path.dirname(os.path.abspath(__file__)), "corpus")
     idx_seeds(os.path.join(root, "idx"))
     cifar_seeds(os.path.join(root, "cifar10"))
     sequence_seeds(os.path.join(root, "sequences"))
     csv_seeds(os.path.join(root, "csv"))
+    freedict_seeds(os.path.join(root, "freedict"))
 
 
 if __name__ == "__main__":
