@@ -70,20 +70,8 @@ LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size)
 
     std::vector<tpudsl::data::dictionary_entry> got;
     std::size_t largest = 0;
-    bool loaded = false;
-    try {
-        largest = fuzz::alloc_watch::during([&] { got = tpudsl::data::freedict::read(fuzz::index_file, fuzz::text_file); });
-        loaded = true;
-    } catch (const std::runtime_error& e) {
-        largest = fuzz::alloc_watch::largest;
-        const std::string message = e.what();
-        if (message.find(fuzz::index_file) == std::string::npos && message.find(fuzz::text_file) == std::string::npos)
-            fuzz::fail("an error that names neither file", message);
-    } catch (const std::exception& e) {
-        fuzz::fail("threw an exception that is not a std::runtime_error", e.what());
-    } catch (...) {
-        fuzz::fail("threw something that is not a std::exception");
-    }
+    const bool loaded = fuzz::loads([&] { got = tpudsl::data::freedict::read(fuzz::index_file, fuzz::text_file); },
+                                    {fuzz::index_file, fuzz::text_file}, largest);
     fuzz::check_allocation(largest, fuzz::allocation_slack + 32 * (size + text.bytes.size()), what.c_str());
     if (!loaded)
         return 0;
